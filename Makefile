@@ -1,0 +1,29 @@
+# Two commands: `make demo` runs the main job on a bundled example; `make test` runs the suite.
+# Each creates .venv with python3 on first use; nothing else needs installing by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test clean
+
+demo: $(VENV)/.installed
+	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis

@@ -1,0 +1,66 @@
+"""tooldialect: read and write the text dialects in which language models call tools.
+
+    import tooldialect as td
+    result = td.parse(reply, tools=td.Toolset.from_openai(tools))
+    result.text, result.reasoning, result.calls, result.diagnostics
+
+Importing the package compiles no grammar; each compiles on first use.
+"""
+
+from __future__ import annotations
+
+from . import families
+from .errors import (
+    GrammarError,
+    PolicyError,
+    StreamClosedError,
+    ToolDialectError,
+    ToolsetError,
+    UnknownFamilyError,
+)
+from .models import (
+    DIAGNOSTIC_KINDS,
+    ArgumentsDelta,
+    CallAbort,
+    CallEnd,
+    CallStart,
+    Diagnostic,
+    DiagnosticEvent,
+    Event,
+    ParseResult,
+    Policy,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+)
+from .stream import ToolStream, parse
+from .toolset import Tool, Toolset
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DIAGNOSTIC_KINDS",
+    "ArgumentsDelta",
+    "CallAbort",
+    "CallEnd",
+    "CallStart",
+    "Diagnostic",
+    "DiagnosticEvent",
+    "Event",
+    "GrammarError",
+    "ParseResult",
+    "Policy",
+    "PolicyError",
+    "ReasoningDelta",
+    "StreamClosedError",
+    "TextDelta",
+    "Tool",
+    "ToolCall",
+    "ToolDialectError",
+    "ToolStream",
+    "Toolset",
+    "ToolsetError",
+    "UnknownFamilyError",
+    "families",
+    "parse",
+]

@@ -1,0 +1,94 @@
+"""Tables in README.md and docs/ are generated from the code, so they cannot go stale.
+
+``python -m tooldialect._docs --write`` rewrites every generated section in place;
+the test suite fails when a section differs from what the code says.  A section is
+delimited by ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->`` comment lines.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from .families import all_families
+from .models import DIAGNOSTIC_KINDS, Policy
+
+__all__ = ["SECTIONS", "render", "sync"]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def families_table() -> str:
+    rows = ["| family | what it reads | models (globs from the grammar header) |", "| --- | --- | --- |"]
+    for fam in all_families():
+        models = ", ".join(f"`{m}`" for m in fam.models) or "—"
+        rows.append(f"| `{fam.name}` | {_cell(fam.title)} | {models} |")
+    return "\n".join(rows)
+
+
+def diagnostics_table() -> str:
+    rows = ["| kind | meaning |", "| --- | --- |"]
+    for kind, meaning in DIAGNOSTIC_KINDS.items():
+        rows.append(f"| `{kind}` | {meaning} |")
+    return "\n".join(rows)
+
+
+def policy_table() -> str:
+    rows = ["| field | default | values |", "| --- | --- | --- |"]
+    for name, field in Policy.model_fields.items():
+        ann = field.annotation
+        values = getattr(ann, "__args__", None)
+        if values:
+            shown = " \\| ".join(f"`{v!r}`".replace("'", '"') for v in values)
+        else:
+            shown = getattr(ann, "__name__", str(ann))
+            bounds = [m for m in field.metadata]
+            if bounds:
+                shown += " (" + ", ".join(str(b) for b in bounds) + ")"
+        default = field.default
+        rows.append(f"| `{name}` | `{default!r}` | {shown} |".replace("'", '"'))
+    return "\n".join(rows)
+
+
+SECTIONS = {
+    "families": families_table,
+    "diagnostics": diagnostics_table,
+    "policy": policy_table,
+}
+
+_SECTION = re.compile(r"(<!-- (\w+):begin -->\n)(.*?)(<!-- \2:end -->)", re.S)
+
+
+def render(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        make = SECTIONS.get(m.group(2))
+        if make is None:
+            return m.group(0)
+        return m.group(1) + make() + "\n" + m.group(4)
+
+    return _SECTION.sub(sub, text)
+
+
+def sync(root: Path, write: bool) -> list[Path]:
+    """Files whose generated sections are stale (rewritten when ``write``)."""
+    stale = []
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            stale.append(path)
+            if write:
+                path.write_text(new, encoding="utf-8")
+    return stale
+
+
+if __name__ == "__main__":  # pragma: no cover
+    root = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv else Path.cwd()
+    changed = sync(root, write="--write" in sys.argv)
+    for p in changed:
+        print(("rewrote " if "--write" in sys.argv else "stale: ") + str(p))

@@ -1,0 +1,128 @@
+"""The marker table for a set of families, built from their compiled grammars.
+
+Nothing here names a marker: every string comes from a grammar's terminals.  The
+table groups them by role (block openers, reasoning wrappers, furniture), builds one
+regex that finds the next candidate position in prose, and indexes markers by their
+first character for the exact check at that position.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from .families import get, names, piece
+from .grammar import CompiledGrammar, Terminal
+
+__all__ = ["Catalog", "Marker", "catalog_for"]
+
+OPEN, RSTART, REND, FURNITURE = "open", "reasoning_open", "reasoning_close", "furniture"
+_ROLE_ORDER = {OPEN: 0, RSTART: 1, REND: 2, FURNITURE: 3}
+_FENCE_CHARS = "`~"
+
+
+@dataclass(frozen=True)
+class Marker:
+    terminal: Terminal
+    role: str
+    grammars: tuple[CompiledGrammar, ...] = ()  # for openers: the families it can open
+    pair: str = ""  # for reasoning markers: the wrapper key pairing open and close
+
+
+@dataclass
+class Catalog:
+    grammars: tuple[CompiledGrammar, ...]
+    markers: tuple[Marker, ...]
+    reply: tuple[CompiledGrammar, ...]
+    prose: re.Pattern[str]
+    first: dict[str, tuple[Marker, ...]]
+    first_rx: re.Pattern[str]
+    max_width: int
+    rank: dict[str, int]
+    _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
+
+    def at(self, text: str, pos: int) -> tuple[Marker, ...]:
+        return self.first.get(text[pos], ()) if pos < len(text) else ()
+
+    def closers(self, grammar: CompiledGrammar) -> re.Pattern[str] | None:
+        """Where a cut-off block of ``grammar`` may still end: its closers only."""
+        key = "closers:" + grammar.name
+        if key not in self._recovery:
+            parts = [t.pattern.source for t in grammar.closers if t.pattern is not None]
+            self._recovery[key] = re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+        return self._recovery[key]
+
+    def recovery(self, grammar: CompiledGrammar) -> re.Pattern[str]:
+        """Where a broken block of ``grammar`` can end: its closers, or any marker."""
+        rx = self._recovery.get(grammar.name)
+        if rx is None:
+            parts = [t.pattern.source for t in grammar.closers if t.pattern is not None]
+            parts += [m.terminal.pattern.source for m in self.markers if m.terminal.pattern is not None]
+            rx = re.compile("|".join(f"(?:{p})" for p in dict.fromkeys(parts)))
+            self._recovery[grammar.name] = rx
+        return rx
+
+
+def _build(family_names: tuple[str, ...]) -> Catalog:
+    grammars = tuple(get(n).grammar for n in family_names)
+    reasoning = piece("_reasoning")
+    openers: dict[str, tuple[Terminal, list[CompiledGrammar]]] = {}
+    for g in grammars:
+        for term in g.openers.get("start", ()):
+            assert term.pattern is not None
+            entry = openers.setdefault(term.pattern.source, (term, []))
+            entry[1].append(g)
+    markers: list[Marker] = [Marker(t, OPEN, tuple(gs)) for t, gs in openers.values()]
+    for name, term in reasoning.items():
+        if name.startswith("REASONING_OPEN_"):
+            markers.append(Marker(term, RSTART, pair=name[len("REASONING_OPEN_") :]))
+        elif name.startswith("REASONING_CLOSE_"):
+            markers.append(Marker(term, REND, pair=name[len("REASONING_CLOSE_") :]))
+    seen = set()
+    for g in grammars:
+        for term in g.furniture:
+            assert term.pattern is not None
+            if term.pattern.source not in seen:
+                seen.add(term.pattern.source)
+                markers.append(Marker(term, FURNITURE))
+    first: dict[str, list[Marker]] = {}
+    for m in markers:
+        pat = m.terminal.pattern
+        assert pat is not None and pat.first is not None
+        for ch in pat.first:
+            first.setdefault(ch, []).append(m)
+    alternatives = [f"(?:{m.terminal.pattern.source})" for m in markers if m.terminal.pattern is not None]
+    alternatives.append("`")
+    alternatives.append("~~~")
+    prose = re.compile("|".join(alternatives))
+    chars = set(first) | set(_FENCE_CHARS)
+    first_rx = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
+    width = max((m.terminal.pattern.max_width for m in markers if m.terminal.pattern is not None), default=1)
+    return Catalog(
+        grammars=grammars,
+        markers=tuple(markers),
+        reply=tuple(g for g in grammars if "reply" in g.starts),
+        prose=prose,
+        first={k: tuple(sorted(v, key=lambda m: _ROLE_ORDER[m.role])) for k, v in first.items()},
+        first_rx=first_rx,
+        max_width=width,
+        rank={g.name: i for i, g in enumerate(grammars)},
+    )
+
+
+_cache: dict[tuple[str, ...], Catalog] = {}
+_lock = threading.Lock()
+
+
+def catalog_for(families: tuple[str, ...] | None) -> Catalog:
+    """The catalog for these families (all of them when None), built once per set."""
+    key = tuple(names()) if families is None else tuple(n for n in names() if n in set(families))
+    cat = _cache.get(key)
+    if cat is None:
+        with _lock:
+            cat = _cache.get(key)
+            if cat is None:
+                cat = _build(key)
+                _cache[key] = cat
+    return cat

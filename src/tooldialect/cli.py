@@ -1,0 +1,154 @@
+"""The ``tooldialect`` command: parse, stream, families.
+
+Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
+one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from . import families as registry
+from .errors import ToolDialectError
+from .models import Diagnostic, Policy, ToolCall
+from .stream import ToolStream, parse
+from .toolset import Toolset
+
+__all__ = ["main"]
+
+PROG = "tooldialect"
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Usage(message)
+
+
+def _read(path: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _tools(path: str | None) -> Toolset | None:
+    if path is None:
+        return None
+    raw = _read(path)
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise _Usage(f"{path} is not JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    return Toolset.coerce(data)
+
+
+def _policy(items: Sequence[str]) -> Policy:
+    fields: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise _Usage(f"--policy needs FIELD=VALUE, got {item!r}")
+        low = value.lower()
+        fields[key.strip()] = (low == "true") if low in ("true", "false") else int(value) if value.isdigit() else value
+    return Policy(**fields)
+
+
+def call_json(call: ToolCall) -> dict[str, Any]:
+    return {"name": call.name, "arguments": call.arguments, "id": call.id, "family": call.family}
+
+
+def diagnostic_json(diag: Diagnostic) -> dict[str, Any]:
+    return {"kind": diag.kind, "family": diag.family, "detail": diag.detail}
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    text = _read(args.file)
+    result = parse(text, _tools(args.tools), families=args.family or None, policy=_policy(args.policy))
+    out = {
+        "text": result.text,
+        "reasoning": result.reasoning,
+        "calls": [call_json(c) for c in result.calls],
+        "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
+    }
+    json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_stream(args: argparse.Namespace) -> int:
+    if args.chunk < 1:
+        raise _Usage("--chunk must be at least 1")
+    text = _read(args.file)
+    stream = ToolStream(_tools(args.tools), families=args.family or None, policy=_policy(args.policy))
+    write = sys.stdout.write
+    for i in range(0, len(text), args.chunk):
+        for ev in stream.feed(text[i : i + args.chunk]):
+            write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
+    for ev in stream.close():
+        write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
+    return 0
+
+
+def _cmd_families(args: argparse.Namespace) -> int:
+    rows = [("family", "title", "models")]
+    for fam in registry.all_families():
+        rows.append((fam.name, fam.title, ", ".join(fam.models)))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    for name, title, models in rows:
+        sys.stdout.write(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
+    return 0
+
+
+def _build() -> _Parser:
+    parser = _Parser(prog=PROG, description="Read the tool calls in model output.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", nargs="?", default="-", help="model output (default: standard input)")
+        p.add_argument("--tools", metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+        p.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
+        p.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
+
+    p_parse = sub.add_parser("parse", help="print text, reasoning, calls and diagnostics as one JSON object")
+    common(p_parse)
+    p_parse.set_defaults(run=_cmd_parse)
+    p_stream = sub.add_parser("stream", help="print stream events, one JSON object per line")
+    common(p_stream)
+    p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
+    p_stream.set_defaults(run=_cmd_stream)
+    p_fam = sub.add_parser("families", help="list the grammar registry")
+    p_fam.set_defaults(run=_cmd_families)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _build().parse_args(argv)
+        return int(args.run(args))
+    except _Usage as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except ToolDialectError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into `head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

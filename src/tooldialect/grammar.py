@@ -1,0 +1,309 @@
+"""Loading and compiling ``.lark`` grammars into what the tokenizer and parser use.
+
+A family grammar is data.  Its header (leading ``//`` comment lines) carries the
+metadata; its terminals are the markers; its rules, compiled to LALR tables by lark,
+decide what a block is.  The conventions below are the whole contract between a
+grammar and the engine (``docs/authoring.md`` explains them with examples):
+
+* rule ``start``: a block found by scanning text for the terminals that can begin it
+  (its *openers*); rule ``reply`` (optional): a block that can only begin the reply;
+* ``%declare JSON`` (or ``JSON_OBJECT``, ``JSON_ARRAY``): a JSON value read by the built-in
+  incremental scanner;
+* ``%ignore`` terminals: skipped between tokens inside a block;
+* an opener named ``SOFT_…`` is tentative: the block counts only if it parses whole;
+  any other opener commits (a bad body is reported, not shown);
+* a terminal named ``…_CLOSE`` ends a block: after a syntax error the block runs to it;
+* ``REASONING_OPEN_<X>`` / ``REASONING_CLOSE_<X>`` pair a reasoning wrapper, and
+  ``FURNITURE_…`` terminals are framing removed from the visible text.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lark import Lark
+from lark.exceptions import GrammarError as LarkGrammarError
+from lark.exceptions import LarkError
+from lark.lexer import Lexer
+from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, load_grammar
+
+from .errors import GrammarError
+from .lalr import RuleShape, Tables
+from .markers import MarkerPattern, UnsupportedPattern, analyse
+
+__all__ = ["CompiledGrammar", "Header", "Terminal", "compile_grammar", "read_header", "read_terminals"]
+
+#: External terminals the engine knows how to scan (``%declare``d in grammars).
+EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "["}
+
+#: The longest a marker may be; keeps hold-back and partial-match checks bounded.
+MAX_MARKER_WIDTH = 512
+
+START_RULES = ("start", "reply")
+
+
+@dataclass(frozen=True)
+class Header:
+    """Metadata from a grammar's leading comment block."""
+
+    family: str
+    title: str = ""
+    models: tuple[str, ...] = ()
+    checked_against: tuple[str, ...] = ()
+    rank: int = 100
+    reply: str = "start"  # "whole": a `reply` block must be all of the reply
+    policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
+    notes: tuple[str, ...] = ()
+
+
+_HEADER_LINE = re.compile(r"//\s?(.*)")
+_POLICY_KEY = re.compile(r"policy\s+(\S+)")
+
+
+def read_header(text: str, stem: str) -> Header:
+    """Parse the ``//`` comment lines at the top of a grammar (stops at the first rule)."""
+    fields: dict[str, Any] = {"family": stem}
+    models: list[str] = []
+    checked: list[str] = []
+    policies: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    notes: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        m = _HEADER_LINE.fullmatch(line)
+        if m is None:
+            break
+        body = m.group(1)
+        key, sep, value = body.partition(":")
+        if not sep:
+            notes.append(body)
+            continue
+        key = key.strip().lower()
+        value = value.strip()
+        pm = _POLICY_KEY.fullmatch(key)
+        if pm:
+            pairs = []
+            for item in value.split(","):
+                name, eq, val = item.strip().partition("=")
+                if not eq:
+                    raise GrammarError(f"grammar {stem!r}: policy line needs field=value, got {item!r}")
+                pairs.append((name.strip(), val.strip()))
+            policies.append((pm.group(1), tuple(pairs)))
+        elif key == "family":
+            fields["family"] = value
+        elif key == "title":
+            fields["title"] = value
+        elif key == "models":
+            models.extend(v.strip() for v in value.split(",") if v.strip())
+        elif key in ("checked against", "checked-against", "checked"):
+            checked.append(value)
+        elif key == "rank":
+            try:
+                fields["rank"] = int(value)
+            except ValueError as exc:
+                raise GrammarError(f"grammar {stem!r}: rank must be an integer, got {value!r}") from exc
+        elif key == "reply":
+            if value not in ("start", "whole"):
+                raise GrammarError(f"grammar {stem!r}: reply must be 'start' or 'whole', got {value!r}")
+            fields["reply"] = value
+        else:
+            notes.append(body)
+    return Header(
+        models=tuple(models),
+        checked_against=tuple(checked),
+        policies=tuple(policies),
+        notes=tuple(notes),
+        **fields,
+    )
+
+
+@dataclass(frozen=True)
+class Terminal:
+    name: str
+    pattern: MarkerPattern | None  # None for an external (scanned) terminal
+    grammar: str
+
+    @property
+    def external(self) -> bool:
+        return self.pattern is None
+
+    @property
+    def soft(self) -> bool:
+        return self.name.startswith("SOFT_")
+
+    @property
+    def closer(self) -> bool:
+        return self.name.endswith("_CLOSE")
+
+
+@dataclass
+class CompiledGrammar:
+    name: str
+    header: Header
+    path: Path
+    terminals: dict[str, Terminal]
+    ignore: tuple[Terminal, ...]
+    tables: Tables
+    starts: tuple[str, ...]
+    openers: dict[str, tuple[Terminal, ...]] = field(default_factory=dict)
+    closers: tuple[Terminal, ...] = ()
+    reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
+    furniture: tuple[Terminal, ...] = ()
+
+
+class _NoLexer(Lexer):
+    """The tokenizer feeds tokens itself; lark only builds the tables."""
+
+    def __init__(self, conf: Any) -> None:  # pragma: no cover - never lexes
+        self.conf = conf
+
+    def lex(self, *args: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+
+_TO_PATTERN = PrepareLiterals() * TerminalTreeToPattern()
+
+
+def _load(path: Path) -> Any:
+    try:
+        grammar, _files = load_grammar(path.read_text(encoding="utf-8"), str(path), [str(path.parent)], False)
+    except (LarkError, OSError) as exc:
+        raise GrammarError(f"grammar {path.name}: {exc}") from exc
+    return grammar
+
+
+def _patterns(grammar: Any, owner: str) -> dict[str, Terminal]:
+    """Every terminal the grammar defines or imports, used by rules or not."""
+    out: dict[str, Terminal] = {}
+    for name, (tree, _priority) in grammar.term_defs:
+        name = str(name)
+        if tree is None:
+            if name not in EXTERNALS:
+                raise GrammarError(
+                    f"grammar {owner!r}: %declare {name} is not a scanner the engine provides "
+                    f"(known: {', '.join(sorted(EXTERNALS))})"
+                )
+            out[name] = Terminal(name, None, owner)
+            continue
+        pattern = _TO_PATTERN.transform(copy.deepcopy(tree))
+        try:
+            marker = analyse(pattern.to_regexp())
+        except UnsupportedPattern as exc:
+            raise GrammarError(f"grammar {owner!r}: terminal {name}: {exc}") from exc
+        out[name] = Terminal(name, marker, owner)
+    return out
+
+
+def read_terminals(path: Path) -> dict[str, Terminal]:
+    """Terminals of a shared piece (a ``_name.lark`` file); no rules are compiled."""
+    return _patterns(_load(path), path.stem)
+
+
+def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, Terminal], ...]:
+    pairs = []
+    for name, term in terminals.items():
+        if name.startswith("REASONING_OPEN_"):
+            key = name[len("REASONING_OPEN_") :]
+            close = terminals.get("REASONING_CLOSE_" + key)
+            if close is None:
+                raise GrammarError(f"grammar {owner!r}: {name} has no REASONING_CLOSE_{key}")
+            pairs.append((term, close))
+    return tuple(pairs)
+
+
+def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
+    """Compile a family grammar: LALR tables (strict: a conflict is an error) and tables."""
+    grammar = _load(path)
+    rule_names = {str(r[0]) for r in grammar.rule_defs}
+    starts = tuple(s for s in START_RULES if s in rule_names)
+    if not starts:
+        raise GrammarError(f"grammar {path.name}: defines neither a 'start' nor a 'reply' rule")
+    terminals = _patterns(grammar, header.family)
+    try:
+        lark = Lark(
+            grammar,
+            parser="lalr",
+            lexer=_NoLexer,
+            start=list(starts),
+            strict=True,
+            maybe_placeholders=False,
+        )
+    except (LarkGrammarError, LarkError) as exc:
+        raise GrammarError(f"grammar {path.name}: {exc}") from exc
+    inner = lark.parser.parser
+    table = inner._parse_table
+    shapes = {}
+    for rule in lark.rules:
+        keep_all = rule.options.keep_all_tokens
+        keep = tuple(
+            keep_all or not (sym.is_term and (sym.filter_out or sym.name.startswith("_"))) for sym in rule.expansion
+        )
+        inline = tuple((not sym.is_term) and sym.name.startswith("_") for sym in rule.expansion)
+        shapes[rule] = RuleShape(
+            origin=rule.origin.name,
+            name=rule.alias or rule.origin.name,
+            size=len(rule.expansion),
+            keep=keep,
+            inline=inline,
+            expand1=bool(rule.options.expand1),
+            structural=rule.origin.name.startswith("_") and not rule.alias,
+        )
+    tables = Tables(
+        states=table.states,
+        start_states=dict(table.start_states),
+        end_states=dict(table.end_states),
+        shapes=shapes,
+    )
+    for term in lark.terminals:  # anonymous terminals lark made from literals in rules
+        if term.name not in terminals:
+            try:
+                terminals[term.name] = Terminal(term.name, analyse(term.pattern.to_regexp()), header.family)
+            except UnsupportedPattern as exc:
+                raise GrammarError(f"grammar {header.family!r}: terminal {term.name}: {exc}") from exc
+    ignore = tuple(terminals[str(n)] for n in lark.ignore_tokens)
+    compiled = CompiledGrammar(
+        name=header.family,
+        header=header,
+        path=path,
+        terminals=terminals,
+        ignore=ignore,
+        tables=tables,
+        starts=starts,
+    )
+    for start in starts:
+        first = table.states[table.start_states[start]]
+        openers = tuple(terminals[k] for k in first if k in terminals)
+        if start == "start":
+            for term in openers:
+                _check_opener(term, header.family)
+        compiled.openers[start] = openers
+    compiled.closers = tuple(t for t in terminals.values() if t.closer and t.pattern is not None)
+    compiled.reasoning = _pairs(terminals, header.family)
+    compiled.furniture = tuple(t for n, t in terminals.items() if n.startswith("FURNITURE_"))
+    for term in terminals.values():
+        used = term.name in {k for s in table.states.values() for k in s}
+        if term.pattern is not None and used and term.pattern.max_width > MAX_MARKER_WIDTH:
+            if term not in ignore:
+                raise GrammarError(
+                    f"grammar {header.family!r}: terminal {term.name} can match more than "
+                    f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
+                    f"to a %declare'd scanner such as JSON)"
+                )
+    return compiled
+
+
+def _check_opener(term: Terminal, family: str) -> None:
+    if term.external:
+        raise GrammarError(
+            f"grammar {family!r}: rule 'start' begins with the scanned terminal {term.name}; "
+            f"a block must begin with a marker (use a 'reply' rule for replies that open with a payload)"
+        )
+    if term.pattern is not None and term.pattern.first is None:
+        raise GrammarError(
+            f"grammar {family!r}: opener {term.name} can begin with too many characters to scan for"
+        )

@@ -1,0 +1,321 @@
+"""Regular-expression analysis for marker terminals.
+
+The tokenizer matches terminals with Python's ``re`` (C speed), but ``re`` cannot
+say whether a match that fails or stops at the end of the buffer would succeed or
+grow once more text arrives.  :func:`needs_more` answers that by simulating the
+pattern (parsed with the standard library's own regex parser) over the available
+text and reporting whether any path wanted a character past its end.  Decisions
+made only when no path reaches the end are final, so a stream cut anywhere makes
+the same decisions as the whole text: that is what keeps streaming equal to batch.
+
+Only the regex features a marker needs are supported (literals, classes, groups,
+alternation, bounded repetition, scoped flags); anything else is refused when the
+grammar compiles, with the terminal's name in the message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+try:  # Python 3.11+
+    import re._constants as _c
+    import re._parser as _p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _p  # type: ignore[no-redef]
+
+__all__ = ["MarkerPattern", "UnsupportedPattern", "analyse"]
+
+_MAXREPEAT = _c.MAXREPEAT
+
+
+class UnsupportedPattern(ValueError):
+    """A terminal's regex uses a feature the incremental matcher cannot simulate."""
+
+
+@dataclass(frozen=True)
+class MarkerPattern:
+    """A compiled terminal pattern with what the tokenizer needs to know about it."""
+
+    source: str
+    regex: re.Pattern[str]
+    max_width: int  # longest possible match, in characters (may be huge when unbounded)
+    first: frozenset[str] | None  # characters a match can start with; None = too many to list
+    literal: str | None  # the exact text, when the pattern is one literal (case kept)
+    ignorecase: bool  # only meaningful with ``literal``
+
+    def match_end(self, text: str, pos: int) -> int | None:
+        m = self.regex.match(text, pos)
+        return m.end() if m else None
+
+    def needs_more(self, text: str, pos: int) -> bool:
+        """True when a match at ``pos`` could change if text were appended."""
+        tail = text[pos : pos + self.max_width + 1] if self.max_width < _MAXREPEAT else text[pos:]
+        if pos + len(tail) < len(text):
+            return False  # the pattern cannot reach the end of the buffer from here
+        if self.literal is not None:
+            if len(tail) >= len(self.literal):
+                return False
+            lit = self.literal[: len(tail)]
+            return tail.lower() == lit.lower() if self.ignorecase else tail == lit
+        return _simulate(self.source, tail)
+
+
+def analyse(regexp: str) -> MarkerPattern:
+    """Analyse a terminal's regular expression (as lark renders it)."""
+    try:
+        parsed = _p.parse(regexp, 0)
+    except re.error as exc:  # pragma: no cover - lark already validated it
+        raise UnsupportedPattern(str(exc)) from exc
+    _check_supported(_items(parsed))
+    lo, hi = parsed.getwidth()
+    first = _first_chars(_items(parsed), False)
+    literal, ic = _as_literal(_items(parsed))
+    return MarkerPattern(
+        source=regexp,
+        regex=re.compile(regexp),
+        max_width=hi if hi < _MAXREPEAT else _MAXREPEAT,
+        first=first,
+        literal=literal,
+        ignorecase=ic,
+    )
+
+
+# --- support check -----------------------------------------------------------------
+
+_SUPPORTED = {
+    _c.LITERAL,
+    _c.NOT_LITERAL,
+    _c.ANY,
+    _c.IN,
+    _c.BRANCH,
+    _c.SUBPATTERN,
+    _c.MAX_REPEAT,
+    _c.MIN_REPEAT,
+}
+
+
+def _check_supported(items) -> None:
+    for op, av in items:
+        if op not in _SUPPORTED:
+            raise UnsupportedPattern(f"regex feature {op} is not supported in a terminal")
+        if op is _c.BRANCH:
+            for alt in av[1]:
+                _check_supported(_items(alt))
+        elif op is _c.SUBPATTERN:
+            _check_supported(_items(av[3]))
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+            _check_supported(_items(av[2]))
+
+
+# --- static properties ---------------------------------------------------------------
+
+
+def _as_literal(items) -> tuple[str | None, bool]:
+    """The literal text of a pattern made only of literal characters (maybe in ``(?i:…)``)."""
+    ic = False
+    if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
+        _group, add, _del, sub = items[0][1]
+        ic = bool(add & _c.SRE_FLAG_IGNORECASE)
+        items = _items(sub)
+    chars = []
+    for op, av in items:
+        if op is not _c.LITERAL:
+            return None, False
+        chars.append(chr(av))
+    return "".join(chars), ic
+
+
+_FIRST_LIMIT = 64
+
+
+def _first_chars(items, ic: bool) -> frozenset[str] | None:
+    """Characters that can begin a match, or None when the set is too wide to list."""
+    got, nullable = _first_seq(items, ic)
+    return None if got is None or nullable else frozenset(got)
+
+
+def _first_seq(items, ic: bool) -> tuple[set[str] | None, bool]:
+    out: set[str] = set()
+    for op, av in items:
+        got, nullable = _first_of(op, av, ic)
+        if got is None:
+            return None, False
+        out |= got
+        if len(out) > _FIRST_LIMIT:
+            return None, False
+        if not nullable:
+            return out, False
+    return out, True
+
+
+def _fold(ch: str, ic: bool) -> set[str]:
+    return {ch, ch.lower(), ch.upper()} if ic else {ch}
+
+
+def _first_of(op, av, ic: bool) -> tuple[set[str] | None, bool]:
+    if op is _c.LITERAL:
+        return _fold(chr(av), ic), False
+    if op is _c.IN:
+        chars: set[str] = set()
+        for iop, iav in av:
+            if iop is _c.LITERAL:
+                chars |= _fold(chr(iav), ic)
+            elif iop is _c.RANGE and iav[1] - iav[0] < _FIRST_LIMIT:
+                for code in range(iav[0], iav[1] + 1):
+                    chars |= _fold(chr(code), ic)
+            else:
+                return None, False
+        return chars, False
+    if op is _c.SUBPATTERN:
+        _group, add, _del, sub = av
+        return _first_seq(_items(sub), ic or bool(add & _c.SRE_FLAG_IGNORECASE))
+    if op is _c.BRANCH:
+        chars = set()
+        nullable = False
+        for alt in av[1]:
+            got, alt_nullable = _first_seq(_items(alt), ic)
+            if got is None:
+                return None, False
+            chars |= got
+            nullable = nullable or alt_nullable
+        return chars, nullable
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        lo, _hi, sub = av
+        got, nullable = _first_seq(_items(sub), ic)
+        return got, nullable or lo == 0
+    return None, False
+
+
+# --- simulation ---------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def _parsed(source: str) -> list:
+    return _items(_p.parse(source, 0))
+
+
+def _simulate(source: str, text: str) -> bool:
+    """Whether some path of the pattern wants a character beyond the end of ``text``."""
+    items = _parsed(source)
+    sim = _Sim(text)
+    sim.seq(items, 0, 0, False)
+    return sim.hit_end
+
+
+class _Sim:
+    __slots__ = ("text", "n", "hit_end", "memo")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.hit_end = False
+        self.memo: dict[tuple[int, int, int, bool], frozenset[int]] = {}
+
+    def seq(self, items, idx: int, pos: int, ic: bool) -> frozenset[int]:
+        if idx == len(items):
+            return frozenset((pos,))
+        key = (id(items), idx, pos, ic)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        out: set[int] = set()
+        for q in self.op(items[idx], pos, ic):
+            out |= self.seq(items, idx + 1, q, ic)
+        res = frozenset(out)
+        self.memo[key] = res
+        return res
+
+    def char(self, pos: int) -> str | None:
+        if pos >= self.n:
+            self.hit_end = True
+            return None
+        return self.text[pos]
+
+    def op(self, item, pos: int, ic: bool) -> frozenset[int]:
+        op, av = item
+        if op is _c.LITERAL or op is _c.NOT_LITERAL:
+            ch = self.char(pos)
+            if ch is None:
+                return frozenset()
+            same = ch == chr(av) or (ic and ch.lower() == chr(av).lower())
+            ok = same if op is _c.LITERAL else not same
+            return frozenset((pos + 1,)) if ok else frozenset()
+        if op is _c.ANY:
+            ch = self.char(pos)
+            return frozenset((pos + 1,)) if ch is not None and ch != "\n" else frozenset()
+        if op is _c.IN:
+            ch = self.char(pos)
+            if ch is None:
+                return frozenset()
+            return frozenset((pos + 1,)) if _in_class(av, ch, ic) else frozenset()
+        if op is _c.SUBPATTERN:
+            _group, add, delete, sub = av
+            sub_ic = (ic or bool(add & _c.SRE_FLAG_IGNORECASE)) and not (delete & _c.SRE_FLAG_IGNORECASE)
+            return self.seq(_items(sub), 0, pos, sub_ic)
+        if op is _c.BRANCH:
+            out: set[int] = set()
+            for alt in av[1]:
+                out |= self.seq(_items(alt), 0, pos, ic)
+            return frozenset(out)
+        if op is _c.MAX_REPEAT or op is _c.MIN_REPEAT:
+            lo, hi, sub = av
+            sub_items = _items(sub)
+            frontier = {pos}
+            seen: set[int] = set()
+            out = set(frontier) if lo == 0 else set()
+            count = 0
+            limit = hi if hi < _MAXREPEAT else self.n + 1
+            while frontier and count < limit:
+                nxt: set[int] = set()
+                for q in frontier:
+                    nxt |= self.seq(sub_items, 0, q, ic)
+                count += 1
+                if count >= lo:
+                    out |= nxt
+                frontier = nxt - seen if count >= lo else nxt
+                seen |= nxt
+                if count > self.n + 1 and count >= lo:
+                    break
+            return frozenset(out)
+        raise UnsupportedPattern(f"regex feature {op} is not supported")  # pragma: no cover
+
+
+def _items(sub) -> list:
+    return sub.data if hasattr(sub, "data") else list(sub)
+
+
+def _in_class(av, ch: str, ic: bool) -> bool:
+    cands = {ch, ch.lower(), ch.upper()} if ic else {ch}
+    negate = False
+    hit = False
+    for iop, iav in av:
+        if iop is _c.NEGATE:
+            negate = True
+        elif iop is _c.LITERAL:
+            hit = hit or chr(iav) in cands
+        elif iop is _c.RANGE:
+            hit = hit or any(iav[0] <= ord(c) <= iav[1] for c in cands)
+        elif iop is _c.CATEGORY:
+            hit = hit or any(_category(iav, c) for c in cands)
+        else:  # pragma: no cover - refused by _check_supported's parse
+            raise UnsupportedPattern(f"class item {iop} is not supported")
+    return hit != negate
+
+
+def _category(cat, ch: str) -> bool:
+    if cat is _c.CATEGORY_DIGIT:
+        return ch.isdigit()
+    if cat is _c.CATEGORY_NOT_DIGIT:
+        return not ch.isdigit()
+    if cat is _c.CATEGORY_SPACE:
+        return ch.isspace()
+    if cat is _c.CATEGORY_NOT_SPACE:
+        return not ch.isspace()
+    if cat is _c.CATEGORY_WORD:
+        return ch.isalnum() or ch == "_"
+    if cat is _c.CATEGORY_NOT_WORD:
+        return not (ch.isalnum() or ch == "_")
+    return bool(re.match(_p.CATEGORIES.get(cat, "."), ch))  # pragma: no cover

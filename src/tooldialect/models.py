@@ -1,0 +1,167 @@
+"""The public data types: calls, diagnostics, results, policy and stream events.
+
+All are frozen pydantic v2 models.  The engine builds them with ``model_construct``
+(its values are already checked); callers building them get full validation, and a
+bad ``Policy`` raises :class:`~tooldialect.errors.PolicyError`, never a pydantic error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import PolicyError
+
+__all__ = [
+    "DIAGNOSTIC_KINDS",
+    "ArgumentsDelta",
+    "CallAbort",
+    "CallEnd",
+    "CallStart",
+    "Diagnostic",
+    "DiagnosticEvent",
+    "Event",
+    "ParseResult",
+    "Policy",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCall",
+]
+
+#: Every diagnostic kind, with what it means.  docs/diagnostics.md is generated from this.
+DIAGNOSTIC_KINDS: dict[str, str] = {
+    "malformed_block": "A recognised block whose body is not a valid call (or holds text that is not); "
+    "the block is removed from the visible text and its calls, if any, kept.",
+    "unterminated_block": "An opener with no body and no closer before the end of the text; the text is kept "
+    "as written and scanning continues after the opener.",
+    "truncated": "A payload cut off by the end of the text. By default the call is not returned and the block "
+    "is removed from the text; the tool name is in the detail when it was readable.",
+    "unknown_tool": "A call whose name is not in the toolset. Policy.unknown_tool decides whether it is kept.",
+    "name_repaired": "A call name rewritten to resolve against the toolset (detail: from, to).",
+    "arguments_repaired": "Arguments that needed a repair to parse (detail says which).",
+    "arguments_invalid": "Arguments that are not a JSON object, or do not validate against the tool's schema.",
+    "call_in_reasoning": "A call written inside a reasoning block. Not returned unless "
+    "Policy.calls_in_reasoning is 'accept'.",
+    "limit_exceeded": "A Policy limit was reached (block size, nesting depth, number of calls); what was over "
+    "the limit is released as text or dropped, as the detail says.",
+}
+
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(BaseModel):
+    """One call the model wrote, bound to the toolset when one was given."""
+
+    model_config = _FROZEN
+
+    name: str
+    arguments: dict[str, Any]
+    arguments_json: str
+    id: str | None = None
+    family: str
+    span: tuple[int, int]
+
+
+class Diagnostic(BaseModel):
+    """Something the parser noticed or changed. ``detail`` is structured and JSON-serialisable."""
+
+    model_config = _FROZEN
+
+    kind: str
+    family: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    span: tuple[int, int] | None = None
+    message: str = ""
+
+
+class ParseResult(BaseModel):
+    model_config = _FROZEN
+
+    text: str
+    reasoning: str
+    calls: list[ToolCall]
+    diagnostics: list[Diagnostic]
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        parts.append(f"{loc}: {err.get('msg', 'invalid value')}" if loc else err.get("msg", "invalid value"))
+    return "invalid Policy: " + "; ".join(parts)
+
+
+class Policy(BaseModel):
+    """How the parser decides what it was not told.  Every field has a documented default."""
+
+    model_config = _FROZEN
+
+    unknown_tool: Literal["keep", "drop", "error"] = "keep"
+    truncated: Literal["drop", "keep"] = "drop"
+    calls_in_reasoning: Literal["report", "accept"] = "report"
+    start_in_reasoning: bool = False
+    bare_json: bool = True
+    max_depth: int = Field(default=64, ge=1, le=512)
+    max_block_chars: int = Field(default=1 << 20, ge=256)
+    max_calls: int = Field(default=1024, ge=1)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise PolicyError(_explain(exc)) from None
+
+
+class _Event(BaseModel):
+    model_config = _FROZEN
+    type: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"type": self.type}
+        out.update(self.model_dump(mode="json"))
+        return out
+
+
+class TextDelta(_Event):
+    type: ClassVar[str] = "text"
+    text: str
+
+
+class ReasoningDelta(_Event):
+    type: ClassVar[str] = "reasoning"
+    text: str
+
+
+class CallStart(_Event):
+    type: ClassVar[str] = "call_start"
+    index: int
+    name: str
+    id: str | None = None
+
+
+class ArgumentsDelta(_Event):
+    type: ClassVar[str] = "arguments"
+    index: int
+    fragment: str
+
+
+class CallEnd(_Event):
+    type: ClassVar[str] = "call_end"
+    index: int
+    call: ToolCall
+
+
+class CallAbort(_Event):
+    type: ClassVar[str] = "call_abort"
+    index: int
+    reason: str
+
+
+class DiagnosticEvent(_Event):
+    type: ClassVar[str] = "diagnostic"
+    diagnostic: Diagnostic
+
+
+Event = TextDelta | ReasoningDelta | CallStart | ArgumentsDelta | CallEnd | CallAbort | DiagnosticEvent

@@ -1,0 +1,114 @@
+"""``ToolStream`` (sans-IO streaming) and ``parse()``, which is a stream fed once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .binding import Binder
+from .catalog import catalog_for
+from .errors import PolicyError, StreamClosedError
+from .families import get
+from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
+from .tokenizer import Engine
+from .toolset import Toolset
+
+__all__ = ["ToolStream", "parse"]
+
+
+def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
+    if families is None:
+        return None
+    if isinstance(families, str):
+        families = [families]
+    out = []
+    for name in families:
+        if not isinstance(name, str):
+            raise PolicyError(f"family names must be strings, got {type(name).__name__}")
+        get(name)  # raises UnknownFamilyError with the list of known names
+        out.append(name)
+    if not out:
+        raise PolicyError("families=[] selects nothing; pass None for every family")
+    return tuple(out)
+
+
+class ToolStream:
+    """Feed model output as it arrives; get text, reasoning and call events back.
+
+    ``feed(delta)`` returns the events that delta decided; ``""`` is a no-op, not the
+    end.  ``close()`` ends the stream and flushes what was held.  The stream owns no
+    I/O and no threads.
+    """
+
+    __slots__ = ("_engine", "_closed", "tools", "policy", "families")
+
+    def __init__(
+        self,
+        tools: Toolset | Iterable[Any] | None = None,
+        *,
+        families: Iterable[str] | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        if policy is None:
+            policy = Policy()
+        elif not isinstance(policy, Policy):
+            raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
+        toolset = Toolset.coerce(tools) if tools is not None else None
+        self.tools = toolset
+        self.policy = policy
+        self.families = _families(families)
+        self._engine = Engine(catalog_for(self.families), Binder(toolset, policy), policy)
+        self._closed = False
+
+    def feed(self, delta: str) -> list[Event]:
+        if self._closed:
+            raise StreamClosedError("feed() after close(): start a new ToolStream for a new response")
+        if not isinstance(delta, str):
+            raise PolicyError(f"feed() takes str deltas, got {type(delta).__name__}")
+        return self._engine.feed(delta)
+
+    def close(self) -> list[Event]:
+        if self._closed:
+            raise StreamClosedError("close() called twice")
+        self._closed = True
+        return self._engine.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def collect(events: Iterable[Event]) -> ParseResult:
+    """Fold a complete event sequence into the result ``parse()`` returns."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls = []
+    diagnostics = []
+    for ev in events:
+        if isinstance(ev, TextDelta):
+            text.append(ev.text)
+        elif isinstance(ev, ReasoningDelta):
+            reasoning.append(ev.text)
+        elif isinstance(ev, CallEnd):
+            calls.append(ev.call)
+        elif isinstance(ev, DiagnosticEvent):
+            diagnostics.append(ev.diagnostic)
+    return ParseResult.model_construct(
+        text="".join(text), reasoning="".join(reasoning), calls=calls, diagnostics=diagnostics
+    )
+
+
+def parse(
+    text: str,
+    tools: Toolset | Iterable[Any] | None = None,
+    *,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+) -> ParseResult:
+    """Read a whole model reply: the stream fed once and closed."""
+    if not isinstance(text, str):
+        raise PolicyError(f"parse() takes the model's text as str, got {type(text).__name__}")
+    stream = ToolStream(tools, families=families, policy=policy)
+    events = stream.feed(text)
+    events += stream.close()
+    return collect(events)

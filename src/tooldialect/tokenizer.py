@@ -1,0 +1,1112 @@
+"""The incremental tokenizer: text in, events out, no I/O, linear time.
+
+It scans prose for the markers the grammars declare, holds back only what is still
+undecided (a partial marker, an open block, an unmatched backtick, a reply that may
+be one JSON call), and hands each block to the LALR parsers of the families whose
+opener it found.  Every family gets its own candidate parse of the same text; the
+body decides which one reads it.  A block's text is read once by each candidate;
+text given back (a block that turned out not to be one) is read once more as prose.
+
+Positions are absolute offsets in the whole input.  ``win`` holds the text from
+``base`` that is not yet decided; text passed by a block's candidates moves into the
+block's own list of pieces, so a long block never makes ``win`` large.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+from .binding import Binder
+from .catalog import FURNITURE, OPEN, REND, RSTART, Catalog, Marker
+from .grammar import EXTERNALS, CompiledGrammar, Terminal
+from .jsonscan import CUT, DONE, FAIL, MORE, JsonScanner
+from .lalr import END, LRParser, Node, Tok
+from .models import (
+    ArgumentsDelta,
+    CallAbort,
+    CallEnd,
+    CallStart,
+    Diagnostic,
+    DiagnosticEvent,
+    Event,
+    Policy,
+    ReasoningDelta,
+    TextDelta,
+)
+from .transform import Issue, RawCall, Reader, excerpt
+
+__all__ = ["Engine"]
+
+TEXT, REASONING = "text", "reasoning"
+RUN, WAIT, DONE_, FAILED = "run", "wait", "done", "failed"
+
+_WS = re.compile(r"\s*")
+_NON_WS = re.compile(r"\S")
+_BACKTICKS = re.compile(r"`+")
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+_INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
+_MAX_FENCE_LINE = 256
+
+
+class Cand:
+    """One family's parse of a block."""
+
+    __slots__ = (
+        "g",
+        "rule",
+        "parser",
+        "pos",
+        "state",
+        "scanner",
+        "tok_start",
+        "last_end",
+        "soft",
+        "items",
+        "fail_pos",
+        "fail_kind",
+        "fail_reason",
+        "reader",
+        "ntoks",
+        "whole",
+        "payload_at",
+        "ext_type",
+        "bad",
+        "closed",
+        "trail",
+    )
+
+    def __init__(self, g: CompiledGrammar, rule: str, pos: int, soft: bool, reader: Reader) -> None:
+        self.g = g
+        self.rule = rule
+        self.reader = reader
+        self.items: list[tuple[str, Any, int]] = []  # ("call", RawCall, token#) | ("issue", Issue, token#)
+        self.parser = LRParser(g.tables, rule, self._on_node)
+        self.pos = pos
+        self.state = RUN
+        self.scanner: JsonScanner | None = None
+        self.tok_start = -1
+        self.last_end = pos
+        self.soft = soft
+        self.fail_pos = -1
+        self.fail_kind = ""
+        self.fail_reason = ""
+        self.ntoks = 0
+        self.whole = rule == "reply" and g.header.reply == "whole"
+        self.payload_at = -1
+        self.ext_type = ""
+        self.bad = False
+        self.closed = False  # a closer terminal was read
+        self.trail = False  # ended at unexpected text before any closer
+
+    def _on_node(self, node: Node) -> None:
+        got = self.reader.read(node)
+        if got is None:
+            return
+        calls, issues = got
+        if node.name == "bare_json_calls" and not calls:
+            self.bad = True  # a reply-anchored payload that is not a call: not a block at all
+            return
+        tok = self.ntoks - 1
+        # keep source order: issues and calls interleave by position
+        merged = [("call", c, tok, c.span[0]) for c in calls] + [
+            ("issue", i, tok, i.span[0] if i.span else -1) for i in issues
+        ]
+        merged.sort(key=lambda x: x[3])
+        self.items.extend((kind, obj, t) for kind, obj, t, _ in merged)
+
+    @property
+    def calls(self) -> int:
+        return sum(1 for k, _, _ in self.items if k == "call")
+
+    def fail(self, pos: int, kind: str, reason: str) -> None:
+        self.state = FAILED
+        self.fail_pos = pos
+        self.fail_kind = kind
+        self.fail_reason = reason
+
+
+class Block:
+    """A region that may hold calls, while its candidates decide."""
+
+    __slots__ = (
+        "start",
+        "opener_end",
+        "cands",
+        "channel",
+        "reply",
+        "pieces",
+        "piece_starts",
+        "prev_tail",
+        "early",
+        "started",
+        "emitted",
+        "phase",
+        "winner",
+        "rpos",
+        "sniffed",
+    )
+
+    def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
+        self.start = start
+        self.opener_end = opener_end
+        self.cands = cands
+        self.channel = channel
+        self.reply = reply
+        self.pieces: list[str] = []
+        self.piece_starts: list[int] = []
+        self.prev_tail = tail
+        hard = [c for c in cands if not c.soft]
+        self.early = len(cands) == 1 and bool(hard) and channel == TEXT
+        self.started: dict[int, tuple[int, str]] = {}  # token# -> (call index, name)
+        self.emitted = 0
+        self.phase = "lex"
+        self.winner: Cand | None = None
+        self.rpos = -1
+        self.sniffed = 0
+
+
+class Engine:
+    """The sans-IO core behind :class:`~tooldialect.ToolStream` and :func:`~tooldialect.parse`."""
+
+    def __init__(self, catalog: Catalog, binder: Binder, policy: Policy) -> None:
+        self.cat = catalog
+        self.binder = binder
+        self.policy = policy
+        self.win = ""
+        self.base = 0
+        self.cur = 0
+        self.eof = False
+        self.channel = REASONING if policy.start_in_reasoning else TEXT
+        self.rclose: str | None = "*" if policy.start_in_reasoning else None
+        self.reply_started = False
+        self.block: Block | None = None
+        self.fence: tuple[str, int] | None = None
+        self.inline: list[Any] | None = None  # [start, run length, search position, pieces]
+        self.prev_tail = "\n"
+        self.out: list[Event] = []
+        self._pend: list[str] = []
+        self._pend_kind = TEXT
+        self.call_index = 0
+        self.calls_out = 0
+        self.limit_noted = False
+        self.soft_floor = -1
+        self.inline_floor = -1
+
+    # -- public -----------------------------------------------------------------------------
+
+    def feed(self, delta: str) -> list[Event]:
+        if delta:
+            self.win += delta
+            self._run()
+            self._compact()
+        return self._drain()
+
+    def close(self) -> list[Event]:
+        self.eof = True
+        self._run()
+        return self._drain()
+
+    # -- output -------------------------------------------------------------------------------
+
+    def _text(self, s: str, channel: str | None = None) -> None:
+        if not s:
+            return
+        kind = channel or self.channel
+        if self._pend and kind != self._pend_kind:
+            self._flush()
+        self._pend_kind = kind
+        self._pend.append(s)
+
+    def _flush(self) -> None:
+        if self._pend:
+            s = "".join(self._pend)
+            self._pend.clear()
+            self.out.append(TextDelta.model_construct(text=s) if self._pend_kind == TEXT else ReasoningDelta.model_construct(text=s))
+
+    def _event(self, ev: Event) -> None:
+        self._flush()
+        self.out.append(ev)
+
+    def _diag(self, issue: Issue, family: str | None) -> None:
+        self._event(DiagnosticEvent.model_construct(diagnostic=Binder.diagnostic(issue, family)))
+
+    def _diag_obj(self, d: Diagnostic) -> None:
+        self._event(DiagnosticEvent.model_construct(diagnostic=d))
+
+    def _drain(self) -> list[Event]:
+        self._flush()
+        out, self.out = self.out, []
+        return out
+
+    # -- text storage -----------------------------------------------------------------------
+
+    def _compact(self) -> None:
+        """Drop decided text from ``win``; text still held moves into the holder's pieces."""
+        b = self.block
+        if b is not None:
+            need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
+            need += [c.tok_start for c in b.cands if c.scanner is not None]
+            if b.phase in ("recover", "trail"):
+                need.append(b.rpos)
+            look_from = min([self.base + len(self.win)] + need)
+            keep_from = b.start
+        elif self.inline is not None:
+            look_from = self.inline[2]
+            keep_from = self.inline[0]
+        else:
+            look_from = keep_from = self.base + self.cur
+        look = min(look_from, self.base + len(self.win)) - self.base
+        if look <= 0:
+            return
+        keep = max(0, keep_from - self.base)
+        if keep < look:
+            held = self.win[keep:look]
+            if b is not None:
+                b.piece_starts.append(self.base + keep)
+                b.pieces.append(held)
+            elif self.inline is not None:
+                self.inline[3].append(held)
+        self.prev_tail = (self.prev_tail + self.win[:look])[-4:]
+        self.win = self.win[look:]
+        self.base += look
+        self.cur = max(0, self.cur - look)
+
+    def _slice(self, start: int, end: int) -> str:
+        """Text between absolute offsets, from the block's pieces and ``win``."""
+        parts = []
+        b = self.block
+        if b is not None and start < self.base and b.pieces:
+            i = max(0, bisect.bisect_right(b.piece_starts, start) - 1)
+            while i < len(b.pieces) and b.piece_starts[i] < min(end, self.base):
+                s0 = b.piece_starts[i]
+                piece = b.pieces[i]
+                lo = max(start, s0) - s0
+                hi = min(end, s0 + len(piece)) - s0
+                if hi > lo:
+                    parts.append(piece[lo:hi])
+                i += 1
+        if end > self.base:
+            parts.append(self.win[max(start, self.base) - self.base : end - self.base])
+        return "".join(parts)
+
+    def _rewind(self, pos: int) -> None:
+        """Make ``pos`` the scan position again (text after it will be read as prose).
+
+        Call it while the block that holds the text is still ``self.block``.
+        """
+        if pos >= self.base:
+            self.cur = pos - self.base
+            return
+        b = self.block
+        assert b is not None, "rewinding needs the block that holds the text"
+        before = self._slice(max(b.start, pos - 4), pos)
+        tail = (b.prev_tail + before)[-4:] if pos - 4 < b.start else before
+        self.win = self._slice(pos, self.base) + self.win
+        self.base = pos
+        self.cur = 0
+        self.prev_tail = tail
+
+    # -- main loop ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            if self.block is not None:
+                if not self._step_block():
+                    return
+            elif self.inline is not None:
+                if not self._step_inline():
+                    return
+            elif self.fence is not None:
+                if not self._step_fence():
+                    return
+            elif not self._step_prose():
+                return
+
+    # -- prose ---------------------------------------------------------------------------------
+
+    def _partial_before(self, limit: int, markers_at: Any = None) -> int:
+        """Earliest position before ``limit`` where a marker may be starting but is cut off."""
+        if self.eof:
+            return -1
+        win = self.win
+        n = len(win)
+        lo = max(self.cur, n - self.cat.max_width)
+        for m in self.cat.first_rx.finditer(win, lo, min(limit, n)):
+            p = m.start()
+            for mk in (markers_at or self.cat.at)(win, p):
+                if mk.terminal.pattern.needs_more(win, p):
+                    return p
+            if win[p] in "`~" and self._fence_pending(p):
+                return p
+        return -1
+
+    def _fence_pending(self, p: int) -> bool:
+        """A backtick/tilde run that reaches the end of the text may still grow."""
+        m = _BACKTICKS.match(self.win, p) if self.win[p] == "`" else re.compile("~+").match(self.win, p)
+        return m is not None and m.end() == len(self.win)
+
+    def _step_prose(self) -> bool:
+        win = self.win
+        if not self.reply_started and self.channel == TEXT:
+            m = _NON_WS.search(win, self.cur)
+            if m is None:
+                self._text(win[self.cur :])
+                self.cur = len(win)
+                return False
+            if m.start() > self.cur:
+                self._text(win[self.cur : m.start()])
+                self.cur = m.start()
+            return self._reply_start(self.cur)
+        m = self.cat.prose.search(win, self.cur)
+        limit = m.start() if m else len(win)
+        p = self._partial_before(limit)
+        if p >= 0:
+            self._text(win[self.cur : p])
+            self.cur = p
+            return False
+        if m is None:
+            self._text(win[self.cur :])
+            self.cur = len(win)
+            return False
+        q = m.start()
+        if q > self.cur:
+            self._text(win[self.cur : q])
+            self.cur = q
+        return self._at_marker(q)
+
+    def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
+        """Markers matching at ``q`` (longest first) and whether one may still grow."""
+        win = self.win
+        found = []
+        for mk in self.cat.at(win, q):
+            pat = mk.terminal.pattern
+            if not self.eof and pat.needs_more(win, q):
+                return [], True
+            end = pat.match_end(win, q)
+            if end is not None and end > q:
+                found.append((mk, end))
+        if found:
+            best = max(e for _, e in found)
+            found = [(mk, e) for mk, e in found if e == best]
+        return found, False
+
+    def _at_marker(self, q: int) -> bool:
+        found, wait = self._matches(q)
+        if wait:
+            return False
+        if not found:
+            return self._at_fence_char(q)
+        end = found[0][1]
+        roles = {mk.role for mk, _ in found}
+        if OPEN in roles:
+            openers = [mk for mk, _ in found if mk.role == OPEN]
+            if self._open_block(q, end, openers):
+                return True
+        for mk, _ in found:
+            if mk.role == RSTART and self.channel == TEXT:
+                self.channel = REASONING
+                self.rclose = mk.pair
+                self.cur = end
+                return True
+            if mk.role == REND:
+                if self.channel == REASONING and self.rclose in ("*", mk.pair):
+                    self.channel = TEXT
+                    self.rclose = None
+                    self.cur = end
+                    return True
+                if self.channel == TEXT:  # a stray closer is furniture
+                    self.cur = end
+                    return True
+            if mk.role == FURNITURE:
+                self.cur = end
+                return True
+        # nothing applies (an opener declined, or a reasoning opener inside reasoning): it is text
+        self._text(self.win[q:end])
+        self.cur = end
+        return True
+
+    # -- reply start -----------------------------------------------------------------------------
+
+    def _reply_start(self, q: int) -> bool:
+        """The first visible non-space character: a reply-anchored grammar may claim it."""
+        found, wait = self._matches(q)
+        if wait:
+            return False
+        roles = {mk.role for mk, _ in found}
+        if roles and OPEN not in roles:
+            return self._at_marker(q)
+        self.reply_started = True
+        if OPEN in roles or not self.policy.bare_json or not self.cat.reply:
+            return True
+        cands = []
+        for g in self.cat.reply:
+            if self._can_begin(g, "reply", q):
+                cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
+        if not cands:
+            return True
+        self.block = Block(self.base + q, self.base + q, cands, self.channel, True, self._tail_at(q))
+        return True
+
+    def _can_begin(self, g: CompiledGrammar, rule: str, q: int) -> bool:
+        ch = self.win[q]
+        for term in g.openers.get(rule, ()):
+            if term.external:
+                if ch in EXTERNALS[term.name]:
+                    return True
+            elif term.pattern.first is None or ch in term.pattern.first:
+                return True
+        return False
+
+    def _tail_at(self, q: int) -> str:
+        return (self.prev_tail + self.win[max(0, q - 4) : q])[-4:]
+
+    def _reader(self, g: CompiledGrammar) -> Reader:
+        return Reader(g.name, self.binder.known, self.policy.max_depth)
+
+    # -- fences and inline code ----------------------------------------------------------------
+
+    def _line_lead_ok(self, q: int) -> bool:
+        before = self._tail_at(q)
+        nl = before.rfind("\n")
+        if nl < 0:
+            return False
+        lead = before[nl + 1 :]
+        return lead == " " * len(lead)
+
+    def _at_fence_char(self, q: int) -> bool:
+        win = self.win
+        ch = win[q]
+        run = (_BACKTICKS if ch == "`" else re.compile("~+")).match(win, q)
+        assert run is not None
+        if run.end() == len(win) and not self.eof:
+            return False
+        n = run.end() - q
+        if n >= 3 and self._line_lead_ok(q):
+            nl = win.find("\n", run.end(), run.end() + _MAX_FENCE_LINE)
+            if nl < 0 and not self.eof and len(win) - run.end() < _MAX_FENCE_LINE:
+                return False
+            line_end = nl if nl >= 0 else min(len(win), run.end() + _MAX_FENCE_LINE)
+            info = win[run.end() : line_end].strip()
+            if ch == "`" and "`" in info:
+                info = ""  # not a fence line; treat the run as inline code below
+            elif info:
+                self._text(win[q:line_end])
+                self.cur = line_end
+                self.fence = (ch, n)
+                return True
+            else:
+                self._text(win[q : run.end()])
+                self.cur = run.end()
+                return True
+        if ch == "~":
+            self._text(win[q : run.end()])
+            self.cur = run.end()
+            return True
+        if self.base + q < self.inline_floor:
+            self._text(win[q : run.end()])
+            self.cur = run.end()
+            return True
+        self.inline = [self.base + q, n, self.base + run.end(), []]
+        self.cur = q
+        return True
+
+    def _step_fence(self) -> bool:
+        ch, n = self.fence
+        win = self.win
+        closer = re.compile(r"\n {0,3}" + re.escape(ch) + "{" + str(n) + ",}")
+        m = closer.search(win, self.cur)
+        rm = self._reasoning_close_in(self.cur, m.start() if m else len(win))
+        if rm is not None:
+            self.fence = None
+            self._text(win[self.cur : rm])
+            self.cur = rm
+            return True
+        if m is not None and (m.end() < len(win) or self.eof):
+            self._text(win[self.cur : m.end()])
+            self.cur = m.end()
+            self.fence = None
+            return True
+        hold = len(win)
+        if not self.eof:
+            nl = win.rfind("\n", self.cur)
+            if nl >= 0 and re.fullmatch(r"\n {0,3}" + re.escape(ch) + "*", win[nl:]):
+                hold = nl
+            p = self._partial_reasoning_close(self.cur, hold)
+            if p >= 0:
+                hold = p
+        self._text(win[self.cur : hold])
+        self.cur = hold
+        return False
+
+    def _reasoning_close_in(self, start: int, end: int) -> int | None:
+        """Inside protected text in reasoning, the reasoning closer stays live."""
+        if self.channel != REASONING:
+            return None
+        for mk in self.cat.markers:
+            if mk.role == REND and self.rclose in ("*", mk.pair):
+                m = mk.terminal.pattern.regex.search(self.win, start, end)
+                if m is not None:
+                    return m.start()
+        return None
+
+    def _partial_reasoning_close(self, start: int, end: int) -> int:
+        if self.channel != REASONING or self.eof:
+            return -1
+        win = self.win
+        lo = max(start, len(win) - self.cat.max_width)
+        for p in range(lo, min(end, len(win))):
+            for mk in self.cat.at(win, p):
+                if mk.role == REND and mk.terminal.pattern.needs_more(win, p):
+                    return p
+        return -1
+
+    def _step_inline(self) -> bool:
+        start, n, search, pieces = self.inline
+        win = self.win
+        pos = search - self.base
+        limit = len(win)
+        rm = self._reasoning_close_in(pos, limit)
+        while True:
+            m = _INLINE_STOP.search(win, pos, rm if rm is not None else limit)
+            if m is None:
+                break
+            tok = m.group()
+            if tok.startswith("`"):
+                if m.end() == len(win) and not self.eof:
+                    self.inline[2] = self.base + m.start()
+                    return False
+                if len(tok) == n:
+                    return self._inline_done(start, self.base + m.end(), True)
+                pos = m.end()
+                continue
+            return self._inline_done(start, self.base + m.start(), False)
+        if rm is not None or self.eof:
+            return self._inline_done(start, self.base + (rm if rm is not None else limit), False)
+        hold = limit
+        nl = win.rfind("\n", pos)
+        if nl >= 0 and not win[nl + 1 :].strip(" \t"):
+            hold = nl
+        self.inline[2] = self.base + hold
+        return False
+
+    def _inline_done(self, start: int, end: int, matched: bool) -> bool:
+        pieces = self.inline[3]
+        n = self.inline[1]
+        self.inline = None
+        text = "".join(pieces)
+        if text:  # restore the held text in front of win
+            self.win = text + self.win
+            self.base -= len(text)
+        q = start - self.base
+        if matched:
+            self._text(self.win[q : end - self.base])
+            self.cur = end - self.base
+        else:
+            self.inline_floor = max(self.inline_floor, end)
+            self._text(self.win[q : q + n])
+            self.cur = q + n
+        return True
+
+    # -- blocks ------------------------------------------------------------------------------------
+
+    def _open_block(self, q: int, end: int, openers: list[Marker]) -> bool:
+        soft = all(mk.terminal.soft for mk in openers)
+        if soft and self.base + q < self.soft_floor:
+            return False
+        cands = []
+        for mk in openers:
+            for g in mk.grammars:
+                c = Cand(g, "start", self.base + q, mk.terminal.soft, self._reader(g))
+                if c.parser.feed(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end)):
+                    c.pos = c.last_end = self.base + end
+                    cands.append(c)
+        if not cands:
+            return False
+        cands.sort(key=lambda c: self.cat.rank[c.g.name])
+        self.reply_started = self.reply_started or self.channel == TEXT
+        self.block = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
+        return True
+
+    def _step_block(self) -> bool:
+        b = self.block
+        assert b is not None
+        if b.phase == "lex":
+            for c in b.cands:
+                if c.state in (RUN, WAIT):
+                    self._advance(b, c)
+            if b.early:
+                self._early(b)
+            if any(c.state in (RUN, WAIT) for c in b.cands):
+                if self._over_limit(b):
+                    return True
+                return False
+            self._decide(b)
+            return True
+        if b.phase in ("recover", "trail"):
+            return self._recover(b)
+        return False  # pragma: no cover
+
+    def _over_limit(self, b: Block) -> bool:
+        far = max(c.pos for c in b.cands)
+        if far - b.start <= self.policy.max_block_chars:
+            return False
+        c0 = b.cands[0]
+        for tok, (index, name) in sorted(b.started.items()):
+            self._event(CallAbort.model_construct(index=index, reason="limit_exceeded"))
+        self._diag(
+            Issue(
+                "limit_exceeded",
+                {"limit": "max_block_chars", "value": self.policy.max_block_chars, "family": c0.g.name},
+                (b.start, far),
+                f"block longer than max_block_chars={self.policy.max_block_chars}; released as text",
+            ),
+            c0.g.name,
+        )
+        self._give_back(b, b.opener_end, release_from=b.start)
+        self.soft_floor = max(self.soft_floor, far)
+        return True
+
+    # -- candidate lexing --------------------------------------------------------------------------
+
+    def _advance(self, b: Block, c: Cand) -> None:
+        win = self.win
+        base = self.base
+        n = len(win)
+        while True:
+            lp = c.pos - base
+            if c.scanner is not None:
+                status, p = c.scanner.scan(win, lp, self.eof)
+                if b.early and c.scanner.names:
+                    self._sniffed(b, c)
+                if status == MORE:
+                    c.pos = base + n
+                    c.state = WAIT
+                    return
+                if status == DONE:
+                    start = c.tok_start
+                    c.scanner = None
+                    c.tok_start = -1
+                    value = self._slice(start, base + p)
+                    c.ntoks += 1
+                    c.parser.feed(Tok(c.ext_type, value, start, base + p))
+                    c.pos = c.last_end = base + p
+                    c.state = RUN
+                    if c.bad:
+                        c.fail(start, "syntax", "the payload is not a call")
+                        return
+                    if b.early:
+                        self._early(b)
+                    continue
+                reason = c.scanner.error
+                c.scanner = None
+                if status == CUT:
+                    c.fail(c.tok_start, "cut", "payload cut off by the end of the text")
+                    return
+                if reason.startswith("nesting"):
+                    c.fail(c.tok_start, "limit", reason)
+                    return
+                self._no_token(c, c.tok_start, reason)
+                return
+            # skip what the grammar ignores
+            skipped = True
+            while skipped:
+                skipped = False
+                for ig in c.g.ignore:
+                    m = ig.pattern.regex.match(win, lp)
+                    if m is not None and m.end() > lp:
+                        lp = m.end()
+                        skipped = True
+            c.pos = base + lp
+            if lp >= n:
+                if self.eof:
+                    self._no_token(c, c.pos, "end of text")
+                else:
+                    c.state = WAIT
+                return
+            best: tuple[int, Terminal] | None = None
+            external: Terminal | None = None
+            for ttype in c.parser.expected():
+                if ttype == END:
+                    continue
+                term = c.g.terminals.get(ttype)
+                if term is None or not c.parser.accepts(ttype):
+                    continue
+                if term.external:
+                    if win[lp] in EXTERNALS[term.name]:
+                        external = term
+                    continue
+                pat = term.pattern
+                if not self.eof and pat.needs_more(win, lp):
+                    c.state = WAIT
+                    return
+                end = pat.match_end(win, lp)
+                if end is not None and end > lp and (best is None or end > best[0]):
+                    best = (end, term)
+            if best is not None:
+                end, term = best
+                c.parser.feed(Tok(term.name, win[lp:end], base + lp, base + end))
+                c.pos = c.last_end = base + end
+                c.closed = c.closed or term.closer
+                if c.parser.finished:
+                    self._finish(c)
+                    return
+                continue
+            if external is not None:
+                c.scanner = JsonScanner(self.policy.max_depth)
+                c.ext_type = external.name
+                b.sniffed = 0
+                c.tok_start = base + lp
+                if c.payload_at < 0:
+                    c.payload_at = base + lp
+                continue
+            self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
+            return
+
+    def _finish(self, c: Cand) -> None:
+        if c.whole:
+            # a whole-reply block: only white space may follow, up to the end of the text
+            rest = _NON_WS.search(self.win, c.pos - self.base)
+            if rest is not None:
+                c.fail(self.base + rest.start(), "syntax", "text after the payload")
+                return
+            if not self.eof:
+                c.state = WAIT
+                return
+        c.state = DONE_
+
+    def _no_token(self, c: Cand, pos: int, reason: str) -> None:
+        if c.parser.finished or c.parser.accepts(END):
+            if c.whole and (pos < self.base + len(self.win) and _NON_WS.match(self.win, pos - self.base)):
+                c.fail(pos, "syntax", "text after the payload")
+                return
+            if c.whole and not self.eof:
+                c.state = WAIT
+                return
+            if not c.parser.finished:
+                c.parser.end()
+                # unexpected text before any closer: the closer may still come after it
+                c.trail = not c.soft and not c.closed and c.rule == "start" and pos < self.base + len(self.win)
+            c.state = DONE_
+            return
+        if self.eof and pos >= self.base + len(self.win):
+            c.fail(pos, "cut", reason)
+        else:
+            c.fail(pos, "syntax", reason)
+
+    # -- early events (one hard candidate outside reasoning) ---------------------------------------
+
+    def _sniffed(self, b: Block, c: Cand) -> None:
+        names = c.scanner.names
+        tok = c.ntoks
+        while b.sniffed < len(names):
+            ordinal, name = names[b.sniffed]
+            b.sniffed += 1
+            if ordinal != 0 or c.scanner.stack[:1] != ["{"] or tok in b.started:
+                continue
+            if self.calls_out + len(b.started) >= self.policy.max_calls:
+                continue
+            announced = self.binder.announce(name)
+            if announced is None:
+                continue
+            index = self.call_index
+            self.call_index += 1
+            b.started[tok] = (index, announced)
+            self._event(CallStart.model_construct(index=index, name=announced, id=None))
+
+    def _early(self, b: Block) -> None:
+        c = b.cands[0]
+        while b.emitted < len(c.items):
+            kind, obj, tok = c.items[b.emitted]
+            b.emitted += 1
+            self._emit_item(b, kind, obj, tok)
+
+    def _emit_item(self, b: Block, kind: str, obj: Any, tok: int) -> None:
+        family = b.cands[0].g.name if b.winner is None else b.winner.g.name
+        if kind == "issue":
+            started = b.started.pop(tok, None)
+            if started is not None:
+                self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
+            self._diag(obj, family)
+            return
+        raw: RawCall = obj
+        if b.channel == REASONING and self.policy.calls_in_reasoning != "accept":
+            self._diag(
+                Issue(
+                    "call_in_reasoning",
+                    {"name": raw.name, "excerpt": excerpt(raw.arguments_json or "")},
+                    raw.span,
+                    f"{raw.name!r} was called inside reasoning; not returned",
+                ),
+                raw.family,
+            )
+            return
+        if self.calls_out >= self.policy.max_calls:
+            started = b.started.pop(tok, None)
+            if started is not None:
+                self._event(CallAbort.model_construct(index=started[0], reason="limit_exceeded"))
+            if not self.limit_noted:
+                self.limit_noted = True
+                self._diag(
+                    Issue(
+                        "limit_exceeded",
+                        {"limit": "max_calls", "value": self.policy.max_calls},
+                        raw.span,
+                        f"more than max_calls={self.policy.max_calls} calls; the rest are dropped",
+                    ),
+                    raw.family,
+                )
+            return
+        call, diags = self.binder.bind(raw)
+        started = b.started.pop(tok, None)
+        if call is None:
+            if started is not None:
+                self._event(CallAbort.model_construct(index=started[0], reason=diags[-1].kind if diags else "dropped"))
+            for d in diags:
+                self._diag_obj(d)
+            return
+        if started is not None:
+            index = started[0]
+        else:
+            index = self.call_index
+            self.call_index += 1
+            self._event(CallStart.model_construct(index=index, name=call.name, id=call.id))
+        self.calls_out += 1
+        self._event(ArgumentsDelta.model_construct(index=index, fragment=call.arguments_json))
+        self._event(CallEnd.model_construct(index=index, call=call))
+        for d in diags:
+            self._diag_obj(d)
+
+    # -- deciding a block ---------------------------------------------------------------------------
+
+    def _decide(self, b: Block) -> None:
+        rank = self.cat.rank
+        done = [c for c in b.cands if c.state == DONE_ and c.calls]
+        if done:
+            winner = min(done, key=lambda c: rank[c.g.name])
+            if winner.trail and b.channel == TEXT:
+                b.winner = winner
+                b.phase = "trail"
+                b.rpos = winner.last_end
+                return
+            self._accept(b, winner, winner.last_end)
+            return
+        hard = [c for c in b.cands if not c.soft]
+        if not hard:
+            self._decline(b)
+            return
+        winner = min(hard, key=lambda c: rank[c.g.name])
+        b.winner = winner
+        if winner.state == DONE_:  # structurally fine, but no call in it
+            if any(kind == "issue" for kind, _, _ in winner.items):
+                self._accept(b, winner, winner.last_end, quiet=True)
+                return
+            issue = Issue(
+                "malformed_block",
+                {"reason": "the block holds no call", "excerpt": excerpt(self._slice(b.start, winner.last_end))},
+                (b.start, winner.last_end),
+                "block holds no call",
+            )
+            winner.items.append(("issue", issue, -1))
+            self._accept(b, winner, winner.last_end, quiet=True)
+            return
+        b.phase = "recover"
+        b.rpos = winner.fail_pos
+        if winner.fail_kind == "limit":
+            b.rpos = winner.fail_pos
+
+    def _decline(self, b: Block) -> None:
+        """No candidate took the block: the opener is text (a reply attempt leaves nothing)."""
+        far = max([c.fail_pos for c in b.cands if c.state == FAILED] + [b.opener_end])
+        self.soft_floor = max(self.soft_floor, far)
+        self._rewind(b.start)
+        self.block = None
+        if b.reply:
+            # scan the reply as prose from its first character
+            return
+        self._text(self.win[self.cur : b.opener_end - self.base], b.channel)
+        self.cur = b.opener_end - self.base
+
+    def _accept(self, b: Block, c: Cand, end: int, quiet: bool = False) -> None:
+        """Emit a block's calls and issues; the block's text is gone, prose resumes at ``end``."""
+        b.winner = c
+        if b.channel == REASONING and self.policy.calls_in_reasoning != "accept" and c.calls:
+            # reported, not dispatched: the block stays part of the reasoning text
+            for kind, obj, tok in c.items[b.emitted :]:
+                if kind == "call":
+                    self._emit_item(b, kind, obj, tok)
+            self._rewind(b.start)
+            self.block = None
+            self._text(self.win[self.cur : end - self.base], b.channel)
+            self.cur = end - self.base
+            return
+        for kind, obj, tok in c.items[b.emitted :]:
+            self._emit_item(b, kind, obj, tok)
+        b.emitted = len(c.items)
+        for tok, (index, _name) in sorted(b.started.items()):
+            self._event(CallAbort.model_construct(index=index, reason="no call"))
+        b.started.clear()
+        self._rewind(end)
+        self.block = None
+
+    def _give_back(self, b: Block, resume: int, release_from: int | None = None) -> None:
+        """Release ``[release_from, resume)`` as text and resume scanning at ``resume``."""
+        start = b.start if release_from is None else release_from
+        self._rewind(start)
+        self.block = None
+        self._text(self.win[self.cur : resume - self.base], b.channel)
+        self.cur = resume - self.base
+
+    # -- recovery after a syntax error in a committed block ---------------------------------------
+
+    def _recover(self, b: Block) -> bool:
+        c = b.winner
+        assert c is not None
+        family = c.g.name
+        if b.channel == REASONING:
+            # inside reasoning a broken block is just reasoning text
+            self._give_back(b, b.opener_end)
+            return True
+        trail = b.phase == "trail"
+        cut = c.fail_kind in ("cut", "limit") and not trail
+        rx = self.cat.closers(c.g) if cut else self.cat.recovery(c.g)
+        if rx is None:
+            return self._truncated(b, c)
+        if b.rpos - b.start > self.policy.max_block_chars:
+            if trail:
+                self._accept(b, c, c.last_end)
+                return True
+            return self._unterminated(b, c, b.rpos)
+        lp = b.rpos - self.base
+        if lp < 0:
+            self._rewind(b.rpos)
+            lp = 0
+        win = self.win
+        m = rx.search(win, lp)
+        limit = m.start() if m else len(win)
+        if not self.eof:
+            lo = max(lp, len(win) - self.cat.max_width)
+            for p in range(lo, limit):
+                if any(t.pattern.needs_more(win, p) for t in c.g.closers) or any(
+                    mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+                ):
+                    b.rpos = self.base + p
+                    return False
+            if m is None:
+                b.rpos = self.base + len(win)
+                return False
+        if m is not None:
+            q = m.start()
+            closer_end = max(
+                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+            )
+            if closer_end is not None and trail:
+                junk = self._slice(c.last_end, self.base + q)
+                self._emit_pending(b, c)
+                if junk.strip():
+                    self._diag(
+                        Issue(
+                            "malformed_block",
+                            {"reason": "text inside the block after its calls", "excerpt": excerpt(junk.strip())},
+                            (c.last_end, self.base + q),
+                            "text inside the block after its calls; removed with the block",
+                        ),
+                        family,
+                    )
+                self._abort_started(b, c, "no call")
+                self._rewind(self.base + closer_end)
+                self.block = None
+                return True
+            if closer_end is not None:
+                junk = win[c.fail_pos - self.base if c.fail_pos >= self.base else 0 : q]
+                self._abort_started(b, c, "malformed_block")
+                self._emit_pending(b, c)
+                self._diag(
+                    Issue(
+                        "malformed_block",
+                        {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, self.base + q))},
+                        (b.start, self.base + closer_end),
+                        f"block is not a valid call ({c.fail_reason}); removed from the text",
+                    ),
+                    family,
+                )
+                self._rewind(self.base + closer_end)
+                self.block = None
+                return True
+        stop = self.base + (m.start() if m is not None else len(win))
+        if trail:
+            self._accept(b, c, c.last_end)
+            return True
+        if cut:
+            return self._truncated(b, c)
+        if c.calls or b.emitted:
+            # the calls stand; what follows them is text
+            self._emit_pending(b, c)
+            self._abort_started(b, c, "malformed_block")
+            self._rewind(c.last_end)
+            self.block = None
+            return True
+        return self._unterminated(b, c, stop)
+
+    def _unterminated(self, b: Block, c: Cand, stop: int) -> bool:
+        family = c.g.name
+        self._abort_started(b, c, "unterminated_block")
+        self._diag(
+            Issue(
+                "unterminated_block",
+                {"reason": c.fail_reason, "excerpt": excerpt(self._slice(b.start, stop))},
+                (b.start, stop),
+                "an opener with no valid body and no closer; kept as text",
+            ),
+            family,
+        )
+        self._give_back(b, stop)
+        return True
+
+    def _emit_pending(self, b: Block, c: Cand) -> None:
+        for kind, obj, tok in c.items[b.emitted :]:
+            self._emit_item(b, kind, obj, tok)
+        b.emitted = len(c.items)
+
+    def _abort_started(self, b: Block, c: Cand, reason: str) -> None:
+        for _tok, (index, _name) in sorted(b.started.items()):
+            self._event(CallAbort.model_construct(index=index, reason=reason))
+        b.started.clear()
+
+    def _truncated(self, b: Block, c: Cand) -> bool:
+        """The text ended inside a committed block: report it; never complete it."""
+        self._emit_pending(b, c)
+        name = None
+        cut_tok = c.ntoks
+        if cut_tok in b.started:
+            name = b.started[cut_tok][1]
+        self._abort_started(b, c, "truncated" if c.fail_kind == "cut" else "limit_exceeded")
+        end = self.base + len(self.win)
+        detail: dict[str, Any] = {"reason": c.fail_reason}
+        if name is None:
+            name = self._cut_name(c)
+        if name is not None:
+            detail["name"] = name
+        kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
+        if kind == "limit_exceeded":
+            detail["limit"] = "max_depth"
+            detail["value"] = self.policy.max_depth
+        self._diag(
+            Issue(kind, detail, (c.fail_pos, end), f"payload cut off ({c.fail_reason}); the call is not returned"),
+            c.g.name,
+        )
+        self._rewind(end)
+        self.block = None
+        return True
+
+    def _cut_name(self, c: Cand) -> str | None:
+        """The tool name of a cut-off JSON payload, when it was complete before the cut."""
+        if c.fail_pos < 0:
+            return None
+        scanner = JsonScanner(self.policy.max_depth)
+        text = self._slice(c.fail_pos, self.base + len(self.win))
+        if text[:1] not in ("{", "["):
+            return None
+        scanner.scan(text, 0, True)
+        return scanner.names[0][1] if scanner.names else None

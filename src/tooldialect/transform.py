@@ -1,0 +1,256 @@
+"""The generic transformer: parse-tree nodes and JSON payloads become neutral call records.
+
+It keys on rule names every grammar shares (``docs/authoring.md``):
+
+* ``json_calls`` — a ``JSON`` token inside a marker, read as one or more call objects;
+* ``bare_json_calls`` — the same for a payload with no marker around it (a reply that
+  is JSON): an object counts only when it says it is a call (an ``arguments`` or
+  ``parameters`` member, or a name the toolset offers);
+* ``call`` — a call spelled by the grammar itself, with children ``name`` (the tool
+  name), ``arguments`` (a ``JSON`` object token) and optionally ``call_id``.
+
+A record keeps the model's own text: the name as written, the arguments value and,
+when the model wrote valid JSON, the exact bytes of its arguments object.  Binding to
+a toolset happens later, in :mod:`tooldialect.binding`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsonscan import JsonValueError, depth_exceeds, element_spans, loads_strict, member_spans
+from .grammar import EXTERNALS
+from .lalr import Node, Tok
+
+__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader"]
+
+#: Keys that hold a call's arguments, in priority order.
+ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
+_NAME_KEYS = ("name", "tool_name")
+_ID_KEYS = ("id", "tool_call_id", "call_id")
+_EXCERPT = 80
+
+
+def excerpt(text: str) -> str:
+    """A bounded piece of model text for a diagnostic."""
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+
+
+@dataclass
+class RawCall:
+    """A call as the model wrote it, before binding."""
+
+    name: str
+    arguments: Any
+    arguments_json: str | None
+    id: str | None
+    span: tuple[int, int]
+    family: str
+    notes: list[Issue] = field(default_factory=list)
+
+
+@dataclass
+class Issue:
+    """A diagnostic before it becomes public: kind, detail, span."""
+
+    kind: str
+    detail: dict[str, Any]
+    span: tuple[int, int] | None
+    message: str
+
+
+class Reader:
+    """Turns reduced nodes into records for one family; knows the toolset's names only."""
+
+    __slots__ = ("family", "known", "max_depth")
+
+    def __init__(self, family: str, known: frozenset[str], max_depth: int) -> None:
+        self.family = family
+        self.known = known
+        self.max_depth = max_depth
+
+    def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
+        """Records and issues for a conventional node, or None for any other node."""
+        if node.name == "json_calls" or node.name == "bare_json_calls":
+            tok = _first_token(node)
+            if tok is None:
+                return [], []
+            bare = node.name == "bare_json_calls"
+            calls, issues = self.read_payload(tok.value, tok.start, bare=bare)
+            if not calls and not issues and not bare:
+                issues.append(
+                    Issue(
+                        "malformed_block",
+                        {"reason": "the payload holds no call", "excerpt": excerpt(tok.value)},
+                        (tok.start, tok.end),
+                        "a JSON payload that is not a call object",
+                    )
+                )
+            return calls, issues
+        if node.name == "call":
+            return self.read_call(node)
+        return None
+
+    # -- grammar-spelled calls ------------------------------------------------------------
+
+    def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
+        name_node = node.find("name")
+        args_node = node.find("arguments")
+        id_node = node.find("call_id")
+        name = _text(name_node).strip() if name_node is not None else ""
+        span = (node.start or 0, node.end or 0)
+        if not name:
+            return [], [Issue("malformed_block", {"reason": "call without a name"}, span, "call without a name")]
+        call_id = _text(id_node).strip() or None if id_node is not None else None
+        if args_node is None:
+            return [RawCall(name, {}, "{}", call_id, span, self.family)], []
+        tok = _first_token(args_node) if isinstance(args_node, Node) else args_node
+        if tok is None or not isinstance(tok, Tok):
+            return [RawCall(name, {}, "{}", call_id, span, self.family)], []
+        try:
+            value = self._load(tok.value)
+        except JsonValueError as exc:
+            return [], [_invalid_json(tok, str(exc), name)]
+        return self._finish(name, value, tok.value, call_id, span, [])
+
+    # -- JSON payloads ----------------------------------------------------------------------
+
+    def read_payload(self, text: str, base: int, *, bare: bool) -> tuple[list[RawCall], list[Issue]]:
+        try:
+            value = self._load(text)
+        except JsonValueError as exc:
+            tok = Tok("JSON", text, base, base + len(text))
+            return [], [_invalid_json(tok, str(exc), None)]
+        calls: list[RawCall] = []
+        issues: list[Issue] = []
+        for obj, start, end in self._call_objects(value, text, 0, len(text), bare):
+            got, notes = self._read_object(obj, text, start, end, base, bare)
+            calls.extend(got)
+            issues.extend(notes)
+        return calls, issues
+
+    def _load(self, text: str) -> Any:
+        if depth_exceeds(text, self.max_depth):
+            raise JsonValueError(f"nesting deeper than {self.max_depth}")
+        return loads_strict(text)
+
+    def _call_objects(self, value: Any, text: str, start: int, end: int, bare: bool):
+        """Yield (object, start, end) for every candidate call object in a payload value."""
+        if isinstance(value, list):
+            spans = element_spans(text, start)
+            for item, (s, e) in zip(value, spans):
+                if isinstance(item, Mapping):
+                    yield item, s, e
+            return
+        if not isinstance(value, Mapping):
+            return
+        wrapped = value.get("tool_calls")
+        if isinstance(wrapped, list) and wrapped:
+            inner = member_spans(text, start).get("tool_calls")
+            if inner is not None:
+                yield from self._call_objects(wrapped, text, inner[0], inner[1], bare)
+                return
+        single = value.get("tool_call")
+        if isinstance(single, Mapping) and len(value) == 1:
+            inner = member_spans(text, start).get("tool_call")
+            if inner is not None:
+                yield single, inner[0], inner[1]
+                return
+        yield value, start, end
+
+    def _read_object(
+        self, obj: Mapping[str, Any], text: str, start: int, end: int, base: int, bare: bool
+    ) -> tuple[list[RawCall], list[Issue]]:
+        span = (base + start, base + end)
+        fn = obj.get("function")
+        holder: Mapping[str, Any] = obj
+        holder_start = start
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str) and "arguments" in fn:
+            holder = fn
+            holder_start = member_spans(text, start)["function"][0]
+            name = fn["name"]
+        else:
+            name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+        if name is None or not name.strip():
+            return [], []
+        key = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        if _looks_like_tool_definition(holder, key):
+            return [], []
+        if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
+            return [], []
+        call_id = next((obj[k] for k in _ID_KEYS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
+        call_id = str(call_id) if call_id is not None and not isinstance(call_id, bool) else None
+        if key is None:
+            return [RawCall(name, {}, "{}", call_id, span, self.family)], []
+        raw = None
+        args_span = member_spans(text, holder_start).get(key)
+        if args_span is not None:
+            raw = text[args_span[0] : args_span[1]]
+        return self._finish(name, holder[key], raw, call_id, span, [])
+
+    def _finish(
+        self, name: str, value: Any, raw: str | None, call_id: str | None, span: tuple[int, int], notes: list[Issue]
+    ) -> tuple[list[RawCall], list[Issue]]:
+        """Check the arguments' shape: an object, or a JSON string holding one (decoded once)."""
+        if isinstance(value, str):
+            stripped = value.strip()
+            try:
+                decoded = self._load(stripped) if stripped else {}
+            except JsonValueError:
+                decoded = None
+            if isinstance(decoded, dict):
+                return [RawCall(name, decoded, stripped or "{}", call_id, span, self.family, notes)], []
+            return [], [_not_object(name, value, span)]
+        if isinstance(value, dict):
+            text = raw if raw is not None else json.dumps(value, ensure_ascii=False)
+            return [RawCall(name, value, text, call_id, span, self.family, notes)], []
+        return [], [_not_object(name, value, span)]
+
+
+def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
+    """A catalogue entry echoed back ({"name", "description", "parameters": <schema>}) is not a call."""
+    if key != "parameters" or "description" not in holder:
+        return False
+    params = holder.get("parameters")
+    return isinstance(params, Mapping) and params.get("type") == "object" and "properties" in params
+
+
+def _not_object(name: str, value: Any, span: tuple[int, int]) -> Issue:
+    kind = type(value).__name__ if value is not None else "null"
+    kind = {"str": "string", "list": "array", "int": "number", "float": "number", "bool": "boolean"}.get(kind, kind)
+    return Issue(
+        "arguments_invalid",
+        {"name": name, "reason": f"arguments is a {kind}, not a JSON object", "excerpt": excerpt(str(value))},
+        span,
+        f"{name}: arguments is a {kind}, not a JSON object; the call is not returned",
+    )
+
+
+def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
+    detail: dict[str, Any] = {"reason": f"not valid JSON: {reason}", "excerpt": excerpt(tok.value)}
+    if name:
+        detail["name"] = name
+    return Issue("malformed_block", detail, (tok.start, tok.end), f"payload is not valid JSON ({reason})")
+
+
+def _first_token(node: Node) -> Tok | None:
+    """The first scanned (JSON) token under a node."""
+    for child in node.children:
+        if isinstance(child, Tok) and child.type in EXTERNALS:
+            return child
+        if isinstance(child, Node):
+            found = _first_token(child)
+            if found is not None:
+                return found
+    return None
+
+
+def _text(item: Any) -> str:
+    if isinstance(item, Tok):
+        return item.value
+    if isinstance(item, Node):
+        return "".join(_text(c) for c in item.children)
+    return ""
