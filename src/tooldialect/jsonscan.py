@@ -101,21 +101,30 @@ class JsonScanner:
                 continue
             m = _PLAIN.match(text, pos)
             if m:
-                run = m.group().rstrip(" \t\r\n")
-                if run:
-                    self.prev = run[-1]
-                    self._note_plain(run)
+                run = m.group()
+                bad = self._note_plain(run)
+                if bad >= 0:
+                    self.error = f"unexpected {run[bad]!r}"
+                    return FAIL, pos + bad
+                stripped = run.rstrip(" \t\r\n")
+                if stripped:
+                    self.prev = stripped[-1]
                 pos = m.end()
                 continue
             ch = text[pos]
+            expect = self._expect[-1] if self._expect else "value"
             if ch == "{" or ch == "[":
                 if len(self.stack) >= self.max_depth:
                     self.error = f"nesting deeper than {self.max_depth}"
                     return FAIL, pos
+                if expect != "value" and not (ch == "{" and expect == "key"):
+                    self.error = f"unexpected {ch!r}"
+                    return FAIL, pos
                 self._open(ch)
                 pos += 1
             elif ch == "}" or ch == "]":
-                if not self.stack or self.stack[-1] != ("{" if ch == "}" else "["):
+                allowed = ("key", "comma", "scalar") if ch == "}" else ("value", "comma", "scalar")
+                if not self.stack or self.stack[-1] != ("{" if ch == "}" else "[") or expect not in allowed:
                     self.error = f"unexpected {ch!r}"
                     return FAIL, pos
                 self._close()
@@ -123,6 +132,9 @@ class JsonScanner:
                 if not self.stack:
                     return DONE, pos
             elif ch == '"' or (ch == "'" and self.prev in _VALUE_START):
+                if expect not in ("key", "value"):
+                    self.error = f"unexpected {ch!r}"
+                    return FAIL, pos
                 self.quote = ch
                 self._strstart = pos
                 self._str_is_key = bool(self._expect) and self._expect[-1] == "key"
@@ -209,18 +221,34 @@ class JsonScanner:
         if self._expect:
             self._expect[-1] = "comma"
 
-    def _note_plain(self, run: str) -> None:
-        """Track key/value position through punctuation in a plain run."""
+    def _note_plain(self, run: str) -> int:
+        """Follow key/value structure through a plain run; the offset of a misplaced
+        ``:`` or ``,`` or scalar (a structural error), else -1."""
         if not self._expect:
-            return
-        for ch in run:
+            return -1
+        expect = self._expect
+        obj = self.stack[-1] == "{"
+        for i, ch in enumerate(run):
+            if ch in " \t\r\n":
+                continue
+            state = expect[-1]
             if ch == ":":
-                self._expect[-1] = "value"
+                if state not in ("colon", "barekey"):
+                    return i
+                expect[-1] = "value"
             elif ch == ",":
-                self._expect[-1] = "key" if self.stack[-1] == "{" else "value"
-                self._key[-1] = None if self.stack[-1] == "{" else self._key[-1]
-            elif not ch.isspace() and self._expect[-1] == "key":
-                self._expect[-1] = "barekey"
+                if state not in ("comma", "scalar"):
+                    return i
+                expect[-1] = "key" if obj else "value"
+                if obj:
+                    self._key[-1] = None
+            elif state == "key":
+                expect[-1] = "barekey"
+            elif state == "value":
+                expect[-1] = "scalar"
+            elif state not in ("barekey", "scalar"):
+                return i
+        return -1
 
     def _string_done(self, text: str, start: int, end: int) -> None:
         if not self._expect:
@@ -380,3 +408,88 @@ def element_spans(text: str, start: int) -> list[tuple[int, int]]:
         if pos < len(text) and text[pos] == ",":
             pos = _WS.match(text, pos + 1).end()
     return spans
+
+
+# -- what survives of a cut-off object -------------------------------------------------------
+
+_SCALAR_END = re.compile(r"[^,}\]\s]*")
+
+
+def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, int]:
+    """Members of the object at ``start`` whose values are complete before the text ends.
+
+    Returns the complete members (strict JSON values only), and the key and value
+    offset of the first member that is cut off or unreadable (None, -1 when there is
+    none).  Nothing is guessed: a value counts only when its end is in the text.
+    """
+    members: dict[str, Any] = {}
+    n = len(text)
+    pos = _WS.match(text, start + 1).end()
+    while pos < n and text[pos] != "}":
+        if text[pos] != '"':
+            return members, None, -1
+        key_end = string_end(text, pos)
+        if key_end >= n and text[key_end - 1 : key_end] != '"' or key_end > n:
+            return members, None, -1
+        try:
+            key = json.loads(text[pos:key_end])
+        except ValueError:
+            return members, None, -1
+        pos = _WS.match(text, key_end).end()
+        if pos >= n or text[pos] != ":":
+            return members, None, -1
+        vstart = _WS.match(text, pos + 1).end()
+        if vstart >= n:
+            return members, key, vstart
+        vend = _complete_value_end(text, vstart)
+        if vend is None:
+            return members, key, vstart
+        try:
+            members[key] = loads_strict(text[vstart:vend])
+        except JsonValueError:
+            return members, key, vstart
+        pos = _WS.match(text, vend).end()
+        if pos < n and text[pos] == ",":
+            pos = _WS.match(text, pos + 1).end()
+    return members, None, -1
+
+
+def _complete_value_end(text: str, pos: int) -> int | None:
+    ch = text[pos]
+    n = len(text)
+    if ch == '"':
+        end = string_end(text, pos)
+        return end if end <= n and end > pos + 1 and text[end - 1] == '"' and not _escaped(text, end - 1) else None
+    if ch in "{[":
+        end = _value_end(text, pos)
+        if end >= n and (depth_after(text, pos, end) != 0):
+            return None
+        return end
+    m = _SCALAR_END.match(text, pos)
+    end = m.end()
+    return end if end < n else None  # a number at the very end may still be growing
+
+
+def _escaped(text: str, i: int) -> bool:
+    k = 0
+    while i - 1 - k >= 0 and text[i - 1 - k] == "\\":
+        k += 1
+    return k % 2 == 1
+
+
+def depth_after(text: str, start: int, end: int) -> int:
+    """Bracket depth (outside strings) after reading ``text[start:end]``."""
+    depth = 0
+    i = start
+    while True:
+        m = _DEPTH_STOP.search(text, i, end)
+        if m is None:
+            return depth
+        c = m.group()
+        if c == '"':
+            i = string_end(text, m.start())
+            if i > end:
+                return depth
+            continue
+        i = m.end()
+        depth += 1 if c in "{[" else -1

@@ -116,6 +116,30 @@ class LRParser:
                 del stack[-shape.size :]
             stack.append(states[stack[-1]][shape.origin][1])
 
+    def accepts_seq(self, types: list[str]) -> bool:
+        """Exact check that these terminal types could be read next, in order."""
+        states = self.tables.states
+        shapes = self.tables.shapes
+        stack = list(self.stack)
+        for ttype in types:
+            while True:
+                top = stack[-1]
+                if top == self.end_state:
+                    if ttype != END:
+                        return False
+                    break
+                act = states[top].get(ttype)
+                if act is None:
+                    return False
+                if act[0] is Shift:
+                    stack.append(act[1])
+                    break
+                shape = shapes[act[1]]
+                if shape.size:
+                    del stack[-shape.size :]
+                stack.append(states[stack[-1]][shape.origin][1])
+        return True
+
     def feed(self, tok: Tok) -> bool:
         states = self.tables.states
         while True:

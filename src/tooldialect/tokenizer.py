@@ -48,6 +48,7 @@ _BACKTICKS = re.compile(r"`+")
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
 _MAX_FENCE_LINE = 256
+_START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
 
 
 class Cand:
@@ -75,6 +76,9 @@ class Cand:
         "bad",
         "closed",
         "trail",
+        "resync",
+        "resync_tok",
+        "resync_reason",
     )
 
     def __init__(self, g: CompiledGrammar, rule: str, pos: int, soft: bool, reader: Reader) -> None:
@@ -99,6 +103,9 @@ class Cand:
         self.bad = False
         self.closed = False  # a closer terminal was read
         self.trail = False  # ended at unexpected text before any closer
+        self.resync = -1  # after a broken payload: searching from here for the next one
+        self.resync_tok = -1
+        self.resync_reason = ""
 
     def _on_node(self, node: Node) -> None:
         got = self.reader.read(node)
@@ -248,6 +255,7 @@ class Engine:
         if b is not None:
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
             need += [c.tok_start for c in b.cands if c.scanner is not None]
+            need += [c.resync_tok for c in b.cands if c.resync >= 0]
             if b.phase in ("recover", "trail"):
                 need.append(b.rpos)
             look_from = min([self.base + len(self.win)] + need)
@@ -707,8 +715,19 @@ class Engine:
                 if reason.startswith("nesting"):
                     c.fail(c.tok_start, "limit", reason)
                     return
+                if not c.soft and c.parser.accepts_seq([c.ext_type, c.ext_type]):
+                    # payloads may follow one another: look for the next one after the damage
+                    c.resync = base + max(p, c.tok_start - base + 1)
+                    c.resync_tok = c.tok_start
+                    c.resync_reason = reason
+                    c.pos = c.resync
+                    continue
                 self._no_token(c, c.tok_start, reason)
                 return
+            if c.resync >= 0:
+                if not self._resync(c):
+                    return
+                continue
             # skip what the grammar ignores
             skipped = True
             while skipped:
@@ -763,6 +782,55 @@ class Engine:
                 continue
             self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
             return
+
+    def _resync(self, c: Cand) -> bool:
+        """After a broken payload, find where the block goes on: the next payload, or this
+        grammar's closer (the damage is then reported and removed).  False to stop."""
+        win = self.win
+        lp = c.pos - self.base
+        starts = _START_CHARS[c.ext_type]
+        m_ext = starts.search(win, lp)
+        m_mark = self.cat.recovery(c.g).search(win, lp)
+        q_ext = m_ext.start() if m_ext else len(win)
+        q_mark = m_mark.start() if m_mark else len(win)
+        q = min(q_ext, q_mark)
+        if not self.eof:
+            lo = max(lp, len(win) - self.cat.max_width)
+            for p in range(lo, q):
+                if any(t.pattern.needs_more(win, p) for t in c.g.closers) or any(
+                    mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+                ):
+                    c.pos = self.base + p
+                    c.state = WAIT
+                    return False
+            if q == len(win):
+                c.pos = self.base + len(win)
+                c.state = WAIT
+                return False
+        closer = q < len(win) and q == q_mark and any(
+            (e := t.pattern.match_end(win, q)) is not None and e > q for t in c.g.closers
+        )
+        if q < len(win) and (q == q_ext or (closer and c.calls)):
+            junk = self._slice(c.resync_tok, self.base + q)
+            c.items.append(
+                (
+                    "issue",
+                    Issue(
+                        "malformed_block",
+                        {"reason": c.resync_reason, "excerpt": excerpt(junk.strip())},
+                        (c.resync_tok, self.base + q),
+                        f"a broken payload ({c.resync_reason}); skipped",
+                    ),
+                    -1,
+                )
+            )
+            c.pos = self.base + q
+            c.resync = -1
+            c.state = RUN
+            return True
+        c.resync = -1
+        self._no_token(c, c.resync_tok, c.resync_reason)
+        return False
 
     def _finish(self, c: Cand) -> None:
         if c.whole:
@@ -893,6 +961,13 @@ class Engine:
             self._accept(b, winner, winner.last_end)
             return
         hard = [c for c in b.cands if not c.soft]
+        if not hard and b.reply and b.channel == TEXT:
+            # a reply that is a call cut off by the end of the text is a truncated call
+            for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
+                if c.fail_kind == "cut" and c.ext_type and self._cut_call(c)[0] is not None:
+                    b.winner = c
+                    self._truncated(b, c)
+                    return
         if not hard:
             self._decline(b)
             return
@@ -1077,36 +1152,44 @@ class Engine:
     def _truncated(self, b: Block, c: Cand) -> bool:
         """The text ended inside a committed block: report it; never complete it."""
         self._emit_pending(b, c)
-        name = None
         cut_tok = c.ntoks
-        if cut_tok in b.started:
-            name = b.started[cut_tok][1]
-        self._abort_started(b, c, "truncated" if c.fail_kind == "cut" else "limit_exceeded")
         end = self.base + len(self.win)
-        detail: dict[str, Any] = {"reason": c.fail_reason}
-        if name is None:
-            name = self._cut_name(c)
+        kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
+        name, raw = self._cut_call(c)
+        started = b.started.get(cut_tok)
+        if name is None and started is not None:
+            name = started[1]
+        span = (c.fail_pos, end)
+        if kind == "truncated" and self.policy.truncated == "keep" and raw is not None:
+            self._emit_item(b, "call", raw, cut_tok)
+            span = raw.span
+        self._abort_started(b, c, kind)
+        detail: dict[str, Any] = {"reason": c.fail_reason, "policy": self.policy.truncated}
         if name is not None:
             detail["name"] = name
-        kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         if kind == "limit_exceeded":
             detail["limit"] = "max_depth"
             detail["value"] = self.policy.max_depth
+        kept = kind == "truncated" and self.policy.truncated == "keep" and raw is not None
         self._diag(
-            Issue(kind, detail, (c.fail_pos, end), f"payload cut off ({c.fail_reason}); the call is not returned"),
+            Issue(
+                kind,
+                detail,
+                span,
+                f"payload cut off ({c.fail_reason}); "
+                + ("returned with its complete arguments only" if kept else "the call is not returned"),
+            ),
             c.g.name,
         )
         self._rewind(end)
         self.block = None
         return True
 
-    def _cut_name(self, c: Cand) -> str | None:
-        """The tool name of a cut-off JSON payload, when it was complete before the cut."""
-        if c.fail_pos < 0:
-            return None
-        scanner = JsonScanner(self.policy.max_depth)
+    def _cut_call(self, c: Cand) -> tuple[str | None, RawCall | None]:
+        """The name (and what survives) of a JSON payload cut off by the end of the text."""
+        if c.fail_pos < 0 or not c.ext_type:
+            return None, None
         text = self._slice(c.fail_pos, self.base + len(self.win))
         if text[:1] not in ("{", "["):
-            return None
-        scanner.scan(text, 0, True)
-        return scanner.names[0][1] if scanner.names else None
+            return None, None
+        return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")

@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsonscan import JsonValueError, depth_exceeds, element_spans, loads_strict, member_spans
+from .jsonscan import (
+    JsonValueError,
+    depth_exceeds,
+    element_spans,
+    loads_strict,
+    member_spans,
+    partial_object,
+)
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 
@@ -126,10 +133,25 @@ class Reader:
             return [], [_invalid_json(tok, str(exc), None)]
         calls: list[RawCall] = []
         issues: list[Issue] = []
-        for obj, start, end in self._call_objects(value, text, 0, len(text), bare):
-            got, notes = self._read_object(obj, text, start, end, base, bare)
+        skipped: list[tuple[int, int]] = []
+        for obj, start, end in self._call_objects(value, text, 0, len(text)):
+            got, notes = self._read_object(obj, text, start, end, base, bare) if isinstance(obj, Mapping) else ([], [])
+            if not got and not notes:
+                skipped.append((start, end))
             calls.extend(got)
             issues.extend(notes)
+        if calls:
+            # an element that is not a call, beside ones that are, is reported, not dropped
+            for start, end in skipped:
+                issues.append(
+                    Issue(
+                        "malformed_block",
+                        {"reason": "an element that is not a call object", "excerpt": excerpt(text[start:end])},
+                        (base + start, base + end),
+                        "an element of the payload is not a call object; ignored",
+                    )
+                )
+            issues.sort(key=lambda i: i.span[0] if i.span else 0)
         return calls, issues
 
     def _load(self, text: str) -> Any:
@@ -137,13 +159,11 @@ class Reader:
             raise JsonValueError(f"nesting deeper than {self.max_depth}")
         return loads_strict(text)
 
-    def _call_objects(self, value: Any, text: str, start: int, end: int, bare: bool):
-        """Yield (object, start, end) for every candidate call object in a payload value."""
+    def _call_objects(self, value: Any, text: str, start: int, end: int):
+        """Yield (element, start, end) for every candidate call object in a payload value."""
         if isinstance(value, list):
             spans = element_spans(text, start)
-            for item, (s, e) in zip(value, spans):
-                if isinstance(item, Mapping):
-                    yield item, s, e
+            yield from ((item, s, e) for item, (s, e) in zip(value, spans))
             return
         if not isinstance(value, Mapping):
             return
@@ -151,7 +171,7 @@ class Reader:
         if isinstance(wrapped, list) and wrapped:
             inner = member_spans(text, start).get("tool_calls")
             if inner is not None:
-                yield from self._call_objects(wrapped, text, inner[0], inner[1], bare)
+                yield from self._call_objects(wrapped, text, inner[0], inner[1])
                 return
         single = value.get("tool_call")
         if isinstance(single, Mapping) and len(value) == 1:
@@ -191,6 +211,37 @@ class Reader:
             raw = text[args_span[0] : args_span[1]]
         return self._finish(name, holder[key], raw, call_id, span, [])
 
+    def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
+        """For a payload cut off by the end of the text: the call's name when it was complete
+        (and, for a bare payload, when the object says it is a call), and the call rebuilt
+        from the arguments whose values were complete (for ``Policy.truncated="keep"``)."""
+        start = 0
+        if text.startswith("["):
+            start = _last_element(text)
+            if start < 0:
+                return None, None
+        if text[start : start + 1] != "{":
+            return None, None
+        members, open_key, vstart = partial_object(text, start)
+        holder = members
+        name = next((members[k] for k in _NAME_KEYS if isinstance(members.get(k), str)), None)
+        if not isinstance(name, str) or not name.strip():
+            return None, None
+        keys = [k for k in ARGUMENT_KEYS if k in holder] + ([open_key] if open_key in ARGUMENT_KEYS else [])
+        if bare and not any(k in ("arguments", "parameters") for k in keys) and name.strip() not in self.known:
+            return None, None
+        call_id = next((str(members[k]) for k in _ID_KEYS if isinstance(members.get(k), (str, int))), None)
+        args: dict[str, Any] = {}
+        complete = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        if complete is not None and isinstance(holder[complete], dict):
+            args = holder[complete]
+        elif open_key in ARGUMENT_KEYS and text[vstart : vstart + 1] == "{":
+            args = partial_object(text, vstart)[0]
+        raw = RawCall(
+            name, args, json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
+        )
+        return name, raw
+
     def _finish(
         self, name: str, value: Any, raw: str | None, call_id: str | None, span: tuple[int, int], notes: list[Issue]
     ) -> tuple[list[RawCall], list[Issue]]:
@@ -208,6 +259,28 @@ class Reader:
             text = raw if raw is not None else json.dumps(value, ensure_ascii=False)
             return [RawCall(name, value, text, call_id, span, self.family, notes)], []
         return [], [_not_object(name, value, span)]
+
+
+def _last_element(text: str) -> int:
+    """Offset of the element of a cut-off array that the cut fell in (-1 when unclear)."""
+    from .jsonscan import _complete_value_end
+
+    pos = 1
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            return -1
+        end = _complete_value_end(text, pos)
+        if end is None:
+            return pos
+        pos = end
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n or text[pos] != ",":
+            return -1
+        pos += 1
 
 
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:

@@ -159,6 +159,7 @@ def _coerce(field: str, value: str) -> Any:
 def for_model(model_id: str) -> ModelProfile:
     """Families and policy for a model id, from the model globs in the grammar headers.
 
+    Families written for any model (``models: *``) are suggested alongside a match.
     With no match, every family is suggested with the default policy (``matched`` False).
     """
     if not isinstance(model_id, str):
@@ -167,9 +168,12 @@ def for_model(model_id: str) -> ModelProfile:
         raise PolicyError("for_model() needs a model id string such as 'Qwen/Qwen3-8B'")
     key = model_id.strip().lower()
     matched = []
+    generic = []  # families for any model (models: *): suggested alongside a match
     settings: dict[str, Any] = {}
     for fam in all_families():
-        if any(fnmatch.fnmatchcase(key, g.lower()) for g in fam.header.models):
+        if "*" in fam.header.models:
+            generic.append(fam.name)
+        elif any(fnmatch.fnmatchcase(key, g.lower()) for g in fam.header.models):
             matched.append(fam.name)
         for glob, pairs in fam.header.policies:
             if fnmatch.fnmatchcase(key, glob.lower()):
@@ -177,4 +181,5 @@ def for_model(model_id: str) -> ModelProfile:
                     settings[field] = _coerce(field, value)
     if not matched:
         return ModelProfile(model=model_id, matched=False, families=names(), policy=Policy(**settings))
-    return ModelProfile(model=model_id, matched=True, families=matched, policy=Policy(**settings))
+    families = [n for n in names() if n in matched or n in generic]
+    return ModelProfile(model=model_id, matched=True, families=families, policy=Policy(**settings))

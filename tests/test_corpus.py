@@ -1,0 +1,69 @@
+"""Every golden vector, four ways: batch; stream whole; one character at a time; random cuts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from support import CORPUS, Case, all_cases, check_invariants, cuts_for, options, read_corpus, run_stream, summary, write_corpus
+
+import tooldialect as td
+
+CASES = all_cases()
+MODES = ["batch", "whole", "chars", "random"]
+
+
+@pytest.fixture(scope="session")
+def golden_updates(request):
+    updates: dict[str, dict[str, dict]] = defaultdict(dict)
+    yield updates
+    if not request.config.getoption("--update-goldens"):
+        return
+    for family, new in updates.items():
+        path = CORPUS / f"{family}.txt"
+        cases = read_corpus(path)
+        for case in cases:
+            if case.title in new:
+                case.expected = new[case.title]
+        write_corpus(path, cases)
+
+
+def test_titles_are_unique_per_family():
+    seen = set()
+    for case in CASES:
+        assert case.id not in seen, f"duplicate title {case.id}"
+        seen.add(case.id)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_golden(case: Case, mode: str, request, golden_updates):
+    opts = options(case)
+    batch = td.parse(case.text, **opts)
+    got = summary(batch)
+    if mode == "batch":
+        if request.config.getoption("--update-goldens"):
+            golden_updates[case.family][case.title] = got
+            return
+        assert case.expected is not None, f"{case.id} has no expected result; run pytest --update-goldens"
+        assert got == case.expected
+        assert bool(got["diagnostics"]) == ("error" in case.flags), (
+            f"{case.id}: mark cases that expect diagnostics with :error (and only those)"
+        )
+        return
+    events = run_stream(case.text, cuts_for(case.text, mode), **opts)
+    check_invariants(case.text, events, batch)
+
+
+def test_corpus_sizes():
+    counts: dict[str, int] = defaultdict(int)
+    for case in CASES:
+        counts[case.family] += 1
+    assert counts["hermes"] >= 30
+    assert counts["json_array"] >= 15
+    assert counts["bare_json"] >= 10
+    assert counts["llama_json"] >= 10
+
+
+def test_every_family_has_a_corpus():
+    assert {p.stem for p in CORPUS.glob("*.txt")} >= set(td.families.names())

@@ -1,0 +1,111 @@
+"""The partial-match simulator agrees with an independent automaton (interegular)."""
+
+from __future__ import annotations
+
+import interegular
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from interegular.fsm import anything_else
+
+import tooldialect as td
+from tooldialect.families import piece
+from tooldialect.markers import analyse
+
+
+def _patterns() -> list[str]:
+    seen = []
+    for fam in td.families.all_families():
+        for term in fam.grammar.terminals.values():
+            if term.pattern is not None and term.pattern.max_width < 600 and term.pattern.source not in seen:
+                seen.append(term.pattern.source)
+    for term in piece("_reasoning").values():
+        seen.append(term.pattern.source)
+    return seen
+
+
+PATTERNS = _patterns()
+_FSM: dict[str, object] = {}
+
+
+def fsm_wants_more(pattern: str, text: str) -> bool:
+    """Independent answer: after reading ``text``, can the automaton read one more character
+    and still reach an accepting state?"""
+    fsm = _FSM.get(pattern)
+    if fsm is None:
+        fsm = interegular.parse_pattern(pattern).to_fsm()
+        _FSM[pattern] = fsm
+    state = fsm.initial
+    for ch in text:
+        sym = fsm.alphabet[ch] if ch in fsm.alphabet else fsm.alphabet[anything_else]
+        nxt = fsm.map[state].get(sym)
+        if nxt is None:
+            return False
+        state = nxt
+    return any(fsm.islive(s) for s in fsm.map[state].values())
+
+
+_EXAMPLES: dict[str, list[str]] = {}
+
+
+def _examples(pattern: str) -> list[str]:
+    got = _EXAMPLES.get(pattern)
+    if got is None:
+        fsm = interegular.parse_pattern(pattern).to_fsm()
+        got = []
+        for word in fsm.strings():
+            got.append("".join(ch if ch is not anything_else else "x" for ch in (c[0] if isinstance(c, list) else c for c in word)))
+            if len(got) >= 8:
+                break
+        _EXAMPLES[pattern] = got
+    return got
+
+
+def _sample_texts(pattern: str):
+    """Strings over the pattern's own characters, and prefixes of real matches with a tail."""
+    chars = sorted(set(pattern) | set("<>|/_ -=\n\"'abtlco"))
+    noise = st.text(alphabet=st.sampled_from(chars), max_size=24)
+    examples = _examples(pattern)
+    if not examples:
+        return noise
+    prefix = st.tuples(st.sampled_from(examples), st.integers(0, 40), noise).map(lambda t: t[0][: t[1]] + t[2][: t[1] % 3])
+    return st.one_of(noise, prefix)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_analyse_supports_every_marker(pattern):
+    m = analyse(pattern)
+    assert m.first is None or m.first
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_needs_more_matches_the_automaton(pattern, data):
+    marker = analyse(pattern)
+    text = data.draw(_sample_texts(pattern))
+    assert marker.needs_more(text, 0) == fsm_wants_more(pattern, text), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    "pattern,text,expected",
+    [
+        (r"(?i:</tool_call>)", "</TOO", True),
+        (r"(?i:</tool_call>)", "</tox", False),
+        (r"(?i:</tool_call>)", "</tool_call>", False),
+        (r"<[|\s]{0,3}tool[_-]?call[|\s]{0,3}>", "<tool_call", True),
+        (r"<[|\s]{0,3}tool[_-]?call[|\s]{0,3}>", "<tool_calls", False),
+        (r"a(?:bc)?", "a", True),
+        (r"a(?:bc)?", "ab", True),
+        (r"a(?:bc)?", "abc", False),
+    ],
+)
+def test_needs_more_examples(pattern, text, expected):
+    assert analyse(pattern).needs_more(text, 0) is expected
+    assert fsm_wants_more(pattern, text) is expected
+
+
+def test_needs_more_is_false_when_the_text_goes_past_the_longest_match():
+    marker = analyse(r"<\|python_tag\|>")
+    assert marker.needs_more("x" * 40 + "<|pyth", 40) is True
+    assert marker.needs_more("<|python_tag|> and more text", 0) is False

@@ -1,0 +1,234 @@
+"""The grammar registry: headers, lazy thread-safe compilation, conventions, one marker per file."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+import tooldialect as td
+from tooldialect.families import grammar_dir
+from tooldialect.grammar import compile_grammar, read_header
+
+GRAMMARS = ROOT / "grammars"
+SRC = ROOT / "src" / "tooldialect"
+
+
+def run_py(code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return out.stdout.strip()
+
+
+def test_import_compiles_no_grammar():
+    assert run_py(
+        """
+        import tooldialect, tooldialect.families as f
+        print(f.compile_count())
+        """
+    ) == "0"
+
+
+def test_listing_reads_headers_only():
+    assert run_py(
+        """
+        import tooldialect as td
+        names = td.families.names()
+        assert "hermes" in names and td.families.get("hermes").title
+        print(td.families.compile_count())
+        """
+    ) == "0"
+
+
+def test_first_use_compiles_once_across_threads():
+    out = run_py(
+        """
+        import threading, tooldialect as td
+        fam = td.families.get("hermes")
+        got = []
+        barrier = threading.Barrier(8)
+        def work():
+            barrier.wait()
+            got.append(id(fam.grammar))
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        [t.start() for t in threads]; [t.join() for t in threads]
+        print(len(set(got)), td.families.compile_count())
+        """
+    )
+    assert out == "1 1"
+
+
+def test_names_unique_and_match_file_stems():
+    names = td.families.names()
+    assert len(names) == len(set(names))
+    stems = {p.stem for p in GRAMMARS.glob("*.lark") if not p.name.startswith("_")}
+    assert set(names) == stems
+    assert grammar_dir().resolve() in (GRAMMARS.resolve(), (SRC / "grammars").resolve())
+
+
+@pytest.mark.parametrize("name", td.families.names())
+def test_header_metadata(name):
+    fam = td.families.get(name)
+    assert fam.header.family == name
+    assert fam.title, f"{name}: header needs a title"
+    assert fam.models, f"{name}: header needs model globs"
+    assert fam.header.checked_against, f"{name}: header must name what it was checked against"
+
+
+@pytest.mark.parametrize("name", td.families.names())
+def test_every_grammar_compiles_strictly(name):
+    g = td.families.get(name).grammar
+    assert g.starts
+    for term in g.openers.get("start", ()):
+        assert term.pattern is not None and term.pattern.first, f"{name}: opener {term.name} must be scannable"
+
+
+def test_unknown_family():
+    with pytest.raises(td.UnknownFamilyError) as err:
+        td.families.get("nope")
+    assert "hermes" in str(err.value)
+    assert isinstance(err.value, td.ToolDialectError)
+    with pytest.raises(td.UnknownFamilyError):
+        td.parse("x", families=["hermes", "nope"])
+
+
+def _compile(tmp_path: Path, body: str):
+    path = tmp_path / "fam.lark"
+    path.write_text("// family: fam\n// title: t\n" + textwrap.dedent(body), encoding="utf-8")
+    return compile_grammar(path, read_header(path.read_text(), "fam"))
+
+
+def test_conflict_is_a_grammar_error(tmp_path):
+    with pytest.raises(td.GrammarError, match="fam.lark"):
+        _compile(
+            tmp_path,
+            """
+            start: OPEN a | OPEN b
+            a: X
+            b: X
+            OPEN: "<<"
+            X: "x"
+            """,
+        )
+
+
+def test_unknown_declared_scanner_is_refused(tmp_path):
+    with pytest.raises(td.GrammarError, match="XML_BLOB"):
+        _compile(tmp_path, 'start: OPEN XML_BLOB\nOPEN: "<<"\n%declare XML_BLOB\n')
+
+
+def test_unbounded_marker_is_refused(tmp_path):
+    with pytest.raises(td.GrammarError, match="bound its repetitions"):
+        _compile(tmp_path, 'start: OPEN "x"\nOPEN: /<a[^>]*>/\n')
+
+
+def test_opener_must_be_a_marker(tmp_path):
+    with pytest.raises(td.GrammarError, match="must begin with a marker"):
+        _compile(tmp_path, "start: JSON\n%declare JSON\n")
+
+
+# -- one marker, one file --------------------------------------------------------------------
+
+_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?\s*:\s*(.+)$")
+_STRING = re.compile(r'"((?:[^"\\]|\\.)+)"i?')
+_REGEX = re.compile(r"/((?:[^/\\]|\\.)+)/[imslux]*")
+
+
+def _definitions() -> dict[str, list[tuple[str, str]]]:
+    """Marker literals and regexes written in each grammar file (imports excluded)."""
+    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for path in sorted(GRAMMARS.glob("*.lark")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            m = _DEF.match(line.strip())
+            if not m:
+                continue
+            body = m.group(2)
+            for s in _STRING.findall(body):
+                out[path.name].append(("string", s))
+            for r in _REGEX.findall(_STRING.sub("", body)):
+                out[path.name].append(("regex", r))
+    return out
+
+
+def test_every_marker_is_written_in_exactly_one_grammar_file():
+    where: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for fname, items in _definitions().items():
+        for item in items:
+            if item[0] == "string" and len(item[1]) < 2:
+                continue
+            where[item].add(fname)
+    dups = {k: v for k, v in where.items() if len(v) > 1}
+    assert not dups, f"markers written in more than one grammar: {dups}"
+
+
+def test_marker_strings_found_by_the_engine_come_from_grammars():
+    """The tokenizer's marker table is exactly what the compiled grammars declare."""
+    from tooldialect.catalog import catalog_for
+
+    cat = catalog_for(None)
+    sources = {m.terminal.pattern.source for m in cat.markers}
+    declared = set()
+    for fam in td.families.all_families():
+        for term in fam.grammar.terminals.values():
+            if term.pattern is not None:
+                declared.add(term.pattern.source)
+    from tooldialect.families import piece
+
+    declared |= {t.pattern.source for t in piece("_reasoning").values()}
+    assert sources <= declared
+
+
+_MARKERISH = re.compile(r"<\||\|>|｜|▁|</?[A-Za-z_][\w:-]*>|\[/?[A-Z_]{3,}\]|<tool|<function|<invoke|think>")
+
+
+def _string_constants(tree: ast.AST):
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = getattr(node, "body", [])
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node
+
+
+def test_no_marker_literal_in_python_sources():
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _string_constants(tree):
+            if _MARKERISH.search(node.value):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "marker strings belong in grammars/*.lark:\n" + "\n".join(offenders)
+
+
+def test_no_pickle_cache_anywhere():
+    for path in SRC.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "import pickle" not in text and "cache_grammar" not in text, path
+
+
+# -- model hints -------------------------------------------------------------------------------
+
+
+def test_for_model_suggests_families_and_policy():
+    qwq = td.families.for_model("Qwen/QwQ-32B")
+    assert qwq.matched and "hermes" in qwq.families
+    assert qwq.policy.start_in_reasoning is True
+    llama = td.families.for_model("meta-llama/Llama-3.1-8B-Instruct")
+    assert "llama_json" in llama.families and llama.policy.start_in_reasoning is False
+    granite = td.families.for_model("ibm-granite/granite-3.1-8b-instruct")
+    assert "json_array" in granite.families
+    unknown = td.families.for_model("acme/unheard-of-7b")
+    assert not unknown.matched and unknown.families == td.families.names()
+    with pytest.raises(td.ToolDialectError):
+        td.families.for_model(42)  # type: ignore[arg-type]
