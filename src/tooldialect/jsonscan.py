@@ -42,6 +42,7 @@ _TO_NEWLINE = re.compile(r"[^\n]+")
 _IN_BLOCK_COMMENT = re.compile(r"[^*]+")
 _VALUE_START = "{[,:"
 _NAME_KEYS = ("name", "tool_name")
+_KEEP_LIMIT = 512  # keys and names longer than this are not remembered
 
 
 class JsonScanner:
@@ -63,7 +64,9 @@ class JsonScanner:
         "error",
         "names",
         "_key",
-        "_strstart",
+        "_parts",
+        "_plen",
+        "_collect",
         "_expect",
         "_elem",
         "_fn_depth",
@@ -81,15 +84,18 @@ class JsonScanner:
         self.names: list[tuple[int, str]] = []  # (call ordinal, name) noticed so far
         self._key: list[str | None] = []  # per level: the member key being read
         self._expect: list[str] = []  # per level: "key" or "value"
-        self._strstart = 0
+        self._parts: list[str] = []
+        self._plen = 0
+        self._collect = False
         self._elem = 0  # element ordinal inside a top-level array
         self._fn_depth = 0
         self._str_is_key = False
 
     # -- scanning ---------------------------------------------------------------------
 
-    def scan(self, text: str, pos: int, eof: bool) -> tuple[str, int]:
-        n = len(text)
+    def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
+        """Continue scanning ``text[pos:end]``; ``eof`` means no text follows ``end``."""
+        n = len(text) if end is None else min(end, len(text))
         while pos < n:
             if self.quote:
                 pos = self._in_string(text, pos, n)
@@ -99,7 +105,7 @@ class JsonScanner:
                 if self.comment == "!":
                     return FAIL, pos
                 continue
-            m = _PLAIN.match(text, pos)
+            m = _PLAIN.match(text, pos, n)
             if m:
                 run = m.group()
                 bad = self._note_plain(run)
@@ -136,8 +142,9 @@ class JsonScanner:
                     self.error = f"unexpected {ch!r}"
                     return FAIL, pos
                 self.quote = ch
-                self._strstart = pos
                 self._str_is_key = bool(self._expect) and self._expect[-1] == "key"
+                self._collect = len(self.stack) <= 2
+                self._plen = 0
                 pos += 1
             elif ch == "/":
                 self.comment = "/"
@@ -152,19 +159,35 @@ class JsonScanner:
     def _in_string(self, text: str, pos: int, n: int) -> int:
         if self.escape:
             self.escape = False
+            self._keep(text[pos])
             return pos + 1
-        m = (_IN_DQ if self.quote == '"' else _IN_SQ).match(text, pos)
+        m = (_IN_DQ if self.quote == '"' else _IN_SQ).match(text, pos, n)
         if m:
+            self._keep(m.group())
             return m.end()
         ch = text[pos]
         if ch == "\\":
             self.escape = True
+            self._keep(ch)
             return pos + 1
         # the closing quote
+        quote = self.quote
         self.quote = ""
         self.prev = '"'
-        self._string_done(text, self._strstart, pos + 1)
+        raw = quote + "".join(self._parts) + quote if self._collect else None
+        self._parts = []
+        self._string_done(raw)
         return pos + 1
+
+    def _keep(self, piece: str) -> None:
+        """Collect a short string's text (keys and names); long strings are not kept."""
+        if self._collect:
+            self._plen += len(piece)
+            if self._plen > _KEEP_LIMIT:
+                self._collect = False
+                self._parts = []
+            else:
+                self._parts.append(piece)
 
     def _in_comment(self, text: str, pos: int, n: int) -> int:
         c = self.comment
@@ -180,13 +203,13 @@ class JsonScanner:
                 return pos
             return pos + 1
         if c == "//":
-            m = _TO_NEWLINE.match(text, pos)
+            m = _TO_NEWLINE.match(text, pos, n)
             if m:
                 return m.end()
             self.comment = ""
             return pos + 1
         if c == "/*":
-            m = _IN_BLOCK_COMMENT.match(text, pos)
+            m = _IN_BLOCK_COMMENT.match(text, pos, n)
             if m:
                 return m.end()
             self.comment = "/**"
@@ -250,19 +273,18 @@ class JsonScanner:
                 return i
         return -1
 
-    def _string_done(self, text: str, start: int, end: int) -> None:
+    def _string_done(self, raw: str | None) -> None:
         if not self._expect:
             return
-        raw = text[start:end]
         if self._str_is_key:
-            self._key[-1] = _decode_simple(raw)
+            self._key[-1] = _decode_simple(raw) if raw is not None else None
             self._expect[-1] = "colon"
             return
         self._after_value()
         depth = len(self.stack)
         root = self.stack[0]
         call_depth = 1 if root == "{" else 2
-        if depth != call_depth or self._key[-1] not in _NAME_KEYS:
+        if depth != call_depth or self._key[-1] not in _NAME_KEYS or raw is None:
             return
         name = _decode_simple(raw)
         if name is not None:

@@ -253,9 +253,9 @@ class Engine:
         """Drop decided text from ``win``; text still held moves into the holder's pieces."""
         b = self.block
         if b is not None:
+            # the block's pieces keep everything from its start; win keeps only what a
+            # candidate (or the recovery search) has yet to read
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-            need += [c.tok_start for c in b.cands if c.scanner is not None]
-            need += [c.resync_tok for c in b.cands if c.resync >= 0]
             if b.phase in ("recover", "trail"):
                 need.append(b.rpos)
             look_from = min([self.base + len(self.win)] + need)
@@ -315,6 +315,11 @@ class Engine:
         self.base = pos
         self.cur = 0
         self.prev_tail = tail
+        # the pieces now end where win begins: no text is held twice
+        i = bisect.bisect_left(b.piece_starts, pos)
+        del b.pieces[i:], b.piece_starts[i:]
+        if b.pieces and b.piece_starts[-1] + len(b.pieces[-1]) > pos:
+            b.pieces[-1] = b.pieces[-1][: pos - b.piece_starts[-1]]
 
     # -- main loop ---------------------------------------------------------------------------
 
@@ -552,12 +557,13 @@ class Engine:
         """Inside protected text in reasoning, the reasoning closer stays live."""
         if self.channel != REASONING:
             return None
+        best = None
         for mk in self.cat.markers:
             if mk.role == REND and self.rclose in ("*", mk.pair):
                 m = mk.terminal.pattern.regex.search(self.win, start, end)
-                if m is not None:
-                    return m.start()
-        return None
+                if m is not None and (best is None or m.start() < best):
+                    best = m.start()
+        return best
 
     def _partial_reasoning_close(self, start: int, end: int) -> int:
         if self.channel != REASONING or self.eof:
@@ -596,6 +602,9 @@ class Engine:
         nl = win.rfind("\n", pos)
         if nl >= 0 and not win[nl + 1 :].strip(" \t"):
             hold = nl
+        p = self._partial_reasoning_close(pos, hold)
+        if p >= 0:
+            hold = p
         self.inline[2] = self.base + hold
         return False
 
@@ -646,9 +655,10 @@ class Engine:
                     self._advance(b, c)
             if b.early:
                 self._early(b)
+            # the cap depends only on how far the candidates read, so every chunking agrees
+            if self._over_limit(b):
+                return True
             if any(c.state in (RUN, WAIT) for c in b.cands):
-                if self._over_limit(b):
-                    return True
                 return False
             self._decide(b)
             return True
@@ -657,7 +667,7 @@ class Engine:
         return False  # pragma: no cover
 
     def _over_limit(self, b: Block) -> bool:
-        far = max(c.pos for c in b.cands)
+        far = max(max(c.pos, c.last_end) for c in b.cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
         c0 = b.cands[0]
@@ -682,17 +692,25 @@ class Engine:
         win = self.win
         base = self.base
         n = len(win)
+        cap = b.start + self.policy.max_block_chars
         while True:
+            if c.pos > cap:
+                return  # the block is over the cap; _over_limit releases it
             lp = c.pos - base
             if c.scanner is not None:
-                status, p = c.scanner.scan(win, lp, self.eof)
+                # a candidate never reads past the cap, so every chunking sees the same thing
+                end = min(n, cap + 1 - base)
+                status, p = c.scanner.scan(win, lp, self.eof and end == n, end)
                 if b.early and c.scanner.names:
                     self._sniffed(b, c)
                 if status == MORE:
-                    c.pos = base + n
+                    c.pos = base + end
                     c.state = WAIT
                     return
                 if status == DONE:
+                    if base + p > cap:
+                        c.pos = base + p
+                        return
                     start = c.tok_start
                     c.scanner = None
                     c.tok_start = -1
@@ -788,12 +806,18 @@ class Engine:
         grammar's closer (the damage is then reported and removed).  False to stop."""
         win = self.win
         lp = c.pos - self.base
+        bound = self.block.start + self.policy.max_block_chars + 1 - self.base
+        if bound < len(win):
+            win = win[:bound]  # never look past the cap (same answer at every chunking)
         starts = _START_CHARS[c.ext_type]
         m_ext = starts.search(win, lp)
         m_mark = self.cat.recovery(c.g).search(win, lp)
         q_ext = m_ext.start() if m_ext else len(win)
         q_mark = m_mark.start() if m_mark else len(win)
         q = min(q_ext, q_mark)
+        if q == len(win) and len(win) < len(self.win):
+            c.pos = self.base + len(win)  # over the cap: _over_limit releases the block
+            return False
         if not self.eof:
             lo = max(lp, len(win) - self.cat.max_width)
             for p in range(lo, q):
@@ -1058,7 +1082,14 @@ class Engine:
             self._rewind(b.rpos)
             lp = 0
         win = self.win
-        m = rx.search(win, lp)
+        # a closer beyond the block cap does not count: the same answer at every chunking
+        horizon = min(len(win), b.start + self.policy.max_block_chars - self.base)
+        m = rx.search(win, lp, max(lp, horizon)) if horizon > lp else None
+        if m is None and horizon < len(win):
+            if trail:
+                self._accept(b, c, c.last_end)
+                return True
+            return self._truncated(b, c) if cut else self._unterminated(b, c, self.base + horizon)
         limit = m.start() if m else len(win)
         if not self.eof:
             lo = max(lp, len(win) - self.cat.max_width)

@@ -1,0 +1,230 @@
+"""Streaming behaviour: bounded hold-back, linear work, limits, and the awkward cuts."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from support import check_invariants, run_stream
+
+import tooldialect as td
+from tooldialect.catalog import catalog_for
+
+WIDTH = catalog_for(None).max_width
+
+
+def call(name: str, **args) -> str:
+    import json
+
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def released_lag(text: str, step: int = 1) -> int:
+    """The most text ever held back while no block was open."""
+    s = td.ToolStream()
+    released = 0
+    worst = 0
+    for i in range(0, len(text), step):
+        for ev in s.feed(text[i : i + step]):
+            if isinstance(ev, td.TextDelta):
+                released += len(ev.text)
+        if s._engine.block is None and s._engine.inline is None:
+            worst = max(worst, i + step - released)
+    return worst
+
+
+def test_holdback_outside_blocks_is_at_most_the_longest_marker():
+    prose = (
+        "Compare a < b and b > c; arrays [1, 2] and {sets}; pipes | and <|odd|> tokens, "
+        "html <div class='x'>y</div>, a <tool_calls> plural, [TOOLS] and functionally done. "
+    ) * 20
+    assert released_lag(prose) <= WIDTH
+    assert released_lag(prose, 7) <= WIDTH + 7
+
+
+def test_plain_prose_is_released_immediately():
+    s = td.ToolStream()
+    assert [e.text for e in s.feed("Hello there, ")] == ["Hello there, "]
+    assert [e.text for e in s.feed("how are you? ")] == ["how are you? "]
+
+
+def test_partial_marker_is_held_then_released_as_text():
+    s = td.ToolStream()
+    assert [e.text for e in s.feed("value <tool")] == ["value "]
+    assert [e.text for e in s.feed("box> done")] == ["<toolbox> done"]
+
+
+def test_protected_fence_streams_without_waiting_for_its_end():
+    s = td.ToolStream()
+    out = s.feed("Example:\n```bash\necho <tool_call>{\"name\": \"x\"}</tool_call>\n")
+    text = "".join(e.text for e in out if isinstance(e, td.TextDelta))
+    assert "echo <tool_call>" in text
+    out = s.feed("```\nafter") + s.close()
+    assert not [e for e in out if isinstance(e, td.CallEnd)]
+
+
+def test_several_complete_calls_in_one_delta():
+    text = "a" + call("one") + "b" + call("two", x=1) + "c" + call("three") + "d"
+    s = td.ToolStream()
+    events = s.feed(text) + s.close()
+    assert [e.call.name for e in events if isinstance(e, td.CallEnd)] == ["one", "two", "three"]
+    assert "".join(e.text for e in events if isinstance(e, td.TextDelta)) == "abcd"
+    check_invariants(text, events, td.parse(text))
+
+
+def test_call_completed_in_the_last_delta():
+    text = 'Let me look. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    s = td.ToolStream()
+    events = s.feed(text[:-3])
+    assert not [e for e in events if isinstance(e, td.CallEnd)]
+    events += s.feed(text[-3:])
+    events += s.close()
+    ends = [e for e in events if isinstance(e, td.CallEnd)]
+    assert len(ends) == 1 and ends[0].call.arguments == {"city": "Paris"}
+    check_invariants(text, events, td.parse(text))
+
+
+def test_zero_argument_calls_stream_their_empty_object():
+    for text in ['<tool_call>{"name": "now"}</tool_call>', '<tool_call>{"name": "now", "arguments": {}}</tool_call>']:
+        for step in (1, 3, len(text)):
+            events = run_stream(text, range(step, len(text), step))
+            frags = "".join(e.fragment for e in events if isinstance(e, td.ArgumentsDelta))
+            (end,) = [e for e in events if isinstance(e, td.CallEnd)]
+            assert frags == "{}" == end.call.arguments_json and end.call.arguments == {}
+
+
+def test_call_start_comes_before_the_arguments_arrive():
+    s = td.ToolStream()
+    events = s.feed('<tool_call>{"name": "write_file", "arguments": {"content": "')
+    assert [type(e) for e in events] == [td.CallStart]
+    assert events[0].name == "write_file"
+    events = s.feed("x" * 1000)
+    assert events == []
+
+
+def test_unknown_tool_is_not_announced_when_it_will_be_dropped():
+    s = td.ToolStream(
+        tools=[{"name": "a", "parameters": {"type": "object"}}], policy=td.Policy(unknown_tool="drop")
+    )
+    events = s.feed('<tool_call>{"name": "b", "arguments": {')
+    assert not [e for e in events if isinstance(e, td.CallStart)]
+
+
+# -- limits ----------------------------------------------------------------------------------
+
+
+def test_block_over_the_cap_is_released_as_text():
+    policy = td.Policy(max_block_chars=300)
+    text = 'A <tool_call>{"name": "f", "arguments": {"x": "' + "y" * 1000 + '"}}</tool_call> B'
+    r = td.parse(text, policy=policy)
+    assert r.calls == []
+    assert [d.kind for d in r.diagnostics][0] == "limit_exceeded"
+    assert r.text == text  # nothing lost
+    events = run_stream(text, range(5, len(text), 5), policy=policy)
+    check_invariants(text, events, r)
+
+
+def test_stream_that_never_closes_holds_at_most_the_cap():
+    policy = td.Policy(max_block_chars=1000)
+    s = td.ToolStream(policy=policy)
+    s.feed('<tool_call>{"name": "f", "arguments": {"x": "')
+    for _ in range(300):
+        s.feed("z" * 10)
+        eng = s._engine
+        held = len(eng.win) + sum(len(p) for p in (eng.block.pieces if eng.block else []))
+        assert held <= policy.max_block_chars + 64
+
+
+def test_max_calls():
+    text = "".join(call("f", i=i) for i in range(5))
+    r = td.parse(text, policy=td.Policy(max_calls=3))
+    assert len(r.calls) == 3
+    assert [d.kind for d in r.diagnostics] == ["limit_exceeded"]
+    assert r.diagnostics[0].detail["limit"] == "max_calls"
+
+
+def test_max_depth():
+    deep = "[" * 70 + "]" * 70
+    text = '<tool_call>{"name": "f", "arguments": {"x": ' + deep + "}}</tool_call>"
+    r = td.parse(text)
+    assert r.calls == [] and r.diagnostics
+    assert td.parse(text, policy=td.Policy(max_depth=100)).calls[0].name == "f"
+
+
+# -- linear work -------------------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, frame, event, arg):
+        if event in ("call", "c_call"):
+            self.n += 1
+
+
+def count_ops(text: str, step: int) -> int:
+    counter = _Counter()
+    s = td.ToolStream()
+    sys.setprofile(counter)
+    try:
+        for i in range(0, len(text), step):
+            s.feed(text[i : i + step])
+        s.close()
+    finally:
+        sys.setprofile(None)
+    return counter.n
+
+
+def _response(size: int) -> str:
+    """About ``size`` characters: prose and five calls with long arguments."""
+    part = max(1, size // 10)
+    out = []
+    for i in range(5):
+        out.append("Some prose before the call. " * (part // 28))
+        out.append(call("write_file", path=f"f{i}.txt", content="line of text\n" * (part // 13)))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("step", [4, 64])
+def test_work_grows_linearly_with_output(step):
+    small = count_ops(_response(5_000), step)
+    large = count_ops(_response(20_000), step)
+    assert large / small < 4.8, (small, large)
+
+
+def test_work_inside_one_long_argument_is_linear():
+    def text(n: int) -> str:
+        return '<tool_call>{"name": "write_file", "arguments": {"content": "' + "ab\\n" * n + '"}}</tool_call>'
+
+    small = count_ops(text(2_000), 3)
+    large = count_ops(text(8_000), 3)
+    assert large / small < 4.8, (small, large)
+
+
+def test_buffer_stays_small_inside_a_long_block():
+    s = td.ToolStream()
+    s.feed('<tool_call>{"name": "write_file", "arguments": {"content": "')
+    worst = 0
+    for _ in range(2_000):
+        s.feed("abcd")
+        worst = max(worst, len(s._engine.win))
+    assert worst <= WIDTH + 8
+
+
+def test_unclosed_openers_stay_linear():
+    def text(n: int) -> str:
+        return ("<tool_call>x " * n) + "end"
+
+    small = count_ops(text(300), 5)
+    large = count_ops(text(1_200), 5)
+    assert large / small < 4.8, (small, large)
+
+
+def test_repeated_soft_wrappers_stay_linear():
+    def text(n: int) -> str:
+        return ('<json>{"a": "' + "x" * 40 + '"} ') * n
+
+    small = count_ops(text(100), 4)
+    large = count_ops(text(400), 4)
+    assert large / small < 4.8, (small, large)
