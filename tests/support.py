@@ -126,7 +126,7 @@ def options(case: Case) -> dict[str, Any]:
         for item in case.attrs["policy"].split(","):
             k, _, v = item.strip().partition("=")
             low = v.lower()
-            fields[k] = (low == "true") if low in ("true", "false") else int(v) if v.isdigit() else v
+            fields[k] = (low == "true") if low in ("true", "false") else int(v) if v.isascii() and v.isdigit() else v
         opts["policy"] = td.Policy(**fields)
     return opts
 

@@ -538,19 +538,42 @@ def test_tool_errors_name_the_problem(capsys, tmp_path):
     assert rc == 2 and "'f'" in err and "Schema" in err
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a schema with an unresolvable $ref passes Toolset checks, then parse() "
-                   "raises jsonschema's _WrappedReferencingError (traceback, exit 1)")
-def test_unresolvable_ref_in_tool_schema_is_not_a_traceback(capsys, tmp_path):
+def test_unresolvable_ref_in_tool_schema_is_a_toolset_error(capsys, tmp_path):
     tools = write(tmp_path, "ref.json", [{"name": "f", "parameters": {
         "type": "object", "properties": {"x": {"$ref": "#/nope"}}}}])
     reply = write(tmp_path, "r.txt", '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
-    rc, out, err = run(capsys, "parse", reply, "--tools", tools)  # raises today
-    assert rc in (0, 2)
-    assert err.count("\n") <= 1
+    rc, out, err = run(capsys, "parse", reply, "--tools", tools)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "$ref" in err and "'f'" in err
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --policy max_depth=² — str.isdigit() accepts '²' but int('²') raises "
-                   "ValueError (traceback, exit 1) instead of a usage error")
+def test_local_refs_resolve(capsys, tmp_path):
+    tools = write(tmp_path, "ref.json", [{"name": "f", "parameters": {
+        "type": "object", "$defs": {"n": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/n"}}}}])
+    reply = write(tmp_path, "r.txt", '<tool_call>{"name": "f", "arguments": {"x": "one"}}</tool_call>')
+    rc, out, err = run(capsys, "parse", reply, "--tools", tools)
+    assert rc == 0
+    assert [d["kind"] for d in json.loads(out)["diagnostics"]] == ["arguments_invalid"]
+
+
+def test_invalid_utf8_on_stdin_is_a_usage_error(capsys, monkeypatch):
+    import io
+
+    class FakeStdin:
+        buffer = io.BytesIO(b"caf\xff")
+
+    monkeypatch.setattr(sys, "stdin", FakeStdin())
+    rc, out, err = run(capsys, "parse", "-")
+    assert rc == 2 and out == "" and "standard input" in err and err.count("\n") == 1
+
+
+def test_deeply_nested_tools_file_is_a_usage_error(capsys, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000, encoding="utf-8")
+    rc, out, err = run(capsys, "parse", write(tmp_path, "r.txt", HERMES), "--tools", str(deep))
+    assert rc == 2 and out == "" and err.count("\n") == 1
+
+
 def test_policy_unicode_digit_is_a_usage_error(capsys, tmp_path):
     rc, out, err = run(capsys, "parse", write(tmp_path, "r.txt", HERMES), "--policy", "max_depth=²")
     assert rc == 2 and out == "" and err.count("\n") == 1

@@ -228,3 +228,17 @@ def test_repeated_soft_wrappers_stay_linear():
     small = count_ops(text(100), 4)
     large = count_ops(text(400), 4)
     assert large / small < 4.8, (small, large)
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 8, 13])
+def test_call_is_announced_before_its_payload_completes_at_any_chunking(step):
+    text = '<tool_call>{"name": "write_file", "arguments": {"content": "' + "z" * 40 + '"}}</tool_call>'
+    done_at = text.index('"}}') + 3
+    s = td.ToolStream()
+    started_at = None
+    for i in range(0, len(text), step):
+        for ev in s.feed(text[i : i + step]):
+            if isinstance(ev, td.CallStart) and started_at is None:
+                started_at = i + step
+    s.close()
+    assert started_at is not None and started_at < done_at

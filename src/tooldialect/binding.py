@@ -66,7 +66,17 @@ class Binder:
         assert self.tools is not None
         validator = self.tools.validator(name)
         out = []
-        for err in sorted(validator.iter_errors(raw.arguments), key=lambda e: list(e.absolute_path)):
+        try:
+            errors = sorted(validator.iter_errors(raw.arguments), key=lambda e: [str(p) for p in e.absolute_path])
+        except Exception as exc:  # a schema the validator cannot apply; never let it raise
+            issue = Issue(
+                "arguments_invalid",
+                {"name": name, "path": "$", "reason": excerpt(f"the schema could not be applied: {exc}")},
+                raw.span,
+                f"{name}: the tool's schema could not be applied",
+            )
+            return [self.diagnostic(issue, raw.family)]
+        for err in errors:
             path = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
             out.append(
                 self.diagnostic(

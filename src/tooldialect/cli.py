@@ -35,11 +35,13 @@ class _Parser(argparse.ArgumentParser):
 def _read(path: str) -> str:
     try:
         if path == "-":
-            return sys.stdin.read()
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+            return data.decode("utf-8")
         with open(path, encoding="utf-8") as fh:
             return fh.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise _Usage(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        name = "standard input" if path == "-" else path
+        raise _Usage(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _tools(path: str | None) -> Toolset | None:
@@ -48,7 +50,7 @@ def _tools(path: str | None) -> Toolset | None:
     raw = _read(path)
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise _Usage(f"{path} is not JSON: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
@@ -61,9 +63,17 @@ def _policy(items: Sequence[str]) -> Policy:
         key, eq, value = item.partition("=")
         if not eq:
             raise _Usage(f"--policy needs FIELD=VALUE, got {item!r}")
-        low = value.lower()
-        fields[key.strip()] = (low == "true") if low in ("true", "false") else int(value) if value.isdigit() else value
+        fields[key.strip()] = _scalar(value)
     return Policy(**fields)
+
+
+def _scalar(value: str) -> Any:
+    low = value.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low.isascii() and low.lstrip("-").isdigit():
+        return int(low)
+    return value
 
 
 def call_json(call: ToolCall) -> dict[str, Any]:

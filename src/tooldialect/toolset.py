@@ -149,3 +149,46 @@ def _check_schema(tool: Tool) -> None:
     except jsonschema.SchemaError as exc:
         path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise ToolsetError(f"tool {tool.name!r}: invalid JSON Schema at {path}: {exc.message}") from None
+    except RecursionError:
+        raise ToolsetError(f"tool {tool.name!r}: the JSON Schema nests too deeply") from None
+    for ref in _refs(schema, 0):
+        if not _resolves(schema, ref):
+            raise ToolsetError(
+                f"tool {tool.name!r}: $ref {ref!r} does not resolve inside the schema "
+                f"(only local references such as '#/$defs/name' are supported)"
+            )
+
+
+def _refs(node: Any, depth: int) -> Iterator[str]:
+    if depth > 200:
+        raise ToolsetError("a JSON Schema nests more than 200 levels deep")
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref
+        for value in node.values():
+            yield from _refs(value, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value, depth + 1)
+
+
+def _resolves(schema: Mapping[str, Any], ref: str) -> bool:
+    """Whether a ``$ref`` points inside the schema (JSON Pointer after ``#``)."""
+    if not ref.startswith("#"):
+        return False
+    node: Any = schema
+    pointer = ref[1:]
+    if not pointer:
+        return True
+    if not pointer.startswith("/"):
+        return False
+    for part in pointer[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and part.isascii() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True

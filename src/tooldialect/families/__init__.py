@@ -151,7 +151,7 @@ def _coerce(field: str, value: str) -> Any:
     low = value.lower()
     if low in ("true", "false"):
         return low == "true"
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return int(value)
     return value
 
