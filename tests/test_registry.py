@@ -232,3 +232,32 @@ def test_for_model_suggests_families_and_policy():
     assert not unknown.matched and unknown.families == td.families.names()
     with pytest.raises(td.ToolDialectError):
         td.families.for_model(42)  # type: ignore[arg-type]
+
+
+def test_a_family_module_can_override_the_reader(monkeypatch):
+    import types
+
+    from tooldialect import transform
+
+    class Shouting(transform.Reader):
+        def read(self, node):
+            got = super().read(node)
+            if got:
+                for call in got[0]:
+                    call.name = call.name.upper()
+            return got
+
+    module = types.ModuleType("tooldialect.families.hermes")
+    module.Reader = Shouting
+    monkeypatch.setitem(sys.modules, "tooldialect.families.hermes", module)
+    monkeypatch.setattr(transform, "_READERS", {})
+    r = td.parse('<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>')
+    assert [c.name for c in r.calls] == ["GET_WEATHER"]
+    monkeypatch.setattr(transform, "_READERS", {})
+
+
+def test_families_without_a_module_use_the_generic_reader():
+    from tooldialect import transform
+
+    for name in td.families.names():
+        assert transform.reader_class(name) is transform.Reader

@@ -44,16 +44,41 @@ def policy_table() -> str:
         if values:
             shown = " \\| ".join(f"`{v!r}`".replace("'", '"') for v in values)
         else:
-            shown = getattr(ann, "__name__", str(ann))
-            bounds = [m for m in field.metadata]
-            if bounds:
-                shown += " (" + ", ".join(str(b) for b in bounds) + ")"
+            shown = {"bool": "boolean", "int": "integer"}.get(getattr(ann, "__name__", ""), str(ann))
+            for bound in field.metadata:
+                for attr, sign in (("ge", "≥"), ("le", "≤"), ("gt", ">"), ("lt", "<")):
+                    if getattr(bound, attr, None) is not None:
+                        shown += f", {sign} {getattr(bound, attr)}"
         default = field.default
         rows.append(f"| `{name}` | `{default!r}` | {shown} |".replace("'", '"'))
     return "\n".join(rows)
 
 
+def family_sections() -> str:
+    out = []
+    for fam in all_families():
+        h = fam.header
+        out.append(f"## {fam.name}\n")
+        out.append(f"{_cell(h.title)}.\n")
+        out.append("- models: " + (", ".join(f"`{m}`" for m in h.models) or "—"))
+        for checked in h.checked_against:
+            out.append(f"- checked against: {_cell(checked)}")
+        for glob, pairs in h.policies:
+            out.append(f"- suggested policy for `{glob}`: " + ", ".join(f"`{k}={v}`" for k, v in pairs))
+        starts = fam.grammar.starts
+        out.append("- rules: " + ", ".join(f"`{s}`" for s in starts) + (f" (reply: {h.reply})" if "reply" in starts else ""))
+        openers = [t.name for t in fam.grammar.openers.get("start", ())]
+        if openers:
+            out.append("- openers: " + ", ".join(f"`{o}`" for o in sorted(openers)))
+        if h.notes:
+            out.append("")
+            out.append(_cell(" ".join(n.strip() for n in h.notes if n.strip())))
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
 SECTIONS = {
+    "family_sections": family_sections,
     "families": families_table,
     "diagnostics": diagnostics_table,
     "policy": policy_table,

@@ -61,7 +61,7 @@ class Header:
 
 
 _HEADER_LINE = re.compile(r"//\s?(.*)")
-_POLICY_KEY = re.compile(r"policy\s+(\S+)")
+_POLICY_KEY = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
 
 
 def read_header(text: str, stem: str) -> Header:
@@ -83,9 +83,10 @@ def read_header(text: str, stem: str) -> Header:
         if not sep:
             notes.append(body)
             continue
-        key = key.strip().lower()
+        raw_key = key.strip()
+        key = raw_key.lower()
         value = value.strip()
-        pm = _POLICY_KEY.fullmatch(key)
+        pm = _POLICY_KEY.fullmatch(raw_key)
         if pm:
             pairs = []
             for item in value.split(","):

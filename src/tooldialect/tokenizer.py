@@ -35,7 +35,7 @@ from .models import (
     ReasoningDelta,
     TextDelta,
 )
-from .transform import Issue, RawCall, Reader, excerpt
+from .transform import Issue, RawCall, Reader, excerpt, reader_class
 
 __all__ = ["Engine"]
 
@@ -476,7 +476,7 @@ class Engine:
         return (self.prev_tail + self.win[max(0, q - 4) : q])[-4:]
 
     def _reader(self, g: CompiledGrammar) -> Reader:
-        return Reader(g.name, self.binder.known, self.policy.max_depth)
+        return reader_class(g.name)(g.name, self.binder.known, self.policy.max_depth)
 
     # -- fences and inline code ----------------------------------------------------------------
 

@@ -17,6 +17,7 @@ a toolset happens later, in :mod:`tooldialect.binding`.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ from .jsonscan import (
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 
-__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader"]
+__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader", "reader_class"]
 
 #: Keys that hold a call's arguments, in priority order.
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
@@ -327,3 +328,25 @@ def _text(item: Any) -> str:
     if isinstance(item, Node):
         return "".join(_text(c) for c in item.children)
     return ""
+
+
+_READERS: dict[str, type[Reader]] = {}
+
+
+def reader_class(family: str) -> type[Reader]:
+    """The reader for a family: ``Reader`` from ``tooldialect.families.<family>`` when that
+    module exists (a family with real quirks), else the generic one."""
+    cls = _READERS.get(family)
+    if cls is None:
+        import importlib
+        import importlib.util
+
+        cls = Reader
+        name = f"tooldialect.families.{family}"
+        if name in sys.modules or importlib.util.find_spec(name) is not None:
+            module = importlib.import_module(name)
+            custom = getattr(module, "Reader", None)
+            if isinstance(custom, type) and issubclass(custom, Reader):
+                cls = custom
+        _READERS[family] = cls
+    return cls

@@ -1,0 +1,48 @@
+"""Docs tables are generated from the code; the docs name every family and link what exists."""
+
+from __future__ import annotations
+
+import re
+
+from support import ROOT
+
+import tooldialect as td
+from tooldialect._docs import SECTIONS, render, sync
+
+
+def test_generated_sections_are_current():
+    stale = sync(ROOT, write=False)
+    assert not stale, f"run `python -m tooldialect._docs --write`: stale {[str(p) for p in stale]}"
+
+
+def test_every_generated_section_is_used():
+    text = "".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *ROOT.glob("docs/*.md")])
+    for name in SECTIONS:
+        assert f"<!-- {name}:begin -->" in text, name
+
+
+def test_render_replaces_only_known_sections():
+    doc = "a\n<!-- families:begin -->\nold\n<!-- families:end -->\n<!-- other:begin -->\nkeep\n<!-- other:end -->\n"
+    out = render(doc)
+    assert "old" not in out and "keep" in out and "`hermes`" in out
+
+
+def test_every_family_has_a_docs_anchor_and_a_corpus():
+    families_md = (ROOT / "docs" / "families.md").read_text(encoding="utf-8")
+    for name in td.families.names():
+        assert f"\n## {name}\n" in families_md
+        assert (ROOT / "tests" / "corpus" / f"{name}.txt").exists()
+
+
+def test_readme_links_resolve_and_commands_are_documented():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#]+)\)", readme):
+        assert (ROOT / target).exists(), target
+    assert "make demo" in readme and "make test" in readme
+    assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+
+
+def test_diagnostic_kinds_documented():
+    text = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    for kind in td.DIAGNOSTIC_KINDS:
+        assert f"`{kind}`" in text
