@@ -22,9 +22,9 @@ def test_every_generated_section_is_used():
 
 
 def test_render_replaces_only_known_sections():
-    doc = "a\n<!-- families:begin -->\nold\n<!-- families:end -->\n<!-- other:begin -->\nkeep\n<!-- other:end -->\n"
+    doc = "a\n<!-- families:begin -->\nSTALE-ROW\n<!-- families:end -->\n<!-- other:begin -->\nkeep\n<!-- other:end -->\n"
     out = render(doc)
-    assert "old" not in out and "keep" in out and "`hermes`" in out
+    assert "STALE-ROW" not in out and "keep" in out and "`hermes`" in out
 
 
 def test_every_family_has_a_docs_anchor_and_a_corpus():
