@@ -292,6 +292,8 @@ class JsonScanner:
 
 
 def _decode_simple(raw: str) -> str | None:
+    if "\\" not in raw:
+        return raw[1:-1]
     if raw.startswith('"'):
         try:
             value = json.loads(raw)
@@ -408,7 +410,8 @@ def member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
         if text[pos] != '"':
             break
         key_end = string_end(text, pos)
-        key = json.loads(text[pos:key_end])
+        raw = text[pos:key_end]
+        key = raw[1:-1] if "\\" not in raw else json.loads(raw)
         pos = _WS.match(text, key_end).end() + 1  # the colon
         pos = _WS.match(text, pos).end()
         end = _value_end(text, pos)

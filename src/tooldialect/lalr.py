@@ -61,6 +61,8 @@ class Node:
 
 @dataclass(frozen=True)
 class RuleShape:
+    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain")
+
     origin: str  # the nonterminal to go to after the reduction
     name: str  # the node name (alias or origin)
     size: int
@@ -68,6 +70,14 @@ class RuleShape:
     inline: tuple[bool, ...]
     expand1: bool
     structural: bool  # an inlined ``_rule`` or generated helper: no node callback
+
+    @property
+    def plain(self) -> bool:
+        """Every child kept as it is: no filtering, no inlining."""
+        return self._plain
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_plain", all(self.keep) and not any(self.inline))
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,14 @@ class LRParser:
     def accepts(self, ttype: str) -> bool:
         """Exact check: would ``ttype`` be shifted (or end the parse) from here?"""
         states = self.tables.states
+        top = self.stack[-1]
+        if top == self.end_state:
+            return ttype == END
+        act = states[top].get(ttype)
+        if act is None:
+            return False
+        if act[0] is Shift:
+            return True
         shapes = self.tables.shapes
         stack = list(self.stack)
         while True:
@@ -188,22 +206,24 @@ class LRParser:
         else:
             vals = []
         start = end = None
-        for v in vals:
-            if v.start is not None and v.start >= 0:
-                start = v.start
-                break
-        for v in reversed(vals):
-            if v.end is not None and v.end >= 0:
-                end = v.end
-                break
-        children: list[Any] = []
-        for v, keep, inline in zip(vals, shape.keep, shape.inline):
-            if not keep:
-                continue
-            if inline and isinstance(v, Node):
-                children.extend(v.children)
-            else:
-                children.append(v)
+        if vals:
+            start = vals[0].start
+            end = vals[-1].end
+            if start is None or start < 0:
+                start = next((v.start for v in vals if v.start is not None and v.start >= 0), None)
+            if end is None or end < 0:
+                end = next((v.end for v in reversed(vals) if v.end is not None and v.end >= 0), None)
+        if shape.plain:
+            children: list[Any] = vals
+        else:
+            children = []
+            for v, keep, inline in zip(vals, shape.keep, shape.inline):
+                if not keep:
+                    continue
+                if inline and isinstance(v, Node):
+                    children.extend(v.children)
+                else:
+                    children.append(v)
         if shape.expand1 and len(children) == 1 and not shape.structural:
             value: Any = children[0]
         else:

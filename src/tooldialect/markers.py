@@ -52,9 +52,9 @@ class MarkerPattern:
 
     def needs_more(self, text: str, pos: int) -> bool:
         """True when a match at ``pos`` could change if text were appended."""
-        tail = text[pos : pos + self.max_width + 1] if self.max_width < _MAXREPEAT else text[pos:]
-        if pos + len(tail) < len(text):
+        if pos + self.max_width < len(text):
             return False  # the pattern cannot reach the end of the buffer from here
+        tail = text[pos:]
         if self.literal is not None:
             if len(tail) >= len(self.literal):
                 return False
