@@ -118,21 +118,7 @@ class LRParser:
             return False
         if act[0] is Shift:
             return True
-        shapes = self.tables.shapes
-        stack = list(self.stack)
-        while True:
-            top = stack[-1]
-            if top == self.end_state:
-                return ttype == END
-            act = states[top].get(ttype)
-            if act is None:
-                return False
-            if act[0] is Shift:
-                return True
-            shape = shapes[act[1]]
-            if shape.size:
-                del stack[-shape.size :]
-            stack.append(states[stack[-1]][shape.origin][1])
+        return self.accepts_seq([ttype])
 
     def accepts_seq(self, types: list[str]) -> bool:
         """Exact check that these terminal types could be read next, in order."""

@@ -801,6 +801,16 @@ class Engine:
             self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
             return
 
+    def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
+        """Earliest position in ``[lo, hi)`` where ``g``'s closer or any marker may be
+        starting but is cut off by the end of ``win`` (-1 when none)."""
+        for p in range(max(lo, len(win) - self.cat.max_width), hi):
+            if any(t.pattern.needs_more(win, p) for t in g.closers) or any(
+                mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+            ):
+                return p
+        return -1
+
     def _resync(self, c: Cand) -> bool:
         """After a broken payload, find where the block goes on: the next payload, or this
         grammar's closer (the damage is then reported and removed).  False to stop."""
@@ -819,14 +829,11 @@ class Engine:
             c.pos = self.base + len(win)  # over the cap: _over_limit releases the block
             return False
         if not self.eof:
-            lo = max(lp, len(win) - self.cat.max_width)
-            for p in range(lo, q):
-                if any(t.pattern.needs_more(win, p) for t in c.g.closers) or any(
-                    mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
-                ):
-                    c.pos = self.base + p
-                    c.state = WAIT
-                    return False
+            p = self._cut_marker(c.g, win, lp, q)
+            if p >= 0:
+                c.pos = self.base + p
+                c.state = WAIT
+                return False
             if q == len(win):
                 c.pos = self.base + len(win)
                 c.state = WAIT
@@ -1092,13 +1099,10 @@ class Engine:
             return self._truncated(b, c) if cut else self._unterminated(b, c, self.base + horizon)
         limit = m.start() if m else len(win)
         if not self.eof:
-            lo = max(lp, len(win) - self.cat.max_width)
-            for p in range(lo, limit):
-                if any(t.pattern.needs_more(win, p) for t in c.g.closers) or any(
-                    mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
-                ):
-                    b.rpos = self.base + p
-                    return False
+            p = self._cut_marker(c.g, win, lp, limit)
+            if p >= 0:
+                b.rpos = self.base + p
+                return False
             if m is None:
                 b.rpos = self.base + len(win)
                 return False
