@@ -149,8 +149,10 @@ def test_unknown_tool_policies():
 
 
 def test_names_pass_through_without_a_toolset():
-    r = td.parse('<tool_call>{"name": " Any Name ", "arguments": {}}</tool_call>')
-    assert r.calls[0].name == "Any Name" and r.diagnostics == []
+    for name in [" Any Name ", 'terminal" parameter="x', "functions.read_file:0"]:
+        text = "<tool_call>" + json.dumps({"name": name, "arguments": {}}) + "</tool_call>"
+        r = td.parse(text)
+        assert r.calls[0].name == name and r.diagnostics == []
 
 
 def test_schema_validation_reports_path_and_keeps_call():

@@ -1,47 +1,67 @@
 """Binding: a neutral call record meets the toolset and the policy.
 
-A pass of its own, shared by every family: it resolves the name, checks that the
-arguments are an object, validates them against the tool's schema, and reports each
-decision as a diagnostic.  Nothing here reads model text; it works on records.
+A pass of its own, shared by every family: it resolves the name, checks the shape of
+the arguments, unwraps an argument envelope the schema does not expect, validates the
+arguments against the tool's schema, and reports each decision as a diagnostic.
+Nothing here reads model text; it works on records.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .models import Diagnostic, Policy, ToolCall
+from .names import NameIndex, Resolution
 from .toolset import Toolset
-from .transform import Issue, RawCall, excerpt
+from .transform import ARGUMENT_KEYS, Issue, RawCall, excerpt
 
 __all__ = ["Binder"]
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "known")
+    __slots__ = ("tools", "policy", "known", "index")
 
     def __init__(self, tools: Toolset | None, policy: Policy) -> None:
         self.tools = tools
         self.policy = policy
         self.known: frozenset[str] = frozenset(tools.names) if tools is not None else frozenset()
+        self.index = NameIndex(self.known) if tools is not None else None
 
-    def resolve(self, name: str) -> tuple[str, bool]:
-        """The name to report, and whether the toolset offers it (True without a toolset)."""
-        name = name.strip()
-        if self.tools is None:
-            return name, True
-        return name, name in self.known
+    def resolve(self, name: str, gated: bool = False) -> Resolution:
+        """What a written name resolves to.  Without a toolset it passes through unchanged;
+        a registry-gated body binds its exact name only."""
+        if self.index is None:
+            return Resolution(name, True, None)
+        if gated:
+            return Resolution(name, name in self.known, None)
+        return self.index.resolve(name)
 
     def announce(self, name: str) -> str | None:
         """The name a stream may announce before the call completes, or None to wait."""
-        resolved, known = self.resolve(name)
-        if not known and self.policy.unknown_tool != "keep":
+        res = self.resolve(name)
+        if not res.known and self.policy.unknown_tool != "keep":
             return None
-        return resolved
+        return res.name
 
     def bind(self, raw: RawCall) -> tuple[ToolCall | None, list[Diagnostic]]:
         diags = [self.diagnostic(note, raw.family) for note in raw.notes]
-        name, known = self.resolve(raw.name)
-        if not known:
+        res = self.resolve(raw.name, raw.gated)
+        name = res.name
+        if res.how is not None:
+            diags.append(
+                self.diagnostic(
+                    Issue(
+                        "name_repaired",
+                        {"from": excerpt(raw.name), "to": name, "how": res.how},
+                        raw.span,
+                        f"tool name {excerpt(raw.name)!r} read as {name!r} ({res.how})",
+                    ),
+                    raw.family,
+                )
+            )
+        arguments, arguments_json = raw.arguments, raw.arguments_json
+        if not res.known:
             action = self.policy.unknown_tool
             detail: dict[str, Any] = {"name": name, "policy": action}
             if action == "error":
@@ -51,23 +71,52 @@ class Binder:
             if action != "keep":
                 return None, diags
         elif self.tools is not None:
-            diags.extend(self._validate(name, raw))
+            unwrapped = self._unwrap(name, arguments)
+            if unwrapped is not None:
+                key, arguments = unwrapped
+                arguments_json = json.dumps(arguments, ensure_ascii=False)
+                diags.append(
+                    self.diagnostic(
+                        Issue(
+                            "arguments_repaired",
+                            {"name": name, "repairs": [f"unwrapped the {key!r} envelope"]},
+                            raw.span,
+                            f"{name}: arguments were wrapped in {key!r}; unwrapped",
+                        ),
+                        raw.family,
+                    )
+                )
+            diags.extend(self._validate(name, arguments, raw))
         call = ToolCall.model_construct(
             name=name,
-            arguments=raw.arguments,
-            arguments_json=raw.arguments_json,
+            arguments=arguments,
+            arguments_json=arguments_json,
             id=raw.id,
             family=raw.family,
             span=raw.span,
         )
         return call, diags
 
-    def _validate(self, name: str, raw: RawCall) -> list[Diagnostic]:
+    def _unwrap(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """``{"arguments": {…}}`` around the real object, when the schema has no such property."""
+        if len(arguments) != 1:
+            return None
+        (key, inner), = arguments.items()
+        if key not in ARGUMENT_KEYS or not isinstance(inner, dict):
+            return None
+        assert self.tools is not None
+        schema = self.tools.get(name).parameters
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if isinstance(props, dict) and key in props:
+            return None
+        return key, inner
+
+    def _validate(self, name: str, arguments: dict[str, Any], raw: RawCall) -> list[Diagnostic]:
         assert self.tools is not None
         validator = self.tools.validator(name)
         out = []
         try:
-            errors = sorted(validator.iter_errors(raw.arguments), key=lambda e: [str(p) for p in e.absolute_path])
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
         except Exception as exc:  # a schema the validator cannot apply; never let it raise
             issue = Issue(
                 "arguments_invalid",

@@ -14,7 +14,8 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
   any other opener commits (a bad body is reported, not shown);
 * a terminal named ``…_CLOSE`` ends a block: after a syntax error the block runs to it;
 * ``REASONING_OPEN_<X>`` / ``REASONING_CLOSE_<X>`` pair a reasoning wrapper, and
-  ``FURNITURE_…`` terminals are framing removed from the visible text.
+  ``FURNITURE_…`` terminals are framing removed from the visible text;
+* ``QUOTE_…`` strings stand for ``"`` inside the family's JSON (``<|"|>``).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ class CompiledGrammar:
     closers: tuple[Terminal, ...] = ()
     reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
     furniture: tuple[Terminal, ...] = ()
+    quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
 
 
 class _NoLexer(Lexer):
@@ -286,6 +288,13 @@ def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
     compiled.closers = tuple(t for t in terminals.values() if t.closer and t.pattern is not None)
     compiled.reasoning = _pairs(terminals, header.family)
     compiled.furniture = tuple(t for n, t in terminals.items() if n.startswith("FURNITURE_"))
+    quotes = []
+    for name, term in terminals.items():
+        if name.startswith("QUOTE_"):
+            if term.pattern is None or term.pattern.literal is None or term.pattern.ignorecase:
+                raise GrammarError(f"grammar {header.family!r}: {name} must be a plain string")
+            quotes.append(term.pattern.literal)
+    compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
     for term in terminals.values():
         used = term.name in {k for s in table.states.values() for k in s}
         if term.pattern is not None and used and term.pattern.max_width > MAX_MARKER_WIDTH:

@@ -56,6 +56,7 @@ class JsonScanner:
 
     __slots__ = (
         "max_depth",
+        "quotes",
         "stack",
         "quote",
         "escape",
@@ -73,8 +74,9 @@ class JsonScanner:
         "_str_is_key",
     )
 
-    def __init__(self, max_depth: int = 64) -> None:
+    def __init__(self, max_depth: int = 64, quotes: tuple[str, ...] = ()) -> None:
         self.max_depth = max_depth
+        self.quotes = quotes  # quote sentinels a grammar declares, e.g. <|"|>
         self.stack: list[str] = []
         self.quote = ""  # the open string's quote character, "" outside strings
         self.escape = False
@@ -98,6 +100,11 @@ class JsonScanner:
         n = len(text) if end is None else min(end, len(text))
         while pos < n:
             if self.quote:
+                if len(self.quote) > 1:
+                    pos = self._in_sentinel(text, pos, n, eof)
+                    if pos < 0:
+                        return MORE, -pos - 1
+                    continue
                 pos = self._in_string(text, pos, n)
                 continue
             if self.comment:
@@ -150,6 +157,16 @@ class JsonScanner:
                 self.comment = "/"
                 pos += 1
             else:
+                sentinel, partial = self._sentinel(text, pos, n)
+                if partial and not eof:
+                    return MORE, pos
+                if sentinel and expect in ("key", "value"):
+                    self.quote = sentinel
+                    self._str_is_key = bool(self._expect) and self._expect[-1] == "key"
+                    self._collect = len(self.stack) <= 2
+                    self._plen = 0
+                    pos += len(sentinel)
+                    continue
                 self.error = f"unexpected character {ch!r}"
                 return FAIL, pos
         if self.comment == "/" and not eof:
@@ -178,6 +195,33 @@ class JsonScanner:
         self._parts = []
         self._string_done(raw)
         return pos + 1
+
+    def _sentinel(self, text: str, pos: int, n: int) -> tuple[str, bool]:
+        """A quote sentinel at ``pos``, or whether the text ends inside one."""
+        for q in self.quotes:
+            if text.startswith(q, pos) and pos + len(q) <= n:
+                return q, False
+            if q.startswith(text[pos:n]):
+                return "", True
+        return "", False
+
+    def _in_sentinel(self, text: str, pos: int, n: int, eof: bool) -> int:
+        """Inside a sentinel-quoted string: the position after it, or ``-(stop + 1)`` when
+        the text ends first (the stop keeps a possibly cut-off closing sentinel)."""
+        q = self.quote
+        idx = text.find(q, pos, n)
+        if idx >= 0:
+            self._keep(text[pos:idx])
+            self.quote = ""
+            self.prev = '"'
+            body = "".join(self._parts) if self._collect else None
+            self._parts = []
+            raw = '"' + body + '"' if body is not None and '"' not in body and "\\" not in body else None
+            self._string_done(raw)
+            return idx + len(q)
+        stop = n if eof else max(pos, n - len(q) + 1)
+        self._keep(text[pos:stop])
+        return -(stop + 1)
 
     def _keep(self, piece: str) -> None:
         """Collect a short string's text (keys and names); long strings are not kept."""

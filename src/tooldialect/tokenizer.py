@@ -476,7 +476,7 @@ class Engine:
         return (self.prev_tail + self.win[max(0, q - 4) : q])[-4:]
 
     def _reader(self, g: CompiledGrammar) -> Reader:
-        return reader_class(g.name)(g.name, self.binder.known, self.policy.max_depth)
+        return reader_class(g.name)(g.name, self.binder.known, self.policy.max_depth, g.quotes)
 
     # -- fences and inline code ----------------------------------------------------------------
 
@@ -704,7 +704,7 @@ class Engine:
                 if b.early and c.scanner.names:
                     self._sniffed(b, c)
                 if status == MORE:
-                    c.pos = base + end
+                    c.pos = base + p
                     c.state = WAIT
                     return
                 if status == DONE:
@@ -791,7 +791,7 @@ class Engine:
                     return
                 continue
             if external is not None:
-                c.scanner = JsonScanner(self.policy.max_depth)
+                c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
                 c.ext_type = external.name
                 b.sniffed = 0
                 c.tok_start = base + lp
@@ -1002,7 +1002,8 @@ class Engine:
         if not hard:
             self._decline(b)
             return
-        winner = min(hard, key=lambda c: rank[c.g.name])
+        # the candidate that read calls, else the one that read furthest, else the best rank
+        winner = min(hard, key=lambda c: (-c.calls, -max(c.last_end, c.fail_pos), rank[c.g.name]))
         b.winner = winner
         if winner.state == DONE_:  # structurally fine, but no call in it
             if any(kind == "issue" for kind, _, _ in winner.items):

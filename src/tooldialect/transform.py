@@ -32,6 +32,7 @@ from .jsonscan import (
 )
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
+from .repair import RepairFailed, repair_json
 
 __all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader", "reader_class"]
 
@@ -58,6 +59,7 @@ class RawCall:
     span: tuple[int, int]
     family: str
     notes: list[Issue] = field(default_factory=list)
+    gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
 
 
 @dataclass
@@ -73,12 +75,15 @@ class Issue:
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
-    __slots__ = ("family", "known", "max_depth")
+    __slots__ = ("family", "known", "max_depth", "quotes")
 
-    def __init__(self, family: str, known: frozenset[str], max_depth: int) -> None:
+    def __init__(
+        self, family: str, known: frozenset[str], max_depth: int, quotes: tuple[str, ...] = ()
+    ) -> None:
         self.family = family
         self.known = known
         self.max_depth = max_depth
+        self.quotes = quotes  # quote sentinels the grammar declares (QUOTE_... terminals)
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         """Records and issues for a conventional node, or None for any other node."""
@@ -119,26 +124,32 @@ class Reader:
         if tok is None or not isinstance(tok, Tok):
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         try:
-            value = self._load(tok.value)
+            value, repairs = self._load(tok.value)
         except JsonValueError as exc:
             return [], [_invalid_json(tok, str(exc), name)]
-        return self._finish(name, value, tok.value, call_id, span, [])
+        notes = [_repaired(name, repairs, span)] if repairs else []
+        return self._finish(name, value, None if repairs else tok.value, call_id, span, notes)
 
     # -- JSON payloads ----------------------------------------------------------------------
 
     def read_payload(self, text: str, base: int, *, bare: bool) -> tuple[list[RawCall], list[Issue]]:
         try:
-            value = self._load(text)
+            value, repairs = self._load(text)
         except JsonValueError as exc:
             tok = Tok("JSON", text, base, base + len(text))
             return [], [_invalid_json(tok, str(exc), None)]
         calls: list[RawCall] = []
         issues: list[Issue] = []
         skipped: list[tuple[int, int]] = []
-        for obj, start, end in self._call_objects(value, text, 0, len(text)):
-            got, notes = self._read_object(obj, text, start, end, base, bare) if isinstance(obj, Mapping) else ([], [])
+        # spans inside the payload are known only when the model's text was strict JSON
+        exact = None if repairs else text
+        for obj, start, end in self._call_objects(value, exact, 0, len(text)):
+            got, notes = self._read_object(obj, exact, start, end, base, bare) if isinstance(obj, Mapping) else ([], [])
             if not got and not notes:
                 skipped.append((start, end))
+            for call in got:
+                if repairs:
+                    call.notes.insert(0, _repaired(call.name, repairs, call.span))
             calls.extend(got)
             issues.extend(notes)
         if calls:
@@ -155,35 +166,45 @@ class Reader:
             issues.sort(key=lambda i: i.span[0] if i.span else 0)
         return calls, issues
 
-    def _load(self, text: str) -> Any:
+    def _load(self, text: str) -> tuple[Any, list[str]]:
+        """Strict JSON, else the repair ladder: the value and the repairs made."""
         if depth_exceeds(text, self.max_depth):
             raise JsonValueError(f"nesting deeper than {self.max_depth}")
-        return loads_strict(text)
+        try:
+            return loads_strict(text), []
+        except JsonValueError as strict:
+            try:
+                return repair_json(text, quotes=self.quotes, max_depth=self.max_depth)
+            except RepairFailed:
+                raise strict from None
 
-    def _call_objects(self, value: Any, text: str, start: int, end: int):
-        """Yield (element, start, end) for every candidate call object in a payload value."""
+    def _call_objects(self, value: Any, text: str | None, start: int, end: int):
+        """Yield (element, start, end) for every candidate call object in a payload value.
+
+        ``text`` is the payload when it is strict JSON (for exact spans), else None (every
+        element then spans the whole payload)."""
         if isinstance(value, list):
-            spans = element_spans(text, start)
+            spans = element_spans(text, start) if text is not None else [(start, end)] * len(value)
             yield from ((item, s, e) for item, (s, e) in zip(value, spans))
             return
         if not isinstance(value, Mapping):
             return
         wrapped = value.get("tool_calls")
         if isinstance(wrapped, list) and wrapped:
-            inner = member_spans(text, start).get("tool_calls")
+            inner = member_spans(text, start).get("tool_calls") if text is not None else (start, end)
             if inner is not None:
                 yield from self._call_objects(wrapped, text, inner[0], inner[1])
                 return
         single = value.get("tool_call")
         if isinstance(single, Mapping) and len(value) == 1:
-            inner = member_spans(text, start).get("tool_call")
+            inner = member_spans(text, start).get("tool_call") if text is not None else (start, end)
             if inner is not None:
                 yield single, inner[0], inner[1]
                 return
         yield value, start, end
 
     def _read_object(
-        self, obj: Mapping[str, Any], text: str, start: int, end: int, base: int, bare: bool
+        self, obj: Mapping[str, Any], text: str | None, start: int, end: int, base: int, bare: bool
     ) -> tuple[list[RawCall], list[Issue]]:
         span = (base + start, base + end)
         fn = obj.get("function")
@@ -191,7 +212,7 @@ class Reader:
         holder_start = start
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str) and "arguments" in fn:
             holder = fn
-            holder_start = member_spans(text, start)["function"][0]
+            holder_start = member_spans(text, start)["function"][0] if text is not None else start
             name = fn["name"]
         else:
             name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
@@ -207,9 +228,10 @@ class Reader:
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw = None
-        args_span = member_spans(text, holder_start).get(key)
-        if args_span is not None:
-            raw = text[args_span[0] : args_span[1]]
+        if text is not None:
+            args_span = member_spans(text, holder_start).get(key)
+            if args_span is not None:
+                raw = text[args_span[0] : args_span[1]]
         return self._finish(name, holder[key], raw, call_id, span, [])
 
     def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
@@ -249,17 +271,47 @@ class Reader:
         """Check the arguments' shape: an object, or a JSON string holding one (decoded once)."""
         if isinstance(value, str):
             stripped = value.strip()
+            if not stripped:
+                return [RawCall(name, {}, "{}", call_id, span, self.family, notes)], []
             try:
-                decoded = self._load(stripped) if stripped else {}
+                decoded, repairs = self._load(stripped)
             except JsonValueError:
-                decoded = None
+                return [], [_not_object(name, value, span)]
             if isinstance(decoded, dict):
-                return [RawCall(name, decoded, stripped or "{}", call_id, span, self.family, notes)], []
+                if repairs:
+                    notes = notes + [_repaired(name, repairs, span)]
+                text = stripped if not repairs else json.dumps(decoded, ensure_ascii=False)
+                return [RawCall(name, decoded, text, call_id, span, self.family, notes)], []
+            if isinstance(decoded, str):
+                try:
+                    twice = loads_strict(decoded.strip())
+                except JsonValueError:
+                    twice = None
+                if isinstance(twice, dict):
+                    return [], [_invalid_shape(name, "arguments are a JSON string encoded twice", value, span)]
             return [], [_not_object(name, value, span)]
         if isinstance(value, dict):
             text = raw if raw is not None else json.dumps(value, ensure_ascii=False)
             return [RawCall(name, value, text, call_id, span, self.family, notes)], []
         return [], [_not_object(name, value, span)]
+
+
+def _repaired(name: str, repairs: list[str], span: tuple[int, int]) -> Issue:
+    return Issue(
+        "arguments_repaired",
+        {"name": name, "repairs": list(repairs)},
+        span,
+        f"{name}: arguments repaired ({', '.join(repairs)})",
+    )
+
+
+def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) -> Issue:
+    return Issue(
+        "arguments_invalid",
+        {"name": name, "reason": reason, "excerpt": excerpt(str(value))},
+        span,
+        f"{name}: {reason}; the call is not returned",
+    )
 
 
 def _last_element(text: str) -> int:
@@ -295,12 +347,7 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
 def _not_object(name: str, value: Any, span: tuple[int, int]) -> Issue:
     kind = type(value).__name__ if value is not None else "null"
     kind = {"str": "string", "list": "array", "int": "number", "float": "number", "bool": "boolean"}.get(kind, kind)
-    return Issue(
-        "arguments_invalid",
-        {"name": name, "reason": f"arguments is a {kind}, not a JSON object", "excerpt": excerpt(str(value))},
-        span,
-        f"{name}: arguments is a {kind}, not a JSON object; the call is not returned",
-    )
+    return _invalid_shape(name, f"arguments is a {kind}, not a JSON object", value, span)
 
 
 def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:

@@ -1,0 +1,217 @@
+"""Typing values a model wrote as text (XML parameters, GLM values, P-Format slots, code
+calls) by the tool's JSON Schema.  One function for every family; docs/typing.md has
+the table.
+
+A string parameter keeps its text exactly: only the template's newline on each side is
+removed (by :func:`strip_template_newlines`, which text-valued readers call).  Any other
+type is read from the trimmed text, and only from a spelling that means exactly that
+value: ``"02139"`` is not the integer 2139, ``"yes"`` is not a boolean, ``"inf"`` is
+not a number.  A value that cannot be typed as the schema asks stays the model's string,
+and validation reports it; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .jsonscan import JsonValueError, loads_strict
+from .repair import RepairFailed, repair_json
+
+__all__ = ["strip_template_newlines", "type_arguments", "type_value"]
+
+_INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
+_INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+_MAX_NEST = 64
+
+
+def strip_template_newlines(text: str) -> str:
+    """Remove the one newline a template writes after an opening tag and before a closer."""
+    if text.startswith("\r\n"):
+        text = text[2:]
+    elif text.startswith("\n"):
+        text = text[1:]
+    if text.endswith("\r\n"):
+        text = text[:-2]
+    elif text.endswith("\n"):
+        text = text[:-1]
+    return text
+
+
+def type_value(text: str, schema: Mapping[str, Any] | None, *, string: bool | None = None) -> Any:
+    """The value of a parameter written as ``text``.
+
+    ``string=True`` (DSML ``string="true"``) always means the text itself; ``string=False``
+    means a JSON value.  Without a schema, a trimmed JSON number, ``true``, ``false``,
+    ``null``, object or array is that value and anything else is the text.
+    """
+    if string is True:
+        return text
+    trimmed = text.strip()
+    if string is False:
+        got = _json(trimmed)
+        return text if got is _NO else got
+    if not isinstance(schema, Mapping) or not _types(schema):
+        got = _json(trimmed)
+        return text if got is _NO or isinstance(got, str) else got
+    return _typed(text, trimmed, schema, 0)
+
+
+def type_arguments(params: list[tuple[str, str]], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Type a call's text-valued parameters (name, text) by its object schema."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    out: dict[str, Any] = {}
+    for key, text in params:
+        sub = props.get(key)
+        out[key] = type_value(text, sub if isinstance(sub, Mapping) else None)
+    return out
+
+
+# -- internals ------------------------------------------------------------------------------
+
+_NO = object()
+
+
+def _json(trimmed: str) -> Any:
+    if not trimmed:
+        return _NO
+    try:
+        return loads_strict(trimmed)
+    except JsonValueError:
+        if trimmed[0] in "{[":
+            try:
+                return repair_json(trimmed)[0]
+            except RepairFailed:
+                return _NO
+        return _NO
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types a schema admits, most specific first (string last)."""
+    found: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        found.add(t)
+    elif isinstance(t, list):
+        found.update(x for x in t if isinstance(x, str))
+    for key in ("anyOf", "oneOf"):
+        alts = schema.get(key)
+        if isinstance(alts, list):
+            for alt in alts:
+                if isinstance(alt, Mapping):
+                    found.update(_types(alt))
+    if schema.get("nullable") is True:
+        found.add("null")
+    for key in ("enum", "const"):
+        values = schema.get(key) if key == "enum" else [schema.get("const")] if "const" in schema else None
+        if isinstance(values, list):
+            found.update(_json_type(v) for v in values)
+    if not found and ("properties" in schema or "required" in schema):
+        found.add("object")
+    return [t for t in _ORDER if t in found]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _branch(schema: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    """The part of a schema that describes values of ``kind`` (for nested typing)."""
+    for key in ("anyOf", "oneOf"):
+        alts = schema.get(key)
+        if isinstance(alts, list):
+            for alt in alts:
+                if isinstance(alt, Mapping) and kind in _types(alt):
+                    return alt
+    return schema
+
+
+def _typed(text: str, trimmed: str, schema: Mapping[str, Any], depth: int) -> Any:
+    enum = schema.get("enum")
+    for kind in _types(schema):
+        got = _as(kind, text, trimmed, _branch(schema, kind), depth)
+        if got is _NO:
+            continue
+        if isinstance(enum, list) and got not in enum and kind != "string":
+            continue
+        return got
+    return text
+
+
+def _as(kind: str, text: str, trimmed: str, schema: Mapping[str, Any], depth: int) -> Any:
+    if kind == "string":
+        return text
+    if kind == "null":
+        return None if trimmed == "null" else _NO
+    if kind == "boolean":
+        low = trimmed.lower()
+        return (low == "true") if low in ("true", "false") else _NO
+    if kind == "integer":
+        if _INTEGER.fullmatch(trimmed):
+            return int(trimmed)
+        if _INTEGRAL.fullmatch(trimmed):
+            return int(trimmed.split(".")[0])
+        return _NO
+    if kind == "number":
+        if not _NUMBER.fullmatch(trimmed):
+            return _NO
+        if _INTEGER.fullmatch(trimmed):
+            return int(trimmed)
+        value = float(trimmed)
+        return value if math.isfinite(value) else _NO
+    if kind in ("object", "array"):
+        if not trimmed or trimmed[0] != ("{" if kind == "object" else "["):
+            return _NO
+        got = _json(trimmed)
+        if got is _NO or not isinstance(got, dict if kind == "object" else list):
+            return _NO
+        return _nested(got, schema, depth + 1)
+    return _NO
+
+
+def _nested(value: Any, schema: Mapping[str, Any], depth: int) -> Any:
+    """Inside an object or array, type the strings the schema says are something else."""
+    if depth > _MAX_NEST:
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if not isinstance(props, Mapping):
+            return value
+        out = {}
+        for k, v in value.items():
+            sub = props.get(k)
+            out[k] = _nested_item(v, sub, depth) if isinstance(sub, Mapping) else v
+        return out
+    if isinstance(value, list):
+        items = schema.get("items")
+        if not isinstance(items, Mapping):
+            return value
+        return [_nested_item(v, items, depth) for v in value]
+    return value
+
+
+def _nested_item(value: Any, schema: Mapping[str, Any], depth: int) -> Any:
+    if isinstance(value, str):
+        kinds = _types(schema)
+        if kinds and "string" not in kinds:
+            return _typed(value, value.strip(), schema, depth)
+        return value
+    if isinstance(value, (dict, list)):
+        kind = "object" if isinstance(value, dict) else "array"
+        return _nested(value, _branch(schema, kind), depth + 1)
+    return value

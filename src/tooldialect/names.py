@@ -1,0 +1,140 @@
+"""Resolving the name a model wrote against the names a toolset offers.
+
+The steps, in order, stop at the first that finds exactly one tool:
+
+1. the name as written;
+2. junk trimmed after the name (``terminal" parameter=…``, trailing quotes, ``(``,
+   ``:0`` counters) and namespace prefixes removed (``functions.``, ``tools/``,
+   ``default_api.`` …);
+3. the same spelling up to case, spaces, ``-``/``_``/``.`` and camelCase vs snake_case
+   (``Read File``, ``read-file``, ``ReadFile`` → ``read_file``), also without a
+   ``_tool``/``Tool`` suffix;
+4. one close match: edit distance at most ``min(2, len // 3)`` on the normalised
+   spelling, for names of four characters or more; a tie is refused.
+
+Every step after the first is a rewrite the caller reports (``name_repaired``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["NameIndex", "Resolution", "normalise"]
+
+_JUNK = re.compile(r"[\"'<>()\n\r:={\[,;]")
+_PREFIXES = ("functions.", "functions/", "tools.", "tools/", "tool.", "tool/")
+_SEP = re.compile(r"[\s\-./]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SUFFIXES = ("_tool", "-tool", "tool")
+_FUZZY_MAX_LEN = 64
+
+
+def normalise(name: str) -> str:
+    """``Read File`` / ``read-file`` / ``ReadFile`` → ``read_file``."""
+    s = _CAMEL.sub("_", name.strip())
+    s = _SEP.sub("_", s).lower()
+    s = re.sub(r"_+", "_", s)
+    return s.strip("_")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    name: str  # the name to report
+    known: bool  # whether the toolset offers it
+    how: str | None  # None when written exactly; else what was rewritten
+
+
+def _strip_suffix(s: str) -> str:
+    for suffix in _SUFFIXES:
+        if s.endswith(suffix) and len(s) > len(suffix):
+            return s[: -len(suffix)].rstrip("_-")
+    return s
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, or ``limit + 1`` once it is certainly larger."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        best = i
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            best = min(best, cur[j])
+        if best > limit:
+            return limit + 1
+        prev = cur
+    return prev[-1]
+
+
+class NameIndex:
+    """The names of a toolset, indexed for resolution (built once per toolset)."""
+
+    __slots__ = ("names", "_normal", "_stripped")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = frozenset(names)
+        self._normal: dict[str, list[str]] = {}
+        self._stripped: dict[str, list[str]] = {}
+        for n in self.names:
+            norm = normalise(n)
+            self._normal.setdefault(norm, []).append(n)
+            self._stripped.setdefault(_strip_suffix(norm), []).append(n)
+
+    def resolve(self, raw: str) -> Resolution:
+        if raw in self.names:
+            return Resolution(raw, True, None)
+        trimmed = self._trim(raw)
+        if trimmed and trimmed in self.names:
+            return Resolution(trimmed, True, "trimmed")
+        bare = self._unprefix(trimmed)
+        if bare in self.names:
+            return Resolution(bare, True, "namespace removed")
+        for candidate in dict.fromkeys((trimmed, bare)):
+            norm = normalise(candidate)
+            hits = self._normal.get(norm, [])
+            if len(hits) == 1:
+                return Resolution(hits[0], True, "spelling normalised")
+            hits = self._stripped.get(_strip_suffix(norm), [])
+            if len(hits) == 1:
+                return Resolution(hits[0], True, "spelling normalised")
+        close = self._close_match(normalise(bare))
+        if close is not None:
+            return Resolution(close, True, "close match")
+        if trimmed and trimmed != raw:
+            return Resolution(trimmed, False, "trimmed")
+        return Resolution(raw, False, None)
+
+    @staticmethod
+    def _trim(raw: str) -> str:
+        s = raw.strip()
+        m = _JUNK.search(s)
+        return s[: m.start()].strip() if m else s
+
+    @staticmethod
+    def _unprefix(name: str) -> str:
+        for prefix in _PREFIXES:
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return name[len(prefix) :]
+        if "." in name or "/" in name:  # another namespace: keep the last segment
+            last = re.split(r"[./]", name)[-1]
+            if last:
+                return last
+        return name
+
+    def _close_match(self, needle: str) -> str | None:
+        if len(needle) < 4 or len(needle) > _FUZZY_MAX_LEN:
+            return None
+        budget = min(2, len(needle) // 3)
+        best = budget + 1
+        winners: list[str] = []
+        for norm, originals in self._normal.items():
+            d = _distance(needle, norm, budget)
+            if d < best:
+                best, winners = d, list(originals)
+            elif d == best:
+                winners.extend(originals)
+        return winners[0] if best <= budget and len(winners) == 1 else None
