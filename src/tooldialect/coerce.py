@@ -30,14 +30,11 @@ _MAX_NEST = 64
 
 
 def strip_template_newlines(text: str) -> str:
-    """Remove the one newline a template writes after an opening tag and before a closer."""
-    if text.startswith("\r\n"):
-        text = text[2:]
-    elif text.startswith("\n"):
+    """Remove the one newline a template writes after an opening tag and before a closer
+    (exactly one ``\n`` on each side; every other character is the value's)."""
+    if text.startswith("\n"):
         text = text[1:]
-    if text.endswith("\r\n"):
-        text = text[:-2]
-    elif text.endswith("\n"):
+    if text.endswith("\n"):
         text = text[:-1]
     return text
 

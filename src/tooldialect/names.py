@@ -47,9 +47,12 @@ class Resolution:
 
 
 def _strip_suffix(s: str) -> str:
-    for suffix in _SUFFIXES:
-        if s.endswith(suffix) and len(s) > len(suffix):
-            return s[: -len(suffix)].rstrip("_-")
+    """Without a ``_tool``/``Tool`` class suffix (up to two: ``TodoTool_tool``)."""
+    for _ in range(2):
+        for suffix in _SUFFIXES:
+            if s.endswith(suffix) and len(s) > len(suffix):
+                s = s[: -len(suffix)].rstrip("_-")
+                break
     return s
 
 
