@@ -202,3 +202,26 @@ def check_invariants(text: str, events: list[td.Event], batch: td.ParseResult) -
     for call in batch.calls:
         start, end = call.span
         assert 0 <= start < end <= len(text)
+
+
+# -- counting work -----------------------------------------------------------------------------
+
+
+def count_calls(fn) -> int:
+    """How many Python and C function calls ``fn()`` makes: a deterministic measure of work
+    (tests compare it between input sizes; they never time anything)."""
+    import sys
+
+    n = 0
+
+    def counter(frame, event, arg):
+        nonlocal n
+        if event in ("call", "c_call"):
+            n += 1
+
+    sys.setprofile(counter)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return n

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
+from support import count_calls
 
 import tooldialect as td
 from tooldialect.repair import RepairFailed, repair_json
@@ -109,23 +109,8 @@ def test_quote_tokens_split_across_deltas():
 # -- linear in the payload ---------------------------------------------------------------------
 
 
-class _Counter:
-    def __init__(self) -> None:
-        self.n = 0
-
-    def __call__(self, frame, event, arg):
-        if event in ("call", "c_call"):
-            self.n += 1
-
-
 def ops(fn) -> int:
-    counter = _Counter()
-    sys.setprofile(counter)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return counter.n
+    return count_calls(fn)
 
 
 def _payload(kind: str, size: int) -> str:

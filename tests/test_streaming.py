@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from support import check_invariants, run_stream
+from support import check_invariants, count_calls, run_stream
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
@@ -154,26 +152,14 @@ def test_max_depth():
 # -- linear work -------------------------------------------------------------------------------
 
 
-class _Counter:
-    def __init__(self) -> None:
-        self.n = 0
-
-    def __call__(self, frame, event, arg):
-        if event in ("call", "c_call"):
-            self.n += 1
-
-
 def count_ops(text: str, step: int) -> int:
-    counter = _Counter()
-    s = td.ToolStream()
-    sys.setprofile(counter)
-    try:
+    def run() -> None:
+        s = td.ToolStream()
         for i in range(0, len(text), step):
             s.feed(text[i : i + step])
         s.close()
-    finally:
-        sys.setprofile(None)
-    return counter.n
+
+    return count_calls(run)
 
 
 def _response(size: int) -> str:

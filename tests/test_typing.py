@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+
+from support import count_calls
 
 from tooldialect.coerce import strip_template_newlines, type_arguments, type_value
 
@@ -119,21 +120,8 @@ def test_type_arguments_by_object_schema():
 
 
 def test_typing_megabyte_values_is_linear():
-    class Counter:
-        n = 0
-
-        def __call__(self, frame, event, arg):
-            if event in ("call", "c_call"):
-                Counter.n += 1
-
     def ops(text, schema):
-        Counter.n = 0
-        sys.setprofile(Counter())
-        try:
-            type_value(text, schema)
-        finally:
-            sys.setprofile(None)
-        return Counter.n
+        return count_calls(lambda: type_value(text, schema))
 
     for schema, unit in ((S, "text \n"), ({"type": "array"}, "1, "), ({"type": "array", "items": I}, '"1", ')):
         small = "[" + unit * 90_000 + "0]" if schema is not S else unit * 90_000
