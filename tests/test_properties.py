@@ -34,6 +34,13 @@ PIECES = [
     "<tool_calls>", "</tool_calls>", "<|START_ACTION|>", "<|END_ACTION|>", "<|START_RESPONSE|>", "functools",
     "<|python_tag|>", "<function=f>", "</function>", "<json>", "</json>", "<function_call>", "call:",
     "\n", "\n\n", " ", "text", "é漢🙂", "<", ">", "|", "\\", "<longcat_tool_call>", "<|action_start|><|plugin|>",
+    "<function=get_weather>", "<parameter=city>", "</parameter>", "\nParis\n", "<seed:tool_call>",
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "get_weather",
+    "<function_calls>", "</function_calls>", '<invoke name="f">', "</invoke>", '<parameter name="k">',
+    '<｜DSML｜invoke name="f">', '<｜DSML｜parameter name="k" string="false">', "</｜DSML｜parameter>",
+    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
+    "function", "```json\n", "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "functions.f:0",
+    "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_calls_section_end|>",
 ]
 fragments = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_size=30).map("".join)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .coerce import type_value
 from .models import Diagnostic, Policy, ToolCall
 from .names import NameIndex, Resolution
 from .toolset import Toolset
@@ -60,12 +61,29 @@ class Binder:
                     raw.family,
                 )
             )
-        arguments, arguments_json = raw.arguments, raw.arguments_json
+        if raw.text_params is not None:
+            repairs: list[str] = []
+            arguments = self._typed(name if res.known else None, raw.text_params, repairs)
+            arguments_json = json.dumps(arguments, ensure_ascii=False)
+            if repairs:
+                diags.append(
+                    self.diagnostic(
+                        Issue(
+                            "arguments_repaired",
+                            {"name": name, "repairs": list(dict.fromkeys(repairs))},
+                            raw.span,
+                            f"{name}: values repaired ({', '.join(dict.fromkeys(repairs))})",
+                        ),
+                        raw.family,
+                    )
+                )
+        else:
+            arguments, arguments_json = raw.arguments, raw.arguments_json
         if not res.known:
             action = self.policy.unknown_tool
             detail: dict[str, Any] = {"name": name, "policy": action}
             if action == "error":
-                detail["arguments"] = raw.arguments
+                detail["arguments"] = arguments
             msg = f"{name!r} is not in the toolset" + ("" if action == "keep" else "; the call is not returned")
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
             if action != "keep":
@@ -96,6 +114,19 @@ class Binder:
             span=raw.span,
         )
         return call, diags
+
+    def _typed(
+        self, name: str | None, params: list[tuple[str, str, bool | None]], notes: list[str]
+    ) -> dict[str, Any]:
+        """Values written as text, typed by the tool's schema (docs/typing.md)."""
+        schema = self.tools.get(name).parameters if (self.tools is not None and name is not None) else None
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        props = props if isinstance(props, dict) else {}
+        out: dict[str, Any] = {}
+        for key, text, flag in params:
+            sub = props.get(key)
+            out[key] = type_value(text, sub if isinstance(sub, dict) else None, string=flag, notes=notes)
+        return out
 
     def _unwrap(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         """``{"arguments": {…}}`` around the real object, when the schema has no such property."""

@@ -39,23 +39,26 @@ def strip_template_newlines(text: str) -> str:
     return text
 
 
-def type_value(text: str, schema: Mapping[str, Any] | None, *, string: bool | None = None) -> Any:
+def type_value(
+    text: str, schema: Mapping[str, Any] | None, *, string: bool | None = None, notes: list[str] | None = None
+) -> Any:
     """The value of a parameter written as ``text``.
 
     ``string=True`` (DSML ``string="true"``) always means the text itself; ``string=False``
     means a JSON value.  Without a schema, a trimmed JSON number, ``true``, ``false``,
-    ``null``, object or array is that value and anything else is the text.
+    ``null``, object or array is that value and anything else is the text.  ``notes``
+    collects what had to be repaired to read a JSON value.
     """
     if string is True:
         return text
     trimmed = text.strip()
     if string is False:
-        got = _json(trimmed)
+        got = _json(trimmed, notes)
         return text if got is _NO else got
     if not isinstance(schema, Mapping) or not _types(schema):
-        got = _json(trimmed)
+        got = _json(trimmed, notes)
         return text if got is _NO or isinstance(got, str) else got
-    return _typed(text, trimmed, schema, 0)
+    return _typed(text, trimmed, schema, 0, notes)
 
 
 def type_arguments(params: list[tuple[str, str]], schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -74,18 +77,33 @@ def type_arguments(params: list[tuple[str, str]], schema: Mapping[str, Any] | No
 _NO = object()
 
 
-def _json(trimmed: str) -> Any:
+def _json(trimmed: str, notes: list[str] | None = None) -> Any:
     if not trimmed:
         return _NO
     try:
         return loads_strict(trimmed)
     except JsonValueError:
-        if trimmed[0] in "{[":
-            try:
-                return repair_json(trimmed)[0]
-            except RepairFailed:
-                return _NO
-        return _NO
+        if trimmed[0] not in "{[":
+            return _NO
+        try:
+            value, done = repair_json(trimmed)
+        except RepairFailed:
+            value, done = _unescaped(trimmed)
+        if value is not _NO and notes is not None:
+            notes.extend(done)
+        return value
+
+
+def _unescaped(trimmed: str) -> tuple[Any, list[str]]:
+    """JSON written as the inside of a JSON string (``[{\\"id\\": 1}]``), as some models do."""
+    if '\\"' not in trimmed:
+        return _NO, []
+    try:
+        inner = loads_strict('"' + trimmed + '"')
+        value, done = repair_json(inner)
+    except (JsonValueError, RepairFailed):
+        return _NO, []
+    return value, ["unescaped a JSON value written as a string", *done]
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
@@ -138,10 +156,12 @@ def _branch(schema: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return schema
 
 
-def _typed(text: str, trimmed: str, schema: Mapping[str, Any], depth: int) -> Any:
+def _typed(
+    text: str, trimmed: str, schema: Mapping[str, Any], depth: int, notes: list[str] | None = None
+) -> Any:
     enum = schema.get("enum")
     for kind in _types(schema):
-        got = _as(kind, text, trimmed, _branch(schema, kind), depth)
+        got = _as(kind, text, trimmed, _branch(schema, kind), depth, notes)
         if got is _NO:
             continue
         if isinstance(enum, list) and got not in enum and kind != "string":
@@ -150,7 +170,9 @@ def _typed(text: str, trimmed: str, schema: Mapping[str, Any], depth: int) -> An
     return text
 
 
-def _as(kind: str, text: str, trimmed: str, schema: Mapping[str, Any], depth: int) -> Any:
+def _as(
+    kind: str, text: str, trimmed: str, schema: Mapping[str, Any], depth: int, notes: list[str] | None = None
+) -> Any:
     if kind == "string":
         return text
     if kind == "null":
@@ -174,7 +196,7 @@ def _as(kind: str, text: str, trimmed: str, schema: Mapping[str, Any], depth: in
     if kind in ("object", "array"):
         if not trimmed or trimmed[0] != ("{" if kind == "object" else "["):
             return _NO
-        got = _json(trimmed)
+        got = _json(trimmed, notes)
         if got is _NO or not isinstance(got, dict if kind == "object" else list):
             return _NO
         return _nested(got, schema, depth + 1)

@@ -40,6 +40,8 @@ __all__ = ["CompiledGrammar", "Header", "Terminal", "compile_grammar", "read_hea
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars).
 EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "["}
+#: The raw-text scanner: everything up to the marker the grammar accepts next.
+RAW_TEXT = "TEXT"
 
 #: The longest a marker may be; keeps hold-back and partial-match checks bounded.
 MAX_MARKER_WIDTH = 512
@@ -57,6 +59,7 @@ class Header:
     checked_against: tuple[str, ...] = ()
     rank: int = 100
     reply: str = "start"  # "whole": a `reply` block must be all of the reply
+    value_newlines: str = "keep"  # "strip": the template writes a newline around each text value
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     notes: tuple[str, ...] = ()
 
@@ -109,6 +112,10 @@ def read_header(text: str, stem: str) -> Header:
                 fields["rank"] = int(value)
             except ValueError as exc:
                 raise GrammarError(f"grammar {stem!r}: rank must be an integer, got {value!r}") from exc
+        elif key == "value newlines":
+            if value not in ("keep", "strip"):
+                raise GrammarError(f"grammar {stem!r}: value newlines must be 'keep' or 'strip', got {value!r}")
+            fields["value_newlines"] = value
         elif key == "reply":
             if value not in ("start", "whole"):
                 raise GrammarError(f"grammar {stem!r}: reply must be 'start' or 'whole', got {value!r}")
@@ -186,10 +193,10 @@ def _patterns(grammar: Any, owner: str) -> dict[str, Terminal]:
     for name, (tree, _priority) in grammar.term_defs:
         name = str(name)
         if tree is None:
-            if name not in EXTERNALS:
+            if name not in EXTERNALS and name != RAW_TEXT:
                 raise GrammarError(
                     f"grammar {owner!r}: %declare {name} is not a scanner the engine provides "
-                    f"(known: {', '.join(sorted(EXTERNALS))})"
+                    f"(known: {', '.join(sorted([*EXTERNALS, RAW_TEXT]))})"
                 )
             out[name] = Terminal(name, None, owner)
             continue

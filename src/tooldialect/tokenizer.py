@@ -15,6 +15,7 @@ block's own list of pieces, so a long block never makes ``win`` large.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from typing import Any
 
@@ -39,7 +40,8 @@ from .transform import Issue, RawCall, Reader, excerpt, reader_class
 
 __all__ = ["Engine"]
 
-TEXT, REASONING = "text", "reasoning"
+TEXT_CHANNEL, REASONING = "text", "reasoning"
+TEXT = "TEXT"  # the raw-text scanner's terminal
 RUN, WAIT, DONE_, FAILED = "run", "wait", "done", "failed"
 
 _WS = re.compile(r"\s*")
@@ -79,13 +81,26 @@ class Cand:
         "resync",
         "resync_tok",
         "resync_reason",
+        "text_start",
+        "text_stops",
+        "text_rx",
+        "text_tentative",
+        "body_at",
+        "named_begun",
+        "named_done",
+        "current_name",
+        "cut_json",
+        "reach",
+        "_accepted",
     )
 
     def __init__(self, g: CompiledGrammar, rule: str, pos: int, soft: bool, reader: Reader) -> None:
         self.g = g
         self.rule = rule
         self.reader = reader
-        self.items: list[tuple[str, Any, int]] = []  # ("call", RawCall, token#) | ("issue", Issue, token#)
+        # ("start", name, key) | ("call", RawCall, key) | ("issue", Issue, key); the key ties a
+        # call to its announcement: ("json", payload#) or ("call", call#)
+        self.items: list[tuple[str, Any, Any]] = []
         self.parser = LRParser(g.tables, rule, self._on_node)
         self.pos = pos
         self.state = RUN
@@ -106,8 +121,40 @@ class Cand:
         self.resync = -1  # after a broken payload: searching from here for the next one
         self.resync_tok = -1
         self.resync_reason = ""
+        self.text_start = -1  # a raw text value being read
+        self.text_stops: tuple[Terminal, ...] = ()
+        self.text_rx: re.Pattern[str] | None = None
+        self.text_tentative: int | None = None
+        self.body_at = -1  # where the first token after the opener begins
+        self.named_begun = 0  # calls announced by a name node
+        self.named_done = 0  # calls completed by a call node
+        self.current_name: str | None = None
+        self.cut_json = False  # the cut fell inside a JSON payload (else in a text call)
+        self.reach = -1  # where a failure was detected (not where a stream happened to stop)
+        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
+
+    def accepted(self) -> dict[str, Terminal]:
+        """The terminals the parser accepts now (exactly), by name."""
+        key = tuple(self.parser.stack)
+        got = self._accepted.get(key)
+        if got is None:
+            got = {}
+            for ttype in self.parser.expected():
+                if ttype == END:
+                    continue
+                term = self.g.terminals.get(ttype)
+                if term is not None and self.parser.accepts(ttype):
+                    got[ttype] = term
+            self._accepted[key] = got
+        return got
 
     def _on_node(self, node: Node) -> None:
+        announced = self.reader.announce(node)
+        if announced is not None:
+            self.current_name = announced
+            self.items.append(("start", announced, ("call", self.named_begun)))
+            self.named_begun += 1
+            return
         got = self.reader.read(node)
         if got is None:
             return
@@ -115,13 +162,18 @@ class Cand:
         if node.name == "bare_json_calls" and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        tok = self.ntoks - 1
+        if node.name == "call":
+            key: tuple[str, int] = ("call", self.named_done)
+            self.named_done += 1
+            self.current_name = None
+        else:
+            key = ("json", self.ntoks - 1)
         # keep source order: issues and calls interleave by position
-        merged = [("call", c, tok, c.span[0]) for c in calls] + [
-            ("issue", i, tok, i.span[0] if i.span else -1) for i in issues
+        merged = [("call", c, key, c.span[0]) for c in calls] + [
+            ("issue", i, key, i.span[0] if i.span else -1) for i in issues
         ]
         merged.sort(key=lambda x: x[3])
-        self.items.extend((kind, obj, t) for kind, obj, t, _ in merged)
+        self.items.extend((kind, obj, k) for kind, obj, k, _ in merged)
 
     @property
     def calls(self) -> int:
@@ -132,6 +184,16 @@ class Cand:
         self.fail_pos = pos
         self.fail_kind = kind
         self.fail_reason = reason
+        self.reach = max(self.reach, pos)
+
+    @property
+    def progress(self) -> int:
+        """How far this candidate has read, the same at every chunking once it has stopped."""
+        if self.state == FAILED:
+            return self.reach
+        if self.state == DONE_:
+            return max(self.last_end, self.reach)
+        return max(self.pos, self.reach)
 
 
 class Block:
@@ -153,6 +215,7 @@ class Block:
         "winner",
         "rpos",
         "sniffed",
+        "leader",
     )
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
@@ -165,8 +228,11 @@ class Block:
         self.piece_starts: list[int] = []
         self.prev_tail = tail
         hard = [c for c in cands if not c.soft]
-        self.early = len(cands) == 1 and bool(hard) and channel == TEXT
-        self.started: dict[int, tuple[int, str]] = {}  # token# -> (call index, name)
+        # early events (a call announced before it completes) need one committed candidate;
+        # with several, it is decided once the others have failed (see Engine._update_early)
+        self.early: bool | None = (True if len(cands) == 1 else None) if hard and channel == TEXT_CHANNEL else False
+        self.leader: Cand | None = cands[0] if self.early else None
+        self.started: dict[Any, tuple[int, str]] = {}  # item key -> (call index, name)
         self.emitted = 0
         self.phase = "lex"
         self.winner: Cand | None = None
@@ -185,7 +251,7 @@ class Engine:
         self.base = 0
         self.cur = 0
         self.eof = False
-        self.channel = REASONING if policy.start_in_reasoning else TEXT
+        self.channel = REASONING if policy.start_in_reasoning else TEXT_CHANNEL
         self.rclose: str | None = "*" if policy.start_in_reasoning else None
         self.reply_started = False
         self.block: Block | None = None
@@ -194,12 +260,13 @@ class Engine:
         self.prev_tail = "\n"
         self.out: list[Event] = []
         self._pend: list[str] = []
-        self._pend_kind = TEXT
+        self._pend_kind = TEXT_CHANNEL
         self.call_index = 0
         self.calls_out = 0
         self.limit_noted = False
         self.soft_floor = -1
         self.inline_floor = -1
+        self._stop_cache: dict[Any, Any] = {}
 
     # -- public -----------------------------------------------------------------------------
 
@@ -230,7 +297,7 @@ class Engine:
         if self._pend:
             s = "".join(self._pend)
             self._pend.clear()
-            self.out.append(TextDelta.model_construct(text=s) if self._pend_kind == TEXT else ReasoningDelta.model_construct(text=s))
+            self.out.append(TextDelta.model_construct(text=s) if self._pend_kind == TEXT_CHANNEL else ReasoningDelta.model_construct(text=s))
 
     def _event(self, ev: Event) -> None:
         self._flush()
@@ -362,7 +429,7 @@ class Engine:
 
     def _step_prose(self) -> bool:
         win = self.win
-        if not self.reply_started and self.channel == TEXT:
+        if not self.reply_started and self.channel == TEXT_CHANNEL:
             m = _NON_WS.search(win, self.cur)
             if m is None:
                 self._text(win[self.cur :])
@@ -418,18 +485,18 @@ class Engine:
             if self._open_block(q, end, openers):
                 return True
         for mk, _ in found:
-            if mk.role == RSTART and self.channel == TEXT:
+            if mk.role == RSTART and self.channel == TEXT_CHANNEL:
                 self.channel = REASONING
                 self.rclose = mk.pair
                 self.cur = end
                 return True
             if mk.role == REND:
                 if self.channel == REASONING and self.rclose in ("*", mk.pair):
-                    self.channel = TEXT
+                    self.channel = TEXT_CHANNEL
                     self.rclose = None
                     self.cur = end
                     return True
-                if self.channel == TEXT:  # a stray closer is furniture
+                if self.channel == TEXT_CHANNEL:  # a stray closer is furniture
                     self.cur = end
                     return True
             if mk.role == FURNITURE:
@@ -476,7 +543,14 @@ class Engine:
         return (self.prev_tail + self.win[max(0, q - 4) : q])[-4:]
 
     def _reader(self, g: CompiledGrammar) -> Reader:
-        return reader_class(g.name)(g.name, self.binder.known, self.policy.max_depth, g.quotes)
+        return reader_class(g.name)(
+            g.name,
+            self.binder.known,
+            self.policy.max_depth,
+            g.quotes,
+            self.binder.tools,
+            g.header.value_newlines == "strip",
+        )
 
     # -- fences and inline code ----------------------------------------------------------------
 
@@ -642,7 +716,7 @@ class Engine:
         if not cands:
             return False
         cands.sort(key=lambda c: self.cat.rank[c.g.name])
-        self.reply_started = self.reply_started or self.channel == TEXT
+        self.reply_started = self.reply_started or self.channel == TEXT_CHANNEL
         self.block = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
         return True
 
@@ -653,6 +727,8 @@ class Engine:
             for c in b.cands:
                 if c.state in (RUN, WAIT):
                     self._advance(b, c)
+            if b.early is None:
+                self._update_early(b)
             if b.early:
                 self._early(b)
             # the cap depends only on how far the candidates read, so every chunking agrees
@@ -667,12 +743,14 @@ class Engine:
         return False  # pragma: no cover
 
     def _over_limit(self, b: Block) -> bool:
-        far = max(max(c.pos, c.last_end) for c in b.cands)
+        far = max(c.progress for c in b.cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
-        c0 = b.cands[0]
-        for tok, (index, name) in sorted(b.started.items()):
-            self._event(CallAbort.model_construct(index=index, reason="limit_exceeded"))
+        c0 = b.leader or b.cands[0]
+        done_calls = [obj for kind, obj, _ in c0.items if kind == "call"] if not c0.soft else []
+        if done_calls:
+            self._emit_pending(b, c0)
+        self._abort_started(b, c0, "limit_exceeded")
         self._diag(
             Issue(
                 "limit_exceeded",
@@ -682,8 +760,13 @@ class Engine:
             ),
             c0.g.name,
         )
-        self._give_back(b, b.opener_end, release_from=b.start)
         self.soft_floor = max(self.soft_floor, far)
+        if done_calls:
+            # the calls read before the cap stand; the rest of the block is text again
+            self._rewind(max(call.span[1] for call in done_calls))
+            self.block = None
+            return True
+        self._give_back(b, b.opener_end, release_from=b.start)
         return True
 
     # -- candidate lexing --------------------------------------------------------------------------
@@ -720,6 +803,7 @@ class Engine:
                     c.pos = c.last_end = base + p
                     c.state = RUN
                     if c.bad:
+                        c.reach = max(c.reach, base + p)
                         c.fail(start, "syntax", "the payload is not a call")
                         return
                     if b.early:
@@ -727,7 +811,9 @@ class Engine:
                     continue
                 reason = c.scanner.error
                 c.scanner = None
+                c.reach = max(c.reach, base + p)
                 if status == CUT:
+                    c.cut_json = True
                     c.fail(c.tok_start, "cut", "payload cut off by the end of the text")
                     return
                 if reason.startswith("nesting"):
@@ -742,19 +828,25 @@ class Engine:
                     continue
                 self._no_token(c, c.tok_start, reason)
                 return
+            if c.text_start >= 0:
+                if not self._scan_text(b, c):
+                    return
+                continue
             if c.resync >= 0:
                 if not self._resync(c):
                     return
                 continue
-            # skip what the grammar ignores
-            skipped = True
-            while skipped:
-                skipped = False
-                for ig in c.g.ignore:
-                    m = ig.pattern.regex.match(win, lp)
-                    if m is not None and m.end() > lp:
-                        lp = m.end()
-                        skipped = True
+            accepted = c.accepted()
+            text_ok = TEXT in accepted
+            if not text_ok:  # white space is part of a raw text value, else it is skipped
+                skipped = True
+                while skipped:
+                    skipped = False
+                    for ig in c.g.ignore:
+                        m = ig.pattern.regex.match(win, lp)
+                        if m is not None and m.end() > lp:
+                            lp = m.end()
+                            skipped = True
             c.pos = base + lp
             if lp >= n:
                 if self.eof:
@@ -762,16 +854,11 @@ class Engine:
                 else:
                     c.state = WAIT
                 return
-            best: tuple[int, Terminal] | None = None
+            best: tuple[int, bool, Terminal] | None = None
             external: Terminal | None = None
-            for ttype in c.parser.expected():
-                if ttype == END:
-                    continue
-                term = c.g.terminals.get(ttype)
-                if term is None or not c.parser.accepts(ttype):
-                    continue
+            for term in accepted.values():
                 if term.external:
-                    if win[lp] in EXTERNALS[term.name]:
+                    if term.name in EXTERNALS and win[lp] in EXTERNALS[term.name]:
                         external = term
                     continue
                 pat = term.pattern
@@ -779,13 +866,20 @@ class Engine:
                     c.state = WAIT
                     return
                 end = pat.match_end(win, lp)
-                if end is not None and end > lp and (best is None or end > best[0]):
-                    best = (end, term)
+                if end is not None and end > lp:
+                    # longest match; on a tie a literal beats a pattern
+                    key = (end, pat.literal is not None, term)
+                    if best is None or key[:2] > best[:2]:
+                        best = key
+            if c.body_at < 0 and (best is not None or external is not None or text_ok):
+                c.body_at = base + lp
             if best is not None:
-                end, term = best
+                end, _lit, term = best
                 c.parser.feed(Tok(term.name, win[lp:end], base + lp, base + end))
                 c.pos = c.last_end = base + end
                 c.closed = c.closed or term.closer
+                if b.early and c.items and len(c.items) > b.emitted:
+                    self._early(b)
                 if c.parser.finished:
                     self._finish(c)
                     return
@@ -798,8 +892,130 @@ class Engine:
                 if c.payload_at < 0:
                     c.payload_at = base + lp
                 continue
+            if text_ok:
+                if c.payload_at < 0:
+                    c.payload_at = base + lp
+                c.text_start = base + lp
+                c.text_stops, c.text_rx = self._stops(c)
+                c.text_tentative = None
+                continue
             self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
             return
+
+    # -- raw text values ------------------------------------------------------------------------
+
+    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None]:
+        """The markers that can end a raw text value here: what the grammar accepts next."""
+        key = (c.g.name, tuple(c.parser.stack))
+        got = self._stop_cache.get(key)
+        if got is None:
+            stops = tuple(
+                t
+                for t in c.g.terminals.values()
+                if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, t.name])
+            )
+            rx = re.compile("|".join(f"(?:{t.pattern.source})" for t in stops)) if stops else None
+            got = (stops, rx)
+            self._stop_cache[key] = got
+        return got
+
+    def _scan_text(self, b: Block, c: Cand) -> bool:
+        """Read a raw text value up to the marker that ends it.  False to stop for now."""
+        win = self.win
+        base = self.base
+        n = len(win)
+        end = min(n, b.start + self.policy.max_block_chars + 1 - base)
+        lp = c.pos - base
+        rx = c.text_rx
+        while True:
+            m = rx.search(win, lp, end) if rx is not None else None
+            if m is None:
+                if self.eof and end == n:
+                    if c.text_tentative is not None:
+                        return self._end_text(c, c.text_tentative)
+                    c.reach = base + n
+                    c.fail(c.text_start, "cut", "value cut off by the end of the text")
+                    return False
+                hold = end
+                if not self.eof:
+                    for p in range(max(lp, end - self.cat.max_width), end):
+                        if any(t.pattern.needs_more(win, p) for t in c.text_stops):
+                            hold = p
+                            break
+                c.pos = base + hold
+                c.state = WAIT
+                return False
+            q = m.start()
+            term, stop_end = max(
+                ((t, e) for t in c.text_stops if (e := t.pattern.match_end(win, q)) is not None and e > q),
+                key=lambda te: te[1],
+            )
+            verdict = self._stop_valid(c, term, q, stop_end)
+            if verdict is None:  # undecided until more text arrives
+                c.pos = base + q
+                c.state = WAIT
+                return False
+            if verdict == "yes":
+                return self._end_text(c, base + q)
+            if verdict == "maybe" and c.text_tentative is None:
+                c.text_tentative = base + q
+            lp = q + 1
+
+    def _end_text(self, c: Cand, at: int) -> bool:
+        value = self._slice(c.text_start, at)
+        c.parser.feed(Tok(TEXT, value, c.text_start, at))
+        c.pos = c.last_end = at
+        c.text_start = -1
+        c.text_tentative = None
+        c.state = RUN
+        return True
+
+    def _stop_valid(self, c: Cand, term: Terminal, q: int, e: int) -> str | None:
+        """Whether a marker ends the value: "yes", "no", "maybe" (only if nothing better
+        comes), or None (undecided: more text is needed).
+
+        The family may refuse a stop (a ``<parameter=NAME>`` whose NAME is not a parameter
+        of the tool); otherwise a stop counts where the grammar can go on after it.
+        """
+        win = self.win
+        hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.eof)
+        if hook is None:
+            return None
+        if hook is False:
+            return "no"
+        f = e
+        skipped = True
+        while skipped:
+            skipped = False
+            for ig in c.g.ignore:
+                m = ig.pattern.regex.match(win, f)
+                if m is not None and m.end() > f:
+                    f = m.end()
+                    skipped = True
+        if f >= len(win):
+            return "yes" if self.eof else None
+        follow = self._follow(c, term)
+        for t in follow:
+            if not self.eof and t.pattern.needs_more(win, f):
+                return None
+            end = t.pattern.match_end(win, f)
+            if end is not None and end > f:
+                return "yes"
+        return "maybe"
+
+    def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...]:
+        key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
+        got = self._stop_cache.get(key)
+        if got is None:
+            got = tuple(
+                t
+                for t in c.g.terminals.values()
+                if t.pattern is not None
+                and t not in c.g.ignore
+                and c.parser.accepts_seq([TEXT, term.name, t.name])
+            )
+            self._stop_cache[key] = got
+        return got
 
     def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
         """Earliest position in ``[lo, hi)`` where ``g``'s closer or any marker may be
@@ -860,6 +1076,7 @@ class Engine:
             c.state = RUN
             return True
         c.resync = -1
+        c.reach = max(c.reach, self.base + q)
         self._no_token(c, c.resync_tok, c.resync_reason)
         return False
 
@@ -889,16 +1106,42 @@ class Engine:
                 c.trail = not c.soft and not c.closed and c.rule == "start" and pos < self.base + len(self.win)
             c.state = DONE_
             return
-        if self.eof and pos >= self.base + len(self.win):
+        if self.eof and pos >= self.base + len(self.win) and (c.body_at < 0 or c.payload_at >= 0):
+            # cut off: nothing after the opener, or inside the call's payload or values
             c.fail(pos, "cut", reason)
         else:
+            # a name and then nothing: the text may just mention the tag
             c.fail(pos, "syntax", reason)
 
     # -- early events (one hard candidate outside reasoning) ---------------------------------------
 
+    def _update_early(self, b: Block) -> None:
+        """With several candidates, announce early only once one committed candidate is
+        left and the others failed no later than where its body began: a decision that
+        depends on the text alone, not on how it was cut."""
+        live = [c for c in b.cands if c.state in (RUN, WAIT)]
+        if not live:
+            b.early = False
+            return
+        if len(live) > 1:
+            return
+        lead = live[0]
+        if lead.soft:
+            b.early = False
+            return
+        if lead.body_at < 0:
+            return
+        if all(o.state == FAILED and o.fail_pos <= lead.body_at for o in b.cands if o is not lead):
+            b.early = True
+            b.leader = lead
+            if lead.scanner is not None and lead.scanner.names:
+                self._sniffed(b, lead)
+        else:
+            b.early = False
+
     def _sniffed(self, b: Block, c: Cand) -> None:
         names = c.scanner.names
-        tok = c.ntoks
+        tok = ("json", c.ntoks)
         while b.sniffed < len(names):
             ordinal, name = names[b.sniffed]
             b.sniffed += 1
@@ -915,14 +1158,29 @@ class Engine:
             self._event(CallStart.model_construct(index=index, name=announced, id=None))
 
     def _early(self, b: Block) -> None:
-        c = b.cands[0]
+        c = b.leader
+        assert c is not None
         while b.emitted < len(c.items):
             kind, obj, tok = c.items[b.emitted]
             b.emitted += 1
             self._emit_item(b, kind, obj, tok)
 
-    def _emit_item(self, b: Block, kind: str, obj: Any, tok: int) -> None:
-        family = b.cands[0].g.name if b.winner is None else b.winner.g.name
+    def _emit_item(self, b: Block, kind: str, obj: Any, tok: Any) -> None:
+        owner = b.winner or b.leader or b.cands[0]
+        family = owner.g.name
+        if kind == "start":
+            if b.channel == REASONING and self.policy.calls_in_reasoning != "accept":
+                return
+            if tok in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
+                return
+            announced = self.binder.announce(obj)
+            if announced is None:
+                return
+            index = self.call_index
+            self.call_index += 1
+            b.started[tok] = (index, announced)
+            self._event(CallStart.model_construct(index=index, name=announced, id=None))
+            return
         if kind == "issue":
             started = b.started.pop(tok, None)
             if started is not None:
@@ -931,10 +1189,11 @@ class Engine:
             return
         raw: RawCall = obj
         if b.channel == REASONING and self.policy.calls_in_reasoning != "accept":
+            shown = raw.arguments_json if raw.arguments_json is not None else json.dumps(raw.text_params)
             self._diag(
                 Issue(
                     "call_in_reasoning",
-                    {"name": raw.name, "excerpt": excerpt(raw.arguments_json or "")},
+                    {"name": raw.name, "excerpt": excerpt(shown)},
                     raw.span,
                     f"{raw.name!r} was called inside reasoning; not returned",
                 ),
@@ -983,8 +1242,10 @@ class Engine:
         rank = self.cat.rank
         done = [c for c in b.cands if c.state == DONE_ and c.calls]
         if done:
-            winner = min(done, key=lambda c: rank[c.g.name])
-            if winner.trail and b.channel == TEXT:
+            # a candidate that read the block to its end beats one that stopped at text it
+            # could not read (that text may be another family's body); then the best rank
+            winner = min(done, key=lambda c: (c.trail, rank[c.g.name]))
+            if winner.trail and b.channel == TEXT_CHANNEL:
                 b.winner = winner
                 b.phase = "trail"
                 b.rpos = winner.last_end
@@ -992,7 +1253,7 @@ class Engine:
             self._accept(b, winner, winner.last_end)
             return
         hard = [c for c in b.cands if not c.soft]
-        if not hard and b.reply and b.channel == TEXT:
+        if not hard and b.reply and b.channel == TEXT_CHANNEL:
             # a reply that is a call cut off by the end of the text is a truncated call
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
                 if c.fail_kind == "cut" and c.ext_type and self._cut_call(c)[0] is not None:
@@ -1003,7 +1264,7 @@ class Engine:
             self._decline(b)
             return
         # the candidate that read calls, else the one that read furthest, else the best rank
-        winner = min(hard, key=lambda c: (-c.calls, -max(c.last_end, c.fail_pos), rank[c.g.name]))
+        winner = min(hard, key=lambda c: (-c.calls, -c.progress, rank[c.g.name]))
         b.winner = winner
         if winner.state == DONE_:  # structurally fine, but no call in it
             if any(kind == "issue" for kind, _, _ in winner.items):
@@ -1131,8 +1392,8 @@ class Engine:
                 return True
             if closer_end is not None:
                 junk = win[c.fail_pos - self.base if c.fail_pos >= self.base else 0 : q]
-                self._abort_started(b, c, "malformed_block")
                 self._emit_pending(b, c)
+                self._abort_started(b, c, "malformed_block")
                 self._diag(
                     Issue(
                         "malformed_block",
@@ -1151,7 +1412,7 @@ class Engine:
             return True
         if cut:
             return self._truncated(b, c)
-        if c.calls or b.emitted:
+        if c.calls:
             # the calls stand; what follows them is text
             self._emit_pending(b, c)
             self._abort_started(b, c, "malformed_block")
@@ -1162,6 +1423,9 @@ class Engine:
 
     def _unterminated(self, b: Block, c: Cand, stop: int) -> bool:
         family = c.g.name
+        # what the block reported before it turned out to have no end is reported in every
+        # chunking (a stream may already have sent it)
+        self._emit_pending(b, c, issues_only=True)
         self._abort_started(b, c, "unterminated_block")
         self._diag(
             Issue(
@@ -1175,9 +1439,12 @@ class Engine:
         self._give_back(b, stop)
         return True
 
-    def _emit_pending(self, b: Block, c: Cand) -> None:
+    def _emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
+        if b.leader is not None and b.leader is not c:
+            b.emitted = 0  # a different candidate's items: none of them were sent
         for kind, obj, tok in c.items[b.emitted :]:
-            self._emit_item(b, kind, obj, tok)
+            if not issues_only or kind == "issue":
+                self._emit_item(b, kind, obj, tok)
         b.emitted = len(c.items)
 
     def _abort_started(self, b: Block, c: Cand, reason: str) -> None:
@@ -1188,7 +1455,7 @@ class Engine:
     def _truncated(self, b: Block, c: Cand) -> bool:
         """The text ended inside a committed block: report it; never complete it."""
         self._emit_pending(b, c)
-        cut_tok = c.ntoks
+        cut_tok = ("json", c.ntoks) if c.cut_json else ("call", c.named_done)
         end = self.base + len(self.win)
         kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         name, raw = self._cut_call(c)
@@ -1222,7 +1489,13 @@ class Engine:
         return True
 
     def _cut_call(self, c: Cand) -> tuple[str | None, RawCall | None]:
-        """The name (and what survives) of a JSON payload cut off by the end of the text."""
+        """The name (and what survives) of a call cut off by the end of the text: from its
+        JSON payload, or from the name and parameters the parser had read."""
+        if not c.cut_json:
+            name, raw = c.reader.salvage(c.parser.values)
+            if raw is not None:  # a cut-off call's text runs to the end of the text
+                raw.span = (raw.span[0], self.base + len(self.win))
+            return name, raw
         if c.fail_pos < 0 or not c.ext_type:
             return None, None
         text = self._slice(c.fail_pos, self.base + len(self.win))

@@ -32,6 +32,7 @@ from .jsonscan import (
 )
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
+from .coerce import strip_template_newlines
 from .repair import RepairFailed, repair_json
 
 __all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader", "reader_class"]
@@ -60,6 +61,8 @@ class RawCall:
     family: str
     notes: list[Issue] = field(default_factory=list)
     gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
+    # values written as text, typed by the binding pass: (key, text, string flag or None)
+    text_params: list[tuple[str, str, bool | None]] | None = None
 
 
 @dataclass
@@ -75,15 +78,35 @@ class Issue:
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
-    __slots__ = ("family", "known", "max_depth", "quotes")
+    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines")
 
     def __init__(
-        self, family: str, known: frozenset[str], max_depth: int, quotes: tuple[str, ...] = ()
+        self,
+        family: str,
+        known: frozenset[str],
+        max_depth: int,
+        quotes: tuple[str, ...] = (),
+        tools: Any = None,
+        strip_newlines: bool = False,
     ) -> None:
         self.family = family
         self.known = known
         self.max_depth = max_depth
         self.quotes = quotes  # quote sentinels the grammar declares (QUOTE_... terminals)
+        self.tools = tools  # the Toolset, for families that infer from it (or None)
+        self.strip_newlines = strip_newlines  # the template writes a newline around each value
+
+    # -- hooks a family module may override -------------------------------------------------
+
+    def announce(self, node: Node) -> str | None:
+        """The tool name a node announces before its call completes (a ``name`` node)."""
+        if node.name == "name":
+            return _text(node).strip() or None
+        return None
+
+    def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
+        """Whether a marker may end a raw text value here (None: more text is needed)."""
+        return True
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         """Records and issues for a conventional node, or None for any other node."""
@@ -118,6 +141,9 @@ class Reader:
         if not name:
             return [], [Issue("malformed_block", {"reason": "call without a name"}, span, "call without a name")]
         call_id = _text(id_node).strip() or None if id_node is not None else None
+        params = [c for c in node.children if isinstance(c, Node) and c.name == "param"]
+        if params:
+            return [RawCall(name, None, None, call_id, span, self.family, text_params=self.params(params))], []
         if args_node is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         tok = _first_token(args_node) if isinstance(args_node, Node) else args_node
@@ -129,6 +155,54 @@ class Reader:
             return [], [_invalid_json(tok, str(exc), name)]
         notes = [_repaired(name, repairs, span)] if repairs else []
         return self._finish(name, value, None if repairs else tok.value, call_id, span, notes)
+
+    def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
+        """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` and an
+        optional ``string_flag`` (``true``/``false``, DSML's string attribute)."""
+        out = []
+        for p in nodes:
+            key = _text(p.find("param_name")).strip()
+            value = _text(p.find("param_value"))
+            if self.strip_newlines:
+                value = strip_template_newlines(value)
+            flag_node = p.find("string_flag")
+            flag = None
+            if flag_node is not None:
+                flag = _text(flag_node).strip().lower() == "true"
+            out.append((key, value, flag))
+        return out
+
+    def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
+        """A call cut off by the end of the text, from what the parser had read: its name
+        and, with its complete parameters only, the call (for ``Policy.truncated="keep"``)."""
+        items: list[Any] = []
+        for v in values:
+            if isinstance(v, Node) and v.name.startswith("_"):
+                items.extend(v.children)
+            else:
+                items.append(v)
+        name = None
+        start = None
+        params: list[Node] = []
+        call_id = None
+        prev: Any = None
+        for v in items:
+            if isinstance(v, Node) and self.announce(v) is not None:
+                # the call begins at the token before its name (its opener), when there is one
+                opener = prev.start if isinstance(prev, Tok) and prev.start is not None else None
+                name, start, params, call_id = self.announce(v), opener if opener is not None else v.start, [], None
+            elif isinstance(v, Node) and v.name == "param" and name is not None:
+                params.append(v)
+            elif isinstance(v, Node) and v.name == "call_id":
+                call_id = _text(v).strip() or None
+            prev = v
+        if name is None:
+            return None, None
+        end = params[-1].end if params else start
+        raw = RawCall(
+            name, None, None, call_id, (start or 0, end or 0), self.family, text_params=self.params(params)
+        )
+        return name, raw
 
     # -- JSON payloads ----------------------------------------------------------------------
 

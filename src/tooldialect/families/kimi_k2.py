@@ -1,0 +1,70 @@
+"""Kimi K2: the call's name comes from its id (``functions.NAME:IDX``), which is kept.
+
+A bare counter id (``0``, as later Kimi models write) names no tool: the toolset decides
+when exactly one tool fits (the only tool, or the only one whose parameters cover the
+arguments and whose required parameters are all given).  Otherwise the id itself stands
+as the name, and binding reports it as an unknown tool.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..lalr import Node
+from ..transform import Issue, RawCall
+from ..transform import Reader as GenericReader
+from ..transform import _text, excerpt
+
+__all__ = ["Reader"]
+
+_ID = re.compile(r"(?:functions\.)?(?P<name>[^\s:]+):(?P<index>\d+)")
+_COUNTER = re.compile(r"\d+")
+
+
+class Reader(GenericReader):
+    def announce(self, node: Node) -> str | None:
+        if node.name != "call_id":
+            return None
+        m = _ID.fullmatch(_text(node).strip())
+        return m.group("name") if m else None
+
+    def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
+        call_id = _text(node.find("call_id")).strip()
+        span = (node.start or 0, node.end or 0)
+        m = _ID.fullmatch(call_id)
+        if m is not None:
+            name = m.group("name")
+        elif _COUNTER.fullmatch(call_id):
+            name = ""
+        else:
+            reason = f"call id {excerpt(call_id)!r} is not functions.NAME:INDEX"
+            return [], [Issue("malformed_block", {"reason": reason, "excerpt": excerpt(call_id)}, span, reason)]
+        calls, issues = super().read_call(_named(node, name or call_id))
+        for call in calls:
+            call.id = call_id
+            if not name:
+                call.name = self._infer(call.arguments) or call_id
+        return calls, issues
+
+    def _infer(self, arguments: Any) -> str | None:
+        tools = self.tools
+        if tools is None or not isinstance(arguments, dict):
+            return None
+        if len(tools) == 1:
+            return next(iter(tools)).name
+        fits = []
+        for tool in tools:
+            props = tool.parameters.get("properties") or {}
+            required = tool.parameters.get("required") or []
+            if set(arguments) <= set(props) and set(required) <= set(arguments):
+                fits.append(tool.name)
+        return fits[0] if len(fits) == 1 else None
+
+
+def _named(node: Node, name: str) -> Node:
+    """The call node with a ``name`` child, as the generic reader expects."""
+    from ..lalr import Tok
+
+    named = Node(node.name, [Node("name", [Tok("NAME", name, -1, -1)], None, None), *node.children], node.start, node.end)
+    return named

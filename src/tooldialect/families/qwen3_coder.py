@@ -1,0 +1,34 @@
+"""Qwen3-Coder: which ``<parameter=NAME>`` may close a value whose ``</parameter>`` is missing.
+
+Only a parameter of the tool being called can; anything else written as
+``<parameter=…>`` inside a value is the value's text.  Without a toolset there is no
+way to tell, so only ``</parameter>`` and ``</function>`` end a value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..transform import Reader as GenericReader
+
+__all__ = ["Reader"]
+
+_NAME_END = re.compile(r"[^>\s]{0,256}>")
+
+
+class Reader(GenericReader):
+    def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
+        if terminal != "PARAM_OPEN":
+            return True
+        if self.tools is None or tool is None:
+            return False
+        m = _NAME_END.match(text, end)
+        if m is None:
+            if not eof and len(text) - end < 257 and ">" not in text[end:]:
+                return None  # the parameter's name is still arriving
+            return False
+        spec = self.tools.get(tool)
+        if spec is None:
+            return False
+        props = spec.parameters.get("properties")
+        return isinstance(props, dict) and m.group()[:-1] in props
