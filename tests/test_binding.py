@@ -119,7 +119,7 @@ def test_every_diagnostic_kind_is_produced_by_some_input():
     tools = [WEATHER]
     inputs = [
         ("<tool_call>not json</tool_call>", {}),
-        ("Wrap calls in <tool_call> tags.", {}),
+        ("Wrap calls in <tool_call> tags, like this.", {}),
         ('<tool_call>{"name": "f", "arguments": {"a": "b', {}),
         ('<tool_call>{"name": "nope", "arguments": {}}</tool_call>', {"tools": tools}),
         ('<tool_call>{"name": "GetWeather", "arguments": {"city": "x"}}</tool_call>', {"tools": tools}),

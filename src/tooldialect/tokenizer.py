@@ -89,8 +89,13 @@ class Cand:
         "named_begun",
         "named_done",
         "current_name",
+        "args_read",
         "cut_json",
         "reach",
+        "opens",
+        "resync_mode",
+        "text_depth",
+        "text_nest",
         "_accepted",
     )
 
@@ -98,7 +103,8 @@ class Cand:
         self.g = g
         self.rule = rule
         self.reader = reader
-        # ("start", name, key) | ("call", RawCall, key) | ("issue", Issue, key); the key ties a
+        # ("start", name, key) | ("call", RawCall, key) | ("issue", Issue, key) |
+        # ("text", str, -1) (prose inside the block, shown as written); the key ties a
         # call to its announcement: ("json", payload#) or ("call", call#)
         self.items: list[tuple[str, Any, Any]] = []
         self.parser = LRParser(g.tables, rule, self._on_node)
@@ -129,9 +135,39 @@ class Cand:
         self.named_begun = 0  # calls announced by a name node
         self.named_done = 0  # calls completed by a call node
         self.current_name: str | None = None
+        self.args_read = 0  # arguments (or parameters) read since the last announcement
         self.cut_json = False  # the cut fell inside a JSON payload (else in a text call)
         self.reach = -1  # where a failure was detected (not where a stream happened to stop)
+        self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
+        self.resync_mode = ""  # "payload": after a broken payload; "junk": text before a closer
+        self.text_depth = 0  # markers of the value's own kind opened inside a raw text value
+        self.text_nest: tuple[Terminal, ...] = ()
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
+
+    def shift(self, tok: Tok, term: Terminal | None) -> bool:
+        """Feed a token, keeping track of which structures are open."""
+        ok = self.parser.feed(tok)
+        name = tok.type
+        if name.endswith("_OPEN"):
+            key = name[: -len("_OPEN")]
+            self.opens[key] = self.opens.get(key, 0) + 1
+        elif name.endswith("_CLOSE"):
+            self.closed = True
+            key = name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+            for k in sorted(self.opens, key=len, reverse=True):
+                if k.startswith(key) and self.opens[k] > 0:
+                    self.opens[k] -= 1
+                    break
+        return ok
+
+    def open_closers(self) -> list[Terminal]:
+        """Closers the parser accepts now that close a structure still open."""
+        out = []
+        for t in self.g.closers:
+            key = t.name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+            if any(k.startswith(key) and n > 0 for k, n in self.opens.items()) and self.parser.accepts(t.name):
+                out.append(t)
+        return out
 
     def accepted(self) -> dict[str, Terminal]:
         """The terminals the parser accepts now (exactly), by name."""
@@ -154,7 +190,10 @@ class Cand:
             self.current_name = announced
             self.items.append(("start", announced, ("call", self.named_begun)))
             self.named_begun += 1
+            self.args_read = 0
             return
+        if node.name in ("param", "arguments"):
+            self.args_read += 1
         got = self.reader.read(node)
         if got is None:
             return
@@ -174,6 +213,11 @@ class Cand:
         ]
         merged.sort(key=lambda x: x[3])
         self.items.extend((kind, obj, k) for kind, obj, k, _ in merged)
+
+    @property
+    def junk(self) -> int:
+        """Issues this candidate found in the block (fewer means it read the body better)."""
+        return sum(1 for k, _, _ in self.items if k in ("issue", "text"))
 
     @property
     def calls(self) -> int:
@@ -216,6 +260,7 @@ class Block:
         "rpos",
         "sniffed",
         "leader",
+        "absorb",
     )
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
@@ -238,6 +283,7 @@ class Block:
         self.winner: Cand | None = None
         self.rpos = -1
         self.sniffed = 0
+        self.absorb = -1  # after a broken block's closer: where following closers are sought
 
 
 class Engine:
@@ -323,8 +369,8 @@ class Engine:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-            if b.phase in ("recover", "trail"):
-                need.append(b.rpos)
+            if b.phase == "recover":
+                need.append(b.absorb if b.absorb >= 0 else b.rpos)
             look_from = min([self.base + len(self.win)] + need)
             keep_from = b.start
         elif self.inline is not None:
@@ -710,7 +756,7 @@ class Engine:
         for mk in openers:
             for g in mk.grammars:
                 c = Cand(g, "start", self.base + q, mk.terminal.soft, self._reader(g))
-                if c.parser.feed(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end)):
+                if c.shift(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end), mk.terminal):
                     c.pos = c.last_end = self.base + end
                     cands.append(c)
         if not cands:
@@ -738,7 +784,7 @@ class Engine:
                 return False
             self._decide(b)
             return True
-        if b.phase in ("recover", "trail"):
+        if b.phase == "recover":
             return self._recover(b)
         return False  # pragma: no cover
 
@@ -799,7 +845,7 @@ class Engine:
                     c.tok_start = -1
                     value = self._slice(start, base + p)
                     c.ntoks += 1
-                    c.parser.feed(Tok(c.ext_type, value, start, base + p))
+                    c.shift(Tok(c.ext_type, value, start, base + p), c.g.terminals.get(c.ext_type))
                     c.pos = c.last_end = base + p
                     c.state = RUN
                     if c.bad:
@@ -824,9 +870,12 @@ class Engine:
                     c.resync = base + max(p, c.tok_start - base + 1)
                     c.resync_tok = c.tok_start
                     c.resync_reason = reason
+                    c.resync_mode = "payload"
                     c.pos = c.resync
                     continue
                 self._no_token(c, c.tok_start, reason)
+                if c.state == RUN:
+                    continue  # the block may go on after the junk
                 return
             if c.text_start >= 0:
                 if not self._scan_text(b, c):
@@ -847,6 +896,10 @@ class Engine:
                         if m is not None and m.end() > lp:
                             lp = m.end()
                             skipped = True
+                        elif not self.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, lp):
+                            c.pos = base + lp  # an ignored marker may be arriving (a split "\\n")
+                            c.state = WAIT
+                            return
             c.pos = base + lp
             if lp >= n:
                 if self.eof:
@@ -875,9 +928,8 @@ class Engine:
                 c.body_at = base + lp
             if best is not None:
                 end, _lit, term = best
-                c.parser.feed(Tok(term.name, win[lp:end], base + lp, base + end))
+                c.shift(Tok(term.name, win[lp:end], base + lp, base + end), term)
                 c.pos = c.last_end = base + end
-                c.closed = c.closed or term.closer
                 if b.early and c.items and len(c.items) > b.emitted:
                     self._early(b)
                 if c.parser.finished:
@@ -900,6 +952,8 @@ class Engine:
                 c.text_tentative = None
                 continue
             self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
+            if c.state == RUN:
+                continue  # resync: the block may go on after the junk
             return
 
     # -- raw text values ------------------------------------------------------------------------
@@ -963,7 +1017,7 @@ class Engine:
 
     def _end_text(self, c: Cand, at: int) -> bool:
         value = self._slice(c.text_start, at)
-        c.parser.feed(Tok(TEXT, value, c.text_start, at))
+        c.shift(Tok(TEXT, value, c.text_start, at), None)
         c.pos = c.last_end = at
         c.text_start = -1
         c.text_tentative = None
@@ -992,6 +1046,8 @@ class Engine:
                 if m is not None and m.end() > f:
                     f = m.end()
                     skipped = True
+                elif not self.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, f):
+                    return None  # an ignored marker may be arriving (a split "\\n")
         if f >= len(win):
             return "yes" if self.eof else None
         follow = self._follow(c, term)
@@ -1028,15 +1084,21 @@ class Engine:
         return -1
 
     def _resync(self, c: Cand) -> bool:
-        """After a broken payload, find where the block goes on: the next payload, or this
-        grammar's closer (the damage is then reported and removed).  False to stop."""
+        """Find where a block goes on after text it could not read.  False to stop.
+
+        After a broken payload ("payload" mode) the block goes on at the next payload or at
+        a closer of this grammar; after unexpected text where the block could end ("junk"
+        mode) it goes on only at a closer of a structure still open.  The skipped text is
+        reported and removed with the block.  Anything else first (another marker, the end
+        of the text) and the block ends where the damage began.
+        """
         win = self.win
         lp = c.pos - self.base
         bound = self.block.start + self.policy.max_block_chars + 1 - self.base
         if bound < len(win):
             win = win[:bound]  # never look past the cap (same answer at every chunking)
-        starts = _START_CHARS[c.ext_type]
-        m_ext = starts.search(win, lp)
+        payload = c.resync_mode == "payload"
+        m_ext = _START_CHARS[c.ext_type].search(win, lp) if payload else None
         m_mark = self.cat.recovery(c.g).search(win, lp)
         q_ext = m_ext.start() if m_ext else len(win)
         q_mark = m_mark.start() if m_mark else len(win)
@@ -1054,19 +1116,28 @@ class Engine:
                 c.pos = self.base + len(win)
                 c.state = WAIT
                 return False
+        targets = c.open_closers() if not payload else (c.g.closers if c.calls else ())
         closer = q < len(win) and q == q_mark and any(
-            (e := t.pattern.match_end(win, q)) is not None and e > q for t in c.g.closers
+            (e := t.pattern.match_end(win, q)) is not None and e > q for t in targets
         )
-        if q < len(win) and (q == q_ext or (closer and c.calls)):
+        if q < len(win) and closer and not payload:
+            # prose between a block's calls and its closer is text; the closer is furniture
+            c.items.append(("text", self._slice(c.last_end, self.base + q), -1))
+            c.pos = self.base + q
+            c.resync = -1
+            c.state = RUN
+            return True
+        if q < len(win) and ((payload and q == q_ext) or closer):
             junk = self._slice(c.resync_tok, self.base + q)
+            reason = c.resync_reason
             c.items.append(
                 (
                     "issue",
                     Issue(
                         "malformed_block",
-                        {"reason": c.resync_reason, "excerpt": excerpt(junk.strip())},
+                        {"reason": reason, "excerpt": excerpt(junk.strip())},
                         (c.resync_tok, self.base + q),
-                        f"a broken payload ({c.resync_reason}); skipped",
+                        f"{reason}; removed with the block",
                     ),
                     -1,
                 )
@@ -1077,7 +1148,10 @@ class Engine:
             return True
         c.resync = -1
         c.reach = max(c.reach, self.base + q)
-        self._no_token(c, c.resync_tok, c.resync_reason)
+        if payload:
+            self._no_token(c, c.resync_tok, c.resync_reason)
+        else:
+            self._done(c, trail=True)
         return False
 
     def _finish(self, c: Cand) -> None:
@@ -1093,25 +1167,42 @@ class Engine:
         c.state = DONE_
 
     def _no_token(self, c: Cand, pos: int, reason: str) -> None:
+        """Nothing the grammar accepts can be read at ``pos``."""
+        at_end = pos >= self.base + len(self.win)
         if c.parser.finished or c.parser.accepts(END):
-            if c.whole and (pos < self.base + len(self.win) and _NON_WS.match(self.win, pos - self.base)):
+            if c.whole and (not at_end and _NON_WS.match(self.win, pos - self.base)):
                 c.fail(pos, "syntax", "text after the payload")
                 return
             if c.whole and not self.eof:
                 c.state = WAIT
                 return
-            if not c.parser.finished:
-                c.parser.end()
-                # unexpected text before any closer: the closer may still come after it
-                c.trail = not c.soft and not c.closed and c.rule == "start" and pos < self.base + len(self.win)
-            c.state = DONE_
+            if at_end and self.eof and (not c.items or (c.named_begun > c.named_done and not c.args_read)):
+                # the text ended right after an opener with nothing read, or inside a call
+                # begun with no argument read (<invoke name="f">): cut off, not a call; a call
+                # with complete arguments whose optional closer was eaten stands
+                c.fail(pos, "cut", "cut off before the call was complete")
+                return
+            if not at_end and not c.soft and c.rule == "start" and c.open_closers():
+                # unexpected text inside a structure still open: its closer may come later
+                c.resync = pos
+                c.resync_tok = pos
+                c.resync_reason = reason
+                c.resync_mode = "junk"
+                c.pos = pos
+                return
+            self._done(c, trail=not at_end)
             return
-        if self.eof and pos >= self.base + len(self.win) and (c.body_at < 0 or c.payload_at >= 0):
-            # cut off: nothing after the opener, or inside the call's payload or values
+        if self.eof and at_end:
             c.fail(pos, "cut", reason)
         else:
-            # a name and then nothing: the text may just mention the tag
             c.fail(pos, "syntax", reason)
+
+    def _done(self, c: Cand, trail: bool) -> None:
+        """The block ends after its last token (``trail``: it stopped at text it could not read)."""
+        if not c.parser.finished:
+            c.parser.end()
+        c.trail = trail
+        c.state = DONE_
 
     # -- early events (one hard candidate outside reasoning) ---------------------------------------
 
@@ -1181,6 +1272,9 @@ class Engine:
             b.started[tok] = (index, announced)
             self._event(CallStart.model_construct(index=index, name=announced, id=None))
             return
+        if kind == "text":
+            self._text(obj, b.channel)
+            return
         if kind == "issue":
             started = b.started.pop(tok, None)
             if started is not None:
@@ -1244,12 +1338,7 @@ class Engine:
         if done:
             # a candidate that read the block to its end beats one that stopped at text it
             # could not read (that text may be another family's body); then the best rank
-            winner = min(done, key=lambda c: (c.trail, rank[c.g.name]))
-            if winner.trail and b.channel == TEXT_CHANNEL:
-                b.winner = winner
-                b.phase = "trail"
-                b.rpos = winner.last_end
-                return
+            winner = min(done, key=lambda c: (c.trail, c.junk, rank[c.g.name]))
             self._accept(b, winner, winner.last_end)
             return
         hard = [c for c in b.cands if not c.soft]
@@ -1329,6 +1418,7 @@ class Engine:
     # -- recovery after a syntax error in a committed block ---------------------------------------
 
     def _recover(self, b: Block) -> bool:
+        """A committed block with a syntax error: find how much text it took."""
         c = b.winner
         assert c is not None
         family = c.g.name
@@ -1336,15 +1426,13 @@ class Engine:
             # inside reasoning a broken block is just reasoning text
             self._give_back(b, b.opener_end)
             return True
-        trail = b.phase == "trail"
-        cut = c.fail_kind in ("cut", "limit") and not trail
+        if b.absorb >= 0:
+            return self._absorb(b, c)
+        cut = c.fail_kind in ("cut", "limit")
         rx = self.cat.closers(c.g) if cut else self.cat.recovery(c.g)
         if rx is None:
             return self._truncated(b, c)
         if b.rpos - b.start > self.policy.max_block_chars:
-            if trail:
-                self._accept(b, c, c.last_end)
-                return True
             return self._unterminated(b, c, b.rpos)
         lp = b.rpos - self.base
         if lp < 0:
@@ -1355,9 +1443,6 @@ class Engine:
         horizon = min(len(win), b.start + self.policy.max_block_chars - self.base)
         m = rx.search(win, lp, max(lp, horizon)) if horizon > lp else None
         if m is None and horizon < len(win):
-            if trail:
-                self._accept(b, c, c.last_end)
-                return True
             return self._truncated(b, c) if cut else self._unterminated(b, c, self.base + horizon)
         limit = m.start() if m else len(win)
         if not self.eof:
@@ -1373,23 +1458,6 @@ class Engine:
             closer_end = max(
                 (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
             )
-            if closer_end is not None and trail:
-                junk = self._slice(c.last_end, self.base + q)
-                self._emit_pending(b, c)
-                if junk.strip():
-                    self._diag(
-                        Issue(
-                            "malformed_block",
-                            {"reason": "text inside the block after its calls", "excerpt": excerpt(junk.strip())},
-                            (c.last_end, self.base + q),
-                            "text inside the block after its calls; removed with the block",
-                        ),
-                        family,
-                    )
-                self._abort_started(b, c, "no call")
-                self._rewind(self.base + closer_end)
-                self.block = None
-                return True
             if closer_end is not None:
                 junk = win[c.fail_pos - self.base if c.fail_pos >= self.base else 0 : q]
                 self._emit_pending(b, c)
@@ -1403,13 +1471,9 @@ class Engine:
                     ),
                     family,
                 )
-                self._rewind(self.base + closer_end)
-                self.block = None
-                return True
+                b.absorb = self.base + closer_end
+                return self._absorb(b, c)
         stop = self.base + (m.start() if m is not None else len(win))
-        if trail:
-            self._accept(b, c, c.last_end)
-            return True
         if cut:
             return self._truncated(b, c)
         if c.calls:
@@ -1420,6 +1484,34 @@ class Engine:
             self.block = None
             return True
         return self._unterminated(b, c, stop)
+
+    def _absorb(self, b: Block, c: Cand) -> bool:
+        """After a broken block's closer, the closers of the structures around it (white
+        space between) belong to the block too: ``</function>\n</tool_call>``."""
+        lp = b.absorb - self.base
+        if lp < 0:
+            self._rewind(b.absorb)
+            lp = 0
+        win = self.win
+        while True:
+            m = _WS.match(win, lp)
+            q = m.end()
+            if q >= len(win):
+                if self.eof:
+                    break
+                return False  # white space so far: a closer may follow
+            if not self.eof and any(t.pattern.needs_more(win, q) for t in c.g.closers):
+                return False
+            end = max(
+                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+            )
+            if end is None:
+                break
+            lp = end
+            b.absorb = self.base + end
+        self._rewind(b.absorb)
+        self.block = None
+        return True
 
     def _unterminated(self, b: Block, c: Cand, stop: int) -> bool:
         family = c.g.name

@@ -18,7 +18,7 @@ from ..transform import _text, excerpt
 
 __all__ = ["Reader"]
 
-_ID = re.compile(r"(?:functions\.)?(?P<name>[^\s:]+):(?P<index>\d+)")
+_ID = re.compile(r"(?:functions\.)?([^\s:]+):(\d+)")  # groups: name, index
 _COUNTER = re.compile(r"\d+")
 
 
@@ -27,14 +27,14 @@ class Reader(GenericReader):
         if node.name != "call_id":
             return None
         m = _ID.fullmatch(_text(node).strip())
-        return m.group("name") if m else None
+        return m.group(1) if m else None
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         call_id = _text(node.find("call_id")).strip()
         span = (node.start or 0, node.end or 0)
         m = _ID.fullmatch(call_id)
         if m is not None:
-            name = m.group("name")
+            name = m.group(1)
         elif _COUNTER.fullmatch(call_id):
             name = ""
         else:

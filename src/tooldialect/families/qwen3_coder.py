@@ -1,8 +1,9 @@
-"""Qwen3-Coder: which ``<parameter=NAME>`` may close a value whose ``</parameter>`` is missing.
+"""Qwen3-Coder: what may close a value whose ``</parameter>`` is missing.
 
-Only a parameter of the tool being called can; anything else written as
-``<parameter=…>`` inside a value is the value's text.  Without a toolset there is no
-way to tell, so only ``</parameter>`` and ``</function>`` end a value.
+``</function>`` can, and a ``<parameter=NAME>`` whose NAME is a parameter of the tool
+being called; anything else written inside a value (another ``<function=…>``, another
+``<parameter=…>``, a wrapper's closer) is the value's text.  Without a toolset there is
+no way to tell parameters apart, so only ``</parameter>`` and ``</function>`` end a value.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ _NAME_END = re.compile(r"[^>\s]{0,256}>")
 
 class Reader(GenericReader):
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
-        if terminal != "PARAM_OPEN":
+        if terminal in ("PARAM_CLOSE", "FUNCTION_CLOSE"):
             return True
+        if terminal != "PARAM_OPEN":
+            return False  # another function, a wrapper closer …: text inside the value
         if self.tools is None or tool is None:
             return False
         m = _NAME_END.match(text, end)
