@@ -86,6 +86,36 @@ def test_validation_follows_the_schema_draft(dialect):
     assert [d.detail["path"] for d in r.diagnostics] == ["$.n"]
 
 
+NULLABLE = {
+    "name": "f",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "nullable": True},
+            "mode": {"type": "string", "enum": ["a", "b"], "nullable": True},
+            "size": {"minimum": 3, "nullable": True},
+            "tags": {"type": "array", "items": {"type": "integer", "nullable": True}},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "paths"),
+    [
+        ({"note": None, "mode": None, "size": None, "tags": [1, None]}, []),
+        ({"note": 3}, ["$.note"]),
+        ({"mode": "c"}, ["$.mode"]),
+        ({"size": 1}, ["$.size"]),
+        ({"tags": ["x"]}, ["$.tags[0]"]),
+    ],
+)
+def test_openapi_nullable_admits_null_and_nothing_else(args, paths):
+    r = td.parse('<tool_call>{"name": "f", "arguments": %s}</tool_call>' % json.dumps(args), tools=[NULLABLE])
+    assert [c.arguments for c in r.calls] == [args]
+    assert sorted(d.detail["path"] for d in r.diagnostics if d.kind == "arguments_invalid") == paths
+
+
 def test_validators_are_compiled_once_per_toolset():
     tools = td.Toolset.coerce([WEATHER])
     first = tools.validator("get_weather")
@@ -132,3 +162,16 @@ def test_every_diagnostic_kind_is_produced_by_some_input():
     for text, opts in inputs:
         seen.update(d.kind for d in td.parse(text, **opts).diagnostics)
     assert seen == set(td.DIAGNOSTIC_KINDS)
+
+
+def test_a_call_in_reasoning_is_reported_with_typed_arguments():
+    text = (
+        "<think>maybe <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call></think>ok"
+    )
+    for tools in (None, [WEATHER]):
+        r = td.parse(text, tools=tools)
+        assert r.calls == [] and r.text == "ok"
+        (diag,) = r.diagnostics
+        assert diag.kind == "call_in_reasoning" and diag.detail["name"] == "get_weather"
+        assert json.loads(diag.detail["excerpt"]) == {"city": "Paris", "days": 3}

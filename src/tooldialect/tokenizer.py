@@ -94,8 +94,6 @@ class Cand:
         "reach",
         "opens",
         "resync_mode",
-        "text_depth",
-        "text_nest",
         "_accepted",
     )
 
@@ -140,8 +138,6 @@ class Cand:
         self.reach = -1  # where a failure was detected (not where a stream happened to stop)
         self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
         self.resync_mode = ""  # "payload": after a broken payload; "junk": text before a closer
-        self.text_depth = 0  # markers of the value's own kind opened inside a raw text value
-        self.text_nest: tuple[Terminal, ...] = ()
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -884,6 +880,8 @@ class Engine:
             if c.resync >= 0:
                 if not self._resync(c):
                     return
+                win, base = self.win, self.base  # the search may have rewound the window
+                n = len(win)
                 continue
             accepted = c.accepted()
             text_ok = TEXT in accepted
@@ -1092,6 +1090,8 @@ class Engine:
         reported and removed with the block.  Anything else first (another marker, the end
         of the text) and the block ends where the damage began.
         """
+        if c.pos < self.base:
+            self._rewind(c.pos)  # the damage began in text already moved out of the window
         win = self.win
         lp = c.pos - self.base
         bound = self.block.start + self.policy.max_block_chars + 1 - self.base
@@ -1182,6 +1182,11 @@ class Engine:
                 # with complete arguments whose optional closer was eaten stands
                 c.fail(pos, "cut", "cut off before the call was complete")
                 return
+            if self.eof and not at_end and c.named_begun > c.named_done and self._cut_in_marker(c, pos):
+                # a call still open and the text ends in the first characters of one of
+                # its markers (<invoke name="f"><): cut off, not a call
+                c.fail(pos, "cut", "cut off inside a marker")
+                return
             if not at_end and not c.soft and c.rule == "start" and c.open_closers():
                 # unexpected text inside a structure still open: its closer may come later
                 c.resync = pos
@@ -1189,6 +1194,7 @@ class Engine:
                 c.resync_reason = reason
                 c.resync_mode = "junk"
                 c.pos = pos
+                c.state = RUN
                 return
             self._done(c, trail=not at_end)
             return
@@ -1196,6 +1202,17 @@ class Engine:
             c.fail(pos, "cut", reason)
         else:
             c.fail(pos, "syntax", reason)
+
+    def _cut_in_marker(self, c: Cand, pos: int) -> bool:
+        """Whether the text from ``pos`` to its end is the beginning of one of ``c``'s markers."""
+        lp = pos - self.base
+        if lp < 0 or len(self.win) - lp > self.cat.max_width:
+            return False
+        return any(
+            t.pattern.needs_more(self.win, lp)
+            for t in c.g.terminals.values()
+            if t.pattern is not None and (t.pattern.literal is not None or t.name.endswith(("_OPEN", "_CLOSE")))
+        )
 
     def _done(self, c: Cand, trail: bool) -> None:
         """The block ends after its last token (``trail``: it stopped at text it could not read)."""
@@ -1283,7 +1300,8 @@ class Engine:
             return
         raw: RawCall = obj
         if b.channel == REASONING and self.policy.calls_in_reasoning != "accept":
-            shown = raw.arguments_json if raw.arguments_json is not None else json.dumps(raw.text_params)
+            bound, _ = self.binder.bind(raw)  # typed as it would be dispatched
+            shown = bound.arguments_json if bound is not None else raw.arguments_json or json.dumps(raw.text_params)
             self._diag(
                 Issue(
                     "call_in_reasoning",
@@ -1591,6 +1609,9 @@ class Engine:
         if c.fail_pos < 0 or not c.ext_type:
             return None, None
         text = self._slice(c.fail_pos, self.base + len(self.win))
+        if c.named_begun > c.named_done:
+            # the arguments of a call whose name the grammar read (Kimi, DeepSeek)
+            return c.reader.cut_arguments(c.parser.values, text, self.base + len(self.win))
         if text[:1] not in ("{", "["):
             return None, None
         return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")

@@ -131,7 +131,7 @@ class Toolset:
         """The compiled JSON Schema validator of a tool (built once per toolset)."""
         v = self._validators.get(name)
         if v is None:
-            schema = self._by_name[name].parameters
+            schema = _openapi_nullable(self._by_name[name].parameters, 0)
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
             v = cls(schema)
             self._validators[name] = v
@@ -157,6 +157,34 @@ def _check_schema(tool: Tool) -> None:
                 f"tool {tool.name!r}: $ref {ref!r} does not resolve inside the schema "
                 f"(only local references such as '#/$defs/name' are supported)"
             )
+
+
+_DATA_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
+
+
+def _openapi_nullable(node: Any, depth: int) -> Any:
+    """The schema with OpenAPI's ``nullable: true`` spelled in JSON Schema (null allowed),
+    as tool catalogues written for OpenAPI mean it."""
+    if depth > 200:
+        raise ToolsetError("a JSON Schema nests more than 200 levels deep")
+    if isinstance(node, list):
+        return [_openapi_nullable(v, depth + 1) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {k: (v if k in _DATA_KEYS else _openapi_nullable(v, depth + 1)) for k, v in node.items()}
+    if out.get("nullable") is not True:
+        return out
+    del out["nullable"]
+    kind = out.get("type")
+    if isinstance(kind, str):
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list):
+        out["type"] = kind if "null" in kind else [*kind, "null"]
+    else:
+        return {"anyOf": [out, {"type": "null"}]}
+    if isinstance(out.get("enum"), list) and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
 
 
 def _refs(node: Any, depth: int) -> Iterator[str]:

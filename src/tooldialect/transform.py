@@ -191,6 +191,8 @@ class Reader:
                 # the call begins at the token before its name (its opener), when there is one
                 opener = prev.start if isinstance(prev, Tok) and prev.start is not None else None
                 name, start, params, call_id = self.announce(v), opener if opener is not None else v.start, [], None
+                if v.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
+                    call_id = _text(v).strip() or None
             elif isinstance(v, Node) and v.name == "param" and name is not None:
                 params.append(v)
             elif isinstance(v, Node) and v.name == "call_id":
@@ -307,6 +309,16 @@ class Reader:
             if args_span is not None:
                 raw = text[args_span[0] : args_span[1]]
         return self._finish(name, holder[key], raw, call_id, span, [])
+
+    def cut_arguments(self, values: list[Any], text: str, end: int) -> tuple[str | None, RawCall | None]:
+        """A call whose name the parser read and whose JSON arguments ``text`` were cut off by
+        the end of the text (at ``end``): its name, and the call with the arguments whose
+        values were complete."""
+        name, raw = self.salvage(values)
+        if name is None or raw is None:
+            return None, None
+        args = partial_object(text, 0)[0] if text.startswith("{") else {}
+        return name, RawCall(name, args, json.dumps(args, ensure_ascii=False), raw.id, (raw.span[0], end), self.family)
 
     def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
         """For a payload cut off by the end of the text: the call's name when it was complete

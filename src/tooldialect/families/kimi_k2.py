@@ -45,6 +45,10 @@ class Reader(GenericReader):
             call.id = call_id
             if not name:
                 call.name = self._infer(call.arguments) or call_id
+                if self.tools is None:
+                    # nothing to infer the name from: kept under its id, and said so
+                    reason = f"the counter id {call_id!r} names no tool and no toolset was given"
+                    call.notes.append(Issue("unknown_tool", {"name": call_id, "policy": "keep", "reason": reason}, call.span, reason))
         return calls, issues
 
     def _infer(self, arguments: Any) -> str | None:
