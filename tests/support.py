@@ -197,11 +197,32 @@ def check_invariants(text: str, events: list[td.Event], batch: td.ParseResult) -
             assert ev.index in started and ev.index not in ended, f"abort of call {ev.index} that is not open"
             ended.add(ev.index)
     assert started == ended, f"calls started but never ended or aborted: {sorted(started - ended)}"
+    # nothing the model wrote silently disappears: with no call and no diagnostic, only
+    # markers (reasoning wrappers, furniture, closers) may have been removed
+    if not batch.calls and not batch.diagnostics:
+        removed = len(text) - len(batch.text) - len(batch.reasoning)
+        assert removed <= marker_chars(text), "text removed with no call or diagnostic to account for it"
     # no text is released that a later call block took back: every call's own text is absent
     # from the released text at its position (spans are in input offsets)
     for call in batch.calls:
         start, end = call.span
         assert 0 <= start < end <= len(text)
+
+
+_MARKER_RXS: list[re.Pattern[str]] | None = None
+
+
+def marker_chars(text: str) -> int:
+    """How many characters of ``text`` the catalogue's markers and the grammars' closers
+    match (overlaps counted twice: an upper bound of what may be removed as furniture)."""
+    global _MARKER_RXS
+    if _MARKER_RXS is None:
+        from tooldialect.catalog import catalog_for
+
+        cat = catalog_for(None)
+        terms = [m.terminal for m in cat.markers] + [t for g in cat.grammars for t in g.closers]
+        _MARKER_RXS = list({t.pattern.regex.pattern: t.pattern.regex for t in terms if t.pattern is not None}.values())
+    return sum(m.end() - m.start() for rx in _MARKER_RXS for m in rx.finditer(text))
 
 
 # -- counting work -----------------------------------------------------------------------------
