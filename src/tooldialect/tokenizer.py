@@ -928,6 +928,10 @@ class Engine:
                 end, _lit, term = best
                 c.shift(Tok(term.name, win[lp:end], base + lp, base + end), term)
                 c.pos = c.last_end = base + end
+                if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
+                    # a grammar that nests (a literal list inside a list …) is capped like JSON
+                    c.fail(base + lp, "limit", f"nesting deeper than max_depth={self.policy.max_depth}")
+                    return
                 if b.early and c.items and len(c.items) > b.emitted:
                     self._early(b)
                 if c.parser.finished:
