@@ -21,11 +21,35 @@ def test_the_reference_input_has_the_documented_size():
     assert 240_000 <= len(loop(150)) <= 260_000
 
 
-def test_nothing_is_dispatched_from_the_loop():
-    result = td.parse(loop(150))
-    assert result.calls == []
-    assert [d.kind for d in result.diagnostics] == ["truncated"]
-    assert result.diagnostics[0].detail["name"] == "apply_patch"
+def test_the_loop_is_one_diagnostic_and_nothing_is_dispatched():
+    text = loop(150)
+    result = td.parse(text)
+    assert result.calls == [] and result.text == ""
+    (diag,) = result.diagnostics
+    assert diag.kind == "repetition_loop"
+    assert diag.detail["count"] == 150 and diag.detail["max_repeats"] == 16
+    assert diag.detail["marker"] == "<｜DSML｜tool_calls>" and diag.span == (0, len(text))
+
+
+def test_sixteen_repeats_are_not_a_loop_seventeen_are():
+    closed = '"}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls> after'
+    sixteen = td.parse(loop(16) + closed)
+    assert [c.name for c in sixteen.calls] == ["apply_patch"] and sixteen.text == " after"
+    seventeen = td.parse(loop(17) + closed)
+    assert seventeen.calls == [] and seventeen.text == " after"
+    assert [(d.kind, d.detail["count"]) for d in seventeen.diagnostics] == [("repetition_loop", 17)]
+    assert td.parse(loop(17) + closed, policy=td.Policy(max_repeats=17)).calls != []
+
+
+def test_calls_before_the_loop_stand_and_text_after_it_is_seen():
+    first = '<｜DSML｜tool_calls><｜DSML｜invoke name="shell"><｜DSML｜parameter name="command" string="true">ls</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>\n'
+    text = "Before. " + first + loop(30) + "</｜DSML｜tool_calls> After."
+    result = td.parse(text)
+    assert [c.name for c in result.calls] == ["shell"]
+    assert result.text == "Before. \n After."
+    assert [d.kind for d in result.diagnostics] == ["repetition_loop"]
+    for cuts in (range(1, len(text)), range(7, len(text), 7), [len(text) // 2]):
+        check_invariants(text, run_stream(text, cuts), result)
 
 
 def test_batch_work_grows_linearly():
@@ -52,8 +76,7 @@ def test_streaming_in_seven_character_deltas_is_linear_and_equals_batch():
 def test_a_closed_call_after_the_loop_is_not_taken_from_inside_it():
     text = loop(20) + '"}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
     result = td.parse(text)
-    # the only value that closes holds the whole loop: one call, whose edits are text
-    assert len(result.calls) == 1
-    assert result.calls[0].name == "apply_patch"
-    assert isinstance(result.calls[0].arguments["edits"], str)
-    assert result.calls[0].arguments["edits"].count("<｜DSML｜invoke") == 19
+    # the only value that closes holds the whole loop: it is the loop, not a call
+    assert result.calls == [] and result.text == ""
+    assert [(d.kind, d.detail["count"]) for d in result.diagnostics] == [("repetition_loop", 20)]
+    check_invariants(text, run_stream(text, range(1, len(text))), result)

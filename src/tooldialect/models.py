@@ -43,6 +43,9 @@ DIAGNOSTIC_KINDS: dict[str, str] = {
     "arguments_invalid": "Arguments that are not a JSON object, or do not validate against the tool's schema.",
     "call_in_reasoning": "A call written inside a reasoning block. Not returned unless "
     "Policy.calls_in_reasoning is 'accept'.",
+    "repetition_loop": "A block's opener repeated more than Policy.max_repeats times inside it without its "
+    "closer (a model stuck in a loop): the loop is removed from the text and nothing in it is dispatched; "
+    "calls completed before it stand.",
     "limit_exceeded": "A Policy limit was reached (block size, nesting depth, number of calls); what was over "
     "the limit is released as text or dropped, as the detail says.",
 }
@@ -106,6 +109,7 @@ class Policy(BaseModel):
     max_depth: int = Field(default=64, ge=1, le=512)
     max_block_chars: int = Field(default=1 << 20, ge=256)
     max_calls: int = Field(default=1024, ge=1)
+    max_repeats: int = Field(default=16, ge=1)
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -257,6 +257,13 @@ class Block:
         "sniffed",
         "leader",
         "absorb",
+        "loop_rx",
+        "loop_pos",
+        "repeats",
+        "loop_first",
+        "loop_at",
+        "loop_clear",
+        "loop_marker",
     )
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
@@ -280,6 +287,14 @@ class Block:
         self.rpos = -1
         self.sniffed = 0
         self.absorb = -1  # after a broken block's closer: where following closers are sought
+        # repetition loops: the block's opener met again inside it, with no closer between
+        self.loop_rx: re.Pattern[str] | None = None  # group 1: the opener, group 2: its closer
+        self.loop_pos = opener_end  # the loop scan has counted everything before this
+        self.repeats = 1  # openers in the current run (the block's own included)
+        self.loop_first = start  # where the current run began
+        self.loop_at = -1  # end of the opener that made the run a loop (-1: no loop)
+        self.loop_clear = opener_end  # no loop before this: items ending here may be emitted
+        self.loop_marker = ""
 
 
 class Engine:
@@ -365,10 +380,15 @@ class Engine:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
+            # a value's tentative end is where its candidate reads on if nothing better comes
+            need += [c.text_tentative for c in b.cands if c.state in (RUN, WAIT) and c.text_tentative is not None]
             if b.phase == "recover":
                 need.append(b.absorb if b.absorb >= 0 else b.rpos)
+            elif b.loop_rx is not None:
+                need.append(b.loop_pos)
             look_from = min([self.base + len(self.win)] + need)
-            keep_from = b.start
+            # a loop is removed whole: none of its text is kept
+            keep_from = b.loop_pos if b.phase == "loop" else b.start
         elif self.inline is not None:
             look_from = self.inline[2]
             keep_from = self.inline[0]
@@ -759,8 +779,34 @@ class Engine:
             return False
         cands.sort(key=lambda c: self.cat.rank[c.g.name])
         self.reply_started = self.reply_started or self.channel == TEXT_CHANNEL
-        self.block = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
+        b = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
+        if not soft and self.channel == TEXT_CHANNEL:
+            b.loop_rx = self._loop_rx(openers, cands)
+            b.loop_marker = self.win[q:end]
+        else:
+            b.loop_clear = 1 << 62  # no loop scan: nothing waits for one
+        self.block = b
         return True
+
+    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> re.Pattern[str]:
+        """One pattern for the block's opener (group 1) and the closers that pair with it
+        (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
+        key = ("loop", tuple(mk.terminal.name for mk in openers), tuple(c.g.name for c in cands))
+        got = self._stop_cache.get(key)
+        if got is None:
+            opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
+            stems = {mk.terminal.name.removesuffix("_OPEN") for mk in openers}
+            closes = {
+                t.pattern.source
+                for c in cands
+                for t in c.g.closers
+                if t.pattern is not None and t.name.removeprefix("FURNITURE_").removesuffix("_CLOSE") in stems
+            }
+            o = "|".join(f"(?:{p})" for p in sorted(opens))
+            cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
+            got = re.compile(f"({o})|({cl})")  # group 1: the opener, group 2: a closer
+            self._stop_cache[key] = got
+        return got
 
     def _step_block(self) -> bool:
         b = self.block
@@ -771,6 +817,8 @@ class Engine:
                     self._advance(b, c)
             if b.early is None:
                 self._update_early(b)
+            if b.loop_rx is not None and self._loop_scan(b):
+                return True
             if b.early:
                 self._early(b)
             # the cap depends only on how far the candidates read, so every chunking agrees
@@ -782,7 +830,106 @@ class Engine:
             return True
         if b.phase == "recover":
             return self._recover(b)
+        if b.phase == "loop":
+            return self._step_loop(b)
         return False  # pragma: no cover
+
+    # -- repetition loops ----------------------------------------------------------------------
+
+    def _loop_scan(self, b: Block) -> bool:
+        """Count the block's opener in the text every live candidate has read; more than
+        ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
+        live = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
+        limit = min(live) if live else max(c.progress for c in b.cands)
+        end = min(limit, self.base + len(self.win)) - self.base
+        lp = b.loop_pos - self.base
+        if lp < 0:  # pragma: no cover - the window keeps loop_pos (see _compact)
+            self._rewind(b.loop_pos)
+            lp, end = 0, min(limit, self.base + len(self.win)) - self.base
+        rx = b.loop_rx
+        while lp < end:
+            m = rx.search(self.win, lp, end)
+            if m is None:
+                break
+            lp = m.end()
+            if m.group(1) is None:  # a closer
+                b.repeats = 0
+                continue
+            if b.repeats == 0:
+                b.loop_first = self.base + m.start()
+            b.repeats += 1
+            if b.repeats > self.policy.max_repeats:
+                b.loop_at = self.base + lp
+                b.loop_pos = self.base + lp
+                self._loop_begin(b)
+                return True
+        # a marker may straddle the limit: look again from one marker width before it
+        b.loop_pos = self.base + max(lp, end - self.cat.max_width)
+        b.loop_clear = max(b.loop_clear, b.loop_pos)
+        return False
+
+    def _loop_begin(self, b: Block) -> None:
+        """A loop: what the block completed before the loop was found stands; the rest of
+        the block, up to a closer of its opener or the end of the text, is the loop."""
+        c0 = b.leader or min(b.cands, key=lambda c: self.cat.rank[c.g.name])
+        if b.leader is not None and b.leader is not c0:
+            b.emitted = 0  # pragma: no cover - the leader is always c0 here
+        while b.emitted < len(c0.items):
+            kind, obj, tok = c0.items[b.emitted]
+            if kind in ("call", "issue") and _item_end(obj) > b.loop_at:
+                break
+            b.emitted += 1
+            if kind != "text":
+                self._emit_item(b, kind, obj, tok)
+        b.winner = c0
+        self._abort_started(b, c0, "repetition_loop")
+        for c in b.cands:
+            if c.state in (RUN, WAIT):
+                c.fail(c.pos, "loop", "inside a repetition loop")
+        b.phase = "loop"
+
+    def _step_loop(self, b: Block) -> bool:
+        """Swallow the loop up to a closer of its opener (and the closers right after it) or
+        the end of the text, counting the openers; then report it once."""
+        win = self.win
+        lp = b.loop_pos - self.base
+        if lp < 0:
+            self._rewind(b.loop_pos)
+            win, lp = self.win, 0
+        hold = 0 if self.eof else self.cat.max_width
+        closer = None
+        while True:
+            m = b.loop_rx.search(win, lp)
+            if m is None or m.end() > len(win) - hold:
+                break
+            lp = m.end()
+            if m.group(1) is None:  # a closer
+                closer = m
+                break
+            b.repeats += 1
+        if closer is None and not self.eof:
+            # nothing of the loop is kept: only the last marker width, which may hold a marker
+            b.loop_pos = self.base + max(lp, len(win) - hold)
+            self.cur = b.loop_pos - self.base
+            return False
+        end = self.base + (lp if closer is not None else len(win))
+        family = (b.winner or b.cands[0]).g.name
+        self._diag(
+            Issue(
+                "repetition_loop",
+                {"marker": excerpt(b.loop_marker), "count": b.repeats, "max_repeats": self.policy.max_repeats, "family": family},
+                (b.loop_first, end),
+                f"the opener {excerpt(b.loop_marker)!r} repeats {b.repeats} times without its closer; "
+                "the loop is removed and nothing in it is dispatched",
+            ),
+            family,
+        )
+        if closer is not None:
+            b.absorb = end
+            return self._absorb(b, b.winner or b.cands[0])
+        self._rewind(end)
+        self.block = None
+        return True
 
     def _over_limit(self, b: Block) -> bool:
         far = max(c.progress for c in b.cands)
@@ -1274,6 +1421,8 @@ class Engine:
         assert c is not None
         while b.emitted < len(c.items):
             kind, obj, tok = c.items[b.emitted]
+            if kind in ("call", "issue") and _item_end(obj) > b.loop_clear:
+                return  # not before the loop scan has cleared its text (every chunking agrees)
             b.emitted += 1
             self._emit_item(b, kind, obj, tok)
 
@@ -1619,3 +1768,9 @@ class Engine:
         if text[:1] not in ("{", "["):
             return None, None
         return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")
+
+
+def _item_end(obj: Any) -> int:
+    """Where a block item (a call or an issue) ends in the input."""
+    span = getattr(obj, "span", None)
+    return span[1] if span else -1
