@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import families
+from . import detect, families
 from .errors import (
     GrammarError,
     PolicyError,
@@ -61,6 +61,7 @@ __all__ = [
     "Toolset",
     "ToolsetError",
     "UnknownFamilyError",
+    "detect",
     "families",
     "parse",
 ]

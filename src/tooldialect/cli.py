@@ -1,4 +1,4 @@
-"""The ``tooldialect`` command: parse, stream, families.
+"""The ``tooldialect`` command: parse, stream, families, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
 one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
@@ -123,6 +123,86 @@ def _cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from .audit import audit_paths, total_bytes
+
+    policy = _policy(args.policy)
+    families = args.family or None
+    if families:
+        for name in families:
+            registry.get(name)  # an unknown family is a usage error, before any work
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not args.no_progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+        bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        task = bar.add_task("auditing", total=total_bytes(args.paths) or None)
+        progress = lambda n: bar.advance(task, n)  # noqa: E731
+        bar.start()
+    try:
+        report = audit_paths(args.paths, text_field=args.field, families=families, policy=policy, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    for line in report.unreadable_files:
+        sys.stderr.write(f"{PROG}: warning: cannot read {line}\n")
+    if report.unreadable_files and not report.records:
+        raise _Usage("no readable transcript store among the paths given")
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_audit(report)
+    return 1 if args.fail_on_leak and report.leaks else 0
+
+
+def _print_audit(report: Any) -> None:
+    w = sys.stdout.write
+    rows = [
+        ("files", report.files),
+        ("unreadable files", len(report.unreadable_files)),
+        ("records scanned", report.records),
+        ("malformed records", report.malformed_records),
+        ("assistant contents", report.contents),
+        ("contents with leaked calls", report.leaked_contents),
+        ("  of which mixed with native calls", sum(1 for leak in report.leaks if leak.mixed)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        w(f"{key:<{width}}  {value:>8}\n")
+    for title, table in (
+        ("by family", report.by_family()),
+        ("by tool", report.by_tool()),
+        ("by thread", report.by_thread()),
+        ("by file", report.by_file()),
+    ):
+        if not table:
+            continue
+        w(f"\n{title}\n")
+        kw = max(len(k) for k in table)
+        for key, count in table.items():
+            w(f"  {key:<{kw}}  {count:>6}\n")
+    if report.leaks:
+        w("\nsample leaks (file:record  thread  family  tool  offsets)\n")
+        for leak in report.leaks[:10]:
+            offsets = ", ".join(f"{a}-{b}" for a, b in leak.offsets) or "-"
+            what = ", ".join(leak.tools) or ("repetition loop" if leak.loops else "cut-off markup")
+            w(f"  {leak.file}:{leak.record}  {leak.thread}  {', '.join(leak.families)}  {what}  {offsets}\n")
+    if report.malformed_samples:
+        w("\nmalformed records\n")
+        for line in report.malformed_samples[:10]:
+            w(f"  {line}\n")
+
+
 def _build() -> _Parser:
     parser = _Parser(prog=PROG, description="Read the tool calls in model output.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -143,6 +223,15 @@ def _build() -> _Parser:
     p_stream.set_defaults(run=_cmd_stream)
     p_fam = sub.add_parser("families", help="list the grammar registry")
     p_fam.set_defaults(run=_cmd_families)
+    p_audit = sub.add_parser("audit", help="find call markup leaked into assistant content of transcript stores")
+    p_audit.add_argument("paths", nargs="+", metavar="PATH", help="JSON / JSON Lines files, or directories of them")
+    p_audit.add_argument("--field", metavar="PATH", help="the text field of each record (dotted path), instead of messages")
+    p_audit.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
+    p_audit.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
+    p_audit.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p_audit.add_argument("--fail-on-leak", action="store_true", help="exit 1 when any leak is found")
+    p_audit.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p_audit.set_defaults(run=_cmd_audit)
     return parser
 
 

@@ -898,9 +898,15 @@ class Engine:
             win, lp = self.win, 0
         hold = 0 if self.eof else self.cat.max_width
         closer = None
+        resume = lp
         while True:
             m = b.loop_rx.search(win, lp)
-            if m is None or m.end() > len(win) - hold:
+            if m is None:
+                # nothing of the loop is kept but the last marker width (a marker may be arriving)
+                resume = max(lp, len(win) - hold)
+                break
+            if m.end() > len(win) - hold:
+                resume = m.start()  # a marker that may still grow: read it again with more text
                 break
             lp = m.end()
             if m.group(1) is None:  # a closer
@@ -908,9 +914,8 @@ class Engine:
                 break
             b.repeats += 1
         if closer is None and not self.eof:
-            # nothing of the loop is kept: only the last marker width, which may hold a marker
-            b.loop_pos = self.base + max(lp, len(win) - hold)
-            self.cur = b.loop_pos - self.base
+            b.loop_pos = self.base + resume
+            self.cur = resume
             return False
         end = self.base + (lp if closer is not None else len(win))
         family = (b.winner or b.cands[0]).g.name
@@ -1378,13 +1383,15 @@ class Engine:
         """With several candidates, announce early only once one committed candidate is
         left and the others failed no later than where its body began: a decision that
         depends on the text alone, not on how it was cut."""
-        live = [c for c in b.cands if c.state in (RUN, WAIT)]
-        if not live:
+        alive = [c for c in b.cands if c.state != FAILED]
+        if not alive:
             b.early = False
             return
-        if len(live) > 1:
+        if len(alive) > 1:
+            if not any(c.state in (RUN, WAIT) for c in alive):
+                b.early = False
             return
-        lead = live[0]
+        lead = alive[0]  # still reading, or done (a whole block read in one delta)
         if lead.soft:
             b.early = False
             return

@@ -1,0 +1,277 @@
+"""Audit transcript stores for call markup leaked into assistant content.
+
+Reads JSON Lines and JSON files of OpenAI-style messages (a message per record, a list
+of messages, or an object with a ``messages`` list), or of records whose text sits in a
+field named by the caller (a dotted path such as ``turn.streamingText``).  Every
+assistant content is scanned with :func:`tooldialect.detect.scan`; nothing is
+dispatched.  A record that cannot be read is counted and reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .detect import scan
+from .models import Policy
+
+__all__ = ["AuditReport", "Leak", "audit_paths", "store_files"]
+
+_THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
+_SAMPLES = 20
+_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+@dataclass
+class Leak:
+    """One assistant content that carried call markup."""
+
+    file: str
+    record: int  # line number (JSON Lines) or item number (JSON), from 1
+    thread: str
+    families: list[str]
+    tools: list[str]
+    offsets: list[tuple[int, int]]
+    native_calls: int
+    mixed: bool
+    loops: int
+    truncated: int
+
+
+@dataclass
+class AuditReport:
+    files: int = 0
+    unreadable_files: list[str] = field(default_factory=list)
+    records: int = 0
+    malformed_records: int = 0
+    contents: int = 0  # assistant contents scanned
+    leaks: list[Leak] = field(default_factory=list)
+    malformed_samples: list[str] = field(default_factory=list)
+
+    @property
+    def leaked_contents(self) -> int:
+        return len(self.leaks)
+
+    def by_family(self) -> dict[str, int]:
+        return dict(Counter(f for leak in self.leaks for f in leak.families).most_common())
+
+    def by_tool(self) -> dict[str, int]:
+        return dict(Counter(t for leak in self.leaks for t in leak.tools).most_common())
+
+    def by_thread(self) -> dict[str, int]:
+        return dict(Counter(leak.thread for leak in self.leaks).most_common())
+
+    def by_file(self) -> dict[str, int]:
+        return dict(Counter(leak.file for leak in self.leaks).most_common())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unreadable_files": self.unreadable_files,
+            "records": self.records,
+            "malformed_records": self.malformed_records,
+            "contents_scanned": self.contents,
+            "contents_with_leaks": self.leaked_contents,
+            "intents": sum(len(leak.tools) for leak in self.leaks),
+            "mixed": sum(1 for leak in self.leaks if leak.mixed),
+            "by_family": self.by_family(),
+            "by_tool": self.by_tool(),
+            "by_thread": self.by_thread(),
+            "by_file": self.by_file(),
+            "leaks": [
+                {
+                    "file": leak.file,
+                    "record": leak.record,
+                    "thread": leak.thread,
+                    "families": leak.families,
+                    "tools": leak.tools,
+                    "offsets": [list(o) for o in leak.offsets],
+                    "native_calls": leak.native_calls,
+                    "mixed": leak.mixed,
+                    "repetition_loops": leak.loops,
+                    "truncated": leak.truncated,
+                }
+                for leak in self.leaks
+            ],
+            "malformed_samples": self.malformed_samples,
+        }
+
+
+def store_files(paths: Iterable[str]) -> tuple[list[Path], list[str]]:
+    """The files to read (directories are walked for JSON and JSON Lines files, in name
+    order) and the paths that do not exist."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in _SUFFIXES))
+        elif p.exists():
+            found.append(p)
+        else:
+            missing.append(raw)
+    return found, missing
+
+
+def _lookup(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        elif isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        else:
+            return None
+    return obj
+
+
+def _content_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": …}, …]
+        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else ""
+    if content is None:
+        return ""
+    return None
+
+
+def _thread(obj: Any, default: str) -> str:
+    if isinstance(obj, dict):
+        for key in _THREAD_KEYS:
+            value = obj.get(key)
+            if isinstance(value, (str, int)) and str(value):
+                return str(value)
+    return default
+
+
+def _units(obj: Any, text_field: str | None, thread: str) -> Iterator[tuple[str, str, int]] | None:
+    """(thread, content, native call count) for each assistant content in one record, or
+    None when the record has no shape this reader knows."""
+    if text_field is not None:
+        value = _lookup(obj, text_field)
+        if not isinstance(value, str):
+            return None
+        calls = obj.get("tool_calls") if isinstance(obj, dict) else None
+        return iter([(_thread(obj, thread), value, len(calls) if isinstance(calls, list) else 0)])
+    if isinstance(obj, dict) and isinstance(obj.get("messages"), list):
+        return _message_units(obj["messages"], _thread(obj, thread))
+    if isinstance(obj, list):
+        return _message_units(obj, thread)
+    if isinstance(obj, dict) and "role" in obj:
+        return _message_units([obj], _thread(obj, thread))
+    return None
+
+
+def _message_units(messages: list[Any], thread: str) -> Iterator[tuple[str, str, int]]:
+    for msg in messages:
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        text = _content_text(msg.get("content"))
+        if text is None:
+            continue
+        calls = msg.get("tool_calls")
+        yield thread, text, len(calls) if isinstance(calls, list) else 0
+
+
+def _records(path: Path) -> Iterator[tuple[int, Any, int]]:
+    """(record number, parsed object or an Exception, bytes consumed) for one file."""
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        with path.open("rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    yield n, None, len(raw)
+                    continue
+                try:
+                    yield n, json.loads(raw.decode("utf-8")), len(raw)
+                except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+                    yield n, exc, len(raw)
+        return
+    data = path.read_bytes()
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        yield 1, exc, len(data)
+        return
+    # a JSON file of records (a list of conversations or of record objects), or one record
+    if isinstance(obj, list) and obj and all(isinstance(x, (dict, list)) for x in obj) and not _is_messages(obj):
+        for n, item in enumerate(obj, 1):
+            yield n, item, len(data) if n == len(obj) else 0
+    else:
+        yield 1, obj, len(data)
+
+
+def _is_messages(items: list[Any]) -> bool:
+    return all(isinstance(x, dict) and "role" in x for x in items)
+
+
+def audit_paths(
+    paths: Iterable[str],
+    *,
+    text_field: str | None = None,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> AuditReport:
+    """Scan every assistant content of the stores at ``paths``.  ``progress`` is called
+    with the number of bytes read since its last call."""
+    files, missing = store_files(paths)
+    report = AuditReport(files=len(files), unreadable_files=list(missing))
+    fams = list(families) if families else None
+    for path in files:
+        name = str(path)
+        default_thread = path.stem
+        try:
+            for n, obj, size in _records(path):
+                if progress is not None and size:
+                    progress(size)
+                if obj is None:
+                    continue
+                report.records += 1
+                units = None if isinstance(obj, Exception) else _units(obj, text_field, default_thread)
+                if units is None:
+                    report.malformed_records += 1
+                    if len(report.malformed_samples) < _SAMPLES:
+                        why = f"not JSON ({obj})" if isinstance(obj, Exception) else "no assistant content found"
+                        report.malformed_samples.append(f"{name}:{n}: {why}")
+                    continue
+                for thread, text, native in units:
+                    report.contents += 1
+                    result = scan(text, native_calls=range(native), families=fams, policy=policy)
+                    audit = result.audit
+                    if not audit.leaked:
+                        continue
+                    report.leaks.append(
+                        Leak(
+                            file=name,
+                            record=n,
+                            thread=thread,
+                            families=sorted(
+                                set(audit.families) | {d.family for d in result.diagnostics if d.family and d.kind in ("truncated", "repetition_loop")}
+                            ),
+                            tools=[i.name for i in result.intents],
+                            offsets=[i.span for i in result.intents],
+                            native_calls=native,
+                            mixed=result.mixed,
+                            loops=audit.repetition_loops,
+                            truncated=audit.truncated,
+                        )
+                    )
+        except OSError as exc:
+            report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
+    return report
+
+
+def total_bytes(paths: Iterable[str]) -> int:
+    files, _ = store_files(paths)
+    total = 0
+    for p in files:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total
