@@ -218,3 +218,22 @@ def test_audit_shows_a_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert cli.main(["audit", str(path), "--no-progress"]) == 0
     assert sys.stderr.getvalue() == ""
+
+
+def test_audit_end_to_end_in_a_subprocess(tmp_path):
+    import subprocess
+    import sys
+
+    path = _store(tmp_path, {5, 10, 20, 40, 80})
+    done = subprocess.run(
+        [sys.executable, "-m", "tooldialect", "audit", str(path), "--json", "--fail-on-leak"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["contents_with_leaks"] == 5
+    assert sorted((leak["record"], leak["thread"], leak["families"][0]) for leak in report["leaks"]) == [
+        (i + 1, f"thread-{i % 10:02d}", "invoke_xml") for i in (5, 10, 20, 40, 80)
+    ]
