@@ -871,9 +871,13 @@ class Engine:
     def _loop_begin(self, b: Block) -> None:
         """A loop: what the block completed before the loop was found stands; the rest of
         the block, up to a closer of its opener or the end of the text, is the loop."""
-        c0 = b.leader or min(b.cands, key=lambda c: self.cat.rank[c.g.name])
-        if b.leader is not None and b.leader is not c0:
-            b.emitted = 0  # pragma: no cover - the leader is always c0 here
+        # the candidates still standing on the text before the loop (a failure seen only at
+        # or after it does not count): the same set at every chunking
+        rank = self.cat.rank
+        alive = [c for c in b.cands if c.state != FAILED or c.reach >= b.loop_at]
+        c0 = alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+        if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
+            b.emitted = 0
         while b.emitted < len(c0.items):
             kind, obj, tok = c0.items[b.emitted]
             if kind in ("call", "issue") and _item_end(obj) > b.loop_at:
