@@ -58,6 +58,15 @@ def test_random_markup_one_character_at_a_time(text):
     check_invariants(text, run_stream(text, range(1, len(text))), td.parse(text))
 
 
+@given(text=fragments, data=st.data(), repeats=st.integers(1, 3))
+@settings(max_examples=150)
+def test_random_markup_with_tight_loop_and_truncation_limits(text, data, repeats):
+    policy = td.Policy(max_repeats=repeats, truncated=data.draw(st.sampled_from(["drop", "keep"])))
+    batch = td.parse(text, policy=policy)
+    check_invariants(text, run_stream(text, range(1, len(text)), policy=policy), batch)
+    check_invariants(text, run_stream(text, data.draw(cuts(len(text))), policy=policy), batch)
+
+
 @given(text=st.text())
 def test_parse_never_raises_on_arbitrary_unicode(text):
     result = td.parse(text)
