@@ -1310,8 +1310,8 @@ class Engine:
         c.reach = max(c.reach, self.base + q)
         if payload:
             self._no_token(c, c.resync_tok, c.resync_reason)
-        else:
-            self._done(c, trail=True)
+            return c.state == RUN  # junk mode: the block may go on at a closer after the damage
+        self._done(c, trail=True)
         return False
 
     def _finish(self, c: Cand) -> None:
