@@ -36,7 +36,7 @@ from .models import (
     ReasoningDelta,
     TextDelta,
 )
-from .transform import Issue, RawCall, Reader, excerpt, reader_class
+from .transform import KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
 
 __all__ = ["Engine"]
 
@@ -623,6 +623,7 @@ class Engine:
             g.quotes,
             self.binder.tools,
             g.header.value_newlines == "strip",
+            KEYED_RULE in g.nodes,
         )
 
     # -- fences and inline code ----------------------------------------------------------------
