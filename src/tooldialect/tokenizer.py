@@ -155,7 +155,8 @@ class Cand:
         """Feed a token, keeping track of which structures are open and of where the block
         could have ended before a run of bare tokens."""
         if term is not None and _bare(term):
-            if self.loose is None and self.parser.accepts(END) and any(k in ("call", "issue") for k, _, _ in self.items):
+            # the block read something complete (not only an announced name) and could end here
+            if self.loose is None and self.items and self.items[-1][0] != "start" and self.parser.accepts(END):
                 self.loose = (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
