@@ -274,3 +274,26 @@ def test_diagnostics_are_documented():
         assert d.kind in td.DIAGNOSTIC_KINDS and d.message
         json.dumps(d.detail)
         assert all(len(str(v)) <= 200 for v in d.detail.values())
+
+
+def test_keyed_json_calls_rule_reads_objects_keyed_by_the_tool_name():
+    # the conventional rule keyed_json_calls (docs/authoring.md): {"NAME": {…arguments…}}
+    from tooldialect.transform import Reader
+
+    reader = Reader("fam", frozenset(), 64, keyed=True)
+    text = '[{"f": {"a": 1}}, {"name": "g", "arguments": {}}, {"h": "{\\"b\\": 2}"}, {"x": {}, "y": {}}]'
+    calls, issues = reader.read_payload(text, 10, bare=False, keyed=True)
+    assert [(c.name, c.arguments, c.arguments_json) for c in calls] == [
+        ("f", {"a": 1}, '{"a": 1}'),
+        ("g", {}, "{}"),
+        ("h", {"b": 2}, '{"b": 2}'),
+    ]
+    assert calls[0].span == (11, 26)
+    assert [i.kind for i in issues] == ["malformed_block"]  # the two-member element
+    # a payload cut off inside a keyed object: its name, and its complete arguments
+    name, raw = reader.cut_call('[{"f": {"a": 1, "b": "x', 0, bare=False)
+    assert name == "f" and raw is not None and raw.arguments == {"a": 1}
+    # the same payload without the rule is not a call
+    plain = Reader("fam", frozenset(), 64)
+    assert plain.read_payload('[{"f": {"a": 1}}]', 0, bare=False) == ([], [])
+    assert plain.cut_call('[{"f": {"a": 1, "b": "x', 0, bare=False) == (None, None)

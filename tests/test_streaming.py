@@ -228,3 +228,39 @@ def test_call_is_announced_before_its_payload_completes_at_any_chunking(step):
                 started_at = i + step
     s.close()
     assert started_at is not None and started_at < done_at
+
+
+def _events(text: str, step: int = 1, **opts) -> list:
+    s = td.ToolStream(**opts)
+    out = []
+    for i in range(0, len(text), step):
+        out += s.feed(text[i : i + step])
+    return out + s.close()
+
+
+@pytest.mark.parametrize("step", [1, 3, 1000])
+def test_prose_after_the_calls_that_begins_like_a_name_is_text(step):
+    # the block could end after its call; a bare word it cannot go on from is prose,
+    # never announced as a call and never swallowed (decision 30)
+    for tail in (" Done. Bye", " ok", "\nok then"):
+        text = '[TOOL_CALLS]f[ARGS]{"a": 1}' + tail
+        events = _events(text, step)
+        assert "".join(e.text for e in events if isinstance(e, td.TextDelta)) == tail
+        assert [e.name for e in events if isinstance(e, td.CallStart)] == ["f"]
+        assert not [e for e in events if isinstance(e, (td.CallAbort, td.DiagnosticEvent))]
+    # a name followed by a marker belongs to the block: cut off there, it is truncated
+    r = td.parse('[TOOL_CALLS]f[ARGS]{"a": 1}g[ARGS]')
+    assert [c.name for c in r.calls] == ["f"] and [d.kind for d in r.diagnostics] == ["truncated"]
+
+
+def test_call_start_id_is_the_id_known_when_the_call_is_announced():
+    # decision 32: a v2-v7 array is announced when complete, its ids are known by then;
+    # a v11 [CALL_ID] follows the name that announces the call
+    events = _events('[TOOL_CALLS] [{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}]')
+    start = next(e for e in events if isinstance(e, td.CallStart))
+    end = next(e for e in events if isinstance(e, td.CallEnd))
+    assert start.id == "a1b2c3d4e" and end.call.id == "a1b2c3d4e"
+    events = _events('[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{"x": 1}')
+    start = next(e for e in events if isinstance(e, td.CallStart))
+    end = next(e for e in events if isinstance(e, td.CallEnd))
+    assert start.id is None and end.call.id == "a1b2c3d4e"

@@ -164,6 +164,7 @@ class CompiledGrammar:
     reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
     furniture: tuple[Terminal, ...] = ()
     quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
+    nodes: frozenset[str] = frozenset()  # the node names its rules build (conventional names included)
 
 
 class _NoLexer(Lexer):
@@ -284,6 +285,7 @@ def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
         ignore=ignore,
         tables=tables,
         starts=starts,
+        nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
     )
     for start in starts:
         first = table.states[table.start_states[start]]

@@ -36,7 +36,7 @@ from .models import (
     ReasoningDelta,
     TextDelta,
 )
-from .transform import Issue, RawCall, Reader, excerpt, reader_class
+from .transform import KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
 
 __all__ = ["Engine"]
 
@@ -51,6 +51,13 @@ _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
 _MAX_FENCE_LINE = 256
 _START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
+
+
+def _bare(term: Terminal) -> bool:
+    """A token that is not a marker: a name-like pattern, neither a literal, an opener, a
+    closer, nor a scanned payload."""
+    pat = term.pattern
+    return pat is not None and pat.literal is None and not term.name.endswith(("_OPEN", "_CLOSE"))
 
 
 class Cand:
@@ -94,6 +101,7 @@ class Cand:
         "reach",
         "opens",
         "resync_mode",
+        "loose",
         "_accepted",
     )
 
@@ -138,10 +146,20 @@ class Cand:
         self.reach = -1  # where a failure was detected (not where a stream happened to stop)
         self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
         self.resync_mode = ""  # "payload": after a broken payload; "junk": text before a closer
+        # where the block could have ended before bare tokens (a name with no marker yet):
+        # (parser stack, parser values, item count, end of the block there), or None
+        self.loose: tuple[list[int], list[Any], int, int] | None = None
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
-        """Feed a token, keeping track of which structures are open."""
+        """Feed a token, keeping track of which structures are open and of where the block
+        could have ended before a run of bare tokens."""
+        if term is not None and _bare(term):
+            # the block read something complete (not only an announced name) and could end here
+            if self.loose is None and self.items and self.items[-1][0] != "start" and self.parser.accepts(END):
+                self.loose = (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
+        else:
+            self.loose = None  # a marker or a payload: the tokens since belong to the block
         ok = self.parser.feed(tok)
         name = tok.type
         if name.endswith("_OPEN"):
@@ -155,6 +173,19 @@ class Cand:
                     self.opens[k] -= 1
                     break
         return ok
+
+    def unloose(self) -> bool:
+        """End the block where it could end, before bare tokens it cannot go on from
+        (prose after the calls that begins like a name).  False when there is no such place."""
+        if self.loose is None:
+            return False
+        stack, values, nitems, end = self.loose
+        self.loose = None
+        self.parser.stack[:] = stack
+        self.parser.values[:] = values
+        del self.items[nitems:]
+        self.pos = self.last_end = end
+        return True
 
     def open_closers(self) -> list[Terminal]:
         """Closers the parser accepts now that close a structure still open."""
@@ -193,6 +224,7 @@ class Cand:
         got = self.reader.read(node)
         if got is None:
             return
+        self.loose = None  # the bare tokens completed something
         calls, issues = got
         if node.name == "bare_json_calls" and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
@@ -612,6 +644,7 @@ class Engine:
             g.quotes,
             self.binder.tools,
             g.header.value_newlines == "strip",
+            KEYED_RULE in g.nodes,
         )
 
     # -- fences and inline code ----------------------------------------------------------------
@@ -1329,6 +1362,11 @@ class Engine:
     def _no_token(self, c: Cand, pos: int, reason: str) -> None:
         """Nothing the grammar accepts can be read at ``pos``."""
         at_end = pos >= self.base + len(self.win)
+        if not (c.parser.finished or c.parser.accepts(END)) and c.unloose():
+            # only bare tokens since the block could end (no marker, no payload): they
+            # were prose after the block, which ends where it could
+            self._done(c, trail=True)
+            return
         if c.parser.finished or c.parser.accepts(END):
             if c.whole and (not at_end and _NON_WS.match(self.win, pos - self.base)):
                 c.fail(pos, "syntax", "text after the payload")

@@ -6,6 +6,8 @@ It keys on rule names every grammar shares (``docs/authoring.md``):
 * ``bare_json_calls`` — the same for a payload with no marker around it (a reply that
   is JSON): an object counts only when it says it is a call (an ``arguments`` or
   ``parameters`` member, or a name the toolset offers);
+* ``keyed_json_calls`` — a ``JSON`` token whose call objects are keyed by the tool name,
+  ``{"NAME": {…arguments…}}`` (Apertus); an object with a ``name`` string reads as above;
 * ``call`` — a call spelled by the grammar itself, with children ``name`` (the tool
   name), ``arguments`` (a ``JSON`` object token) and optionally ``call_id``.
 
@@ -35,12 +37,14 @@ from .lalr import Node, Tok
 from .coerce import strip_template_newlines
 from .repair import RepairFailed, repair_json
 
-__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "Reader", "reader_class"]
+__all__ = ["ARGUMENT_KEYS", "KEYED_RULE", "Issue", "RawCall", "Reader", "reader_class"]
 
 #: Keys that hold a call's arguments, in priority order.
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
 _NAME_KEYS = ("name", "tool_name")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
+#: The conventional rule whose payload holds objects keyed by the tool name.
+KEYED_RULE = "keyed_json_calls"
 _EXCERPT = 80
 
 
@@ -78,7 +82,7 @@ class Issue:
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
-    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines")
+    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed")
 
     def __init__(
         self,
@@ -88,6 +92,7 @@ class Reader:
         quotes: tuple[str, ...] = (),
         tools: Any = None,
         strip_newlines: bool = False,
+        keyed: bool = False,
     ) -> None:
         self.family = family
         self.known = known
@@ -95,6 +100,7 @@ class Reader:
         self.quotes = quotes  # quote sentinels the grammar declares (QUOTE_... terminals)
         self.tools = tools  # the Toolset, for families that infer from it (or None)
         self.strip_newlines = strip_newlines  # the template writes a newline around each value
+        self.keyed = keyed  # the grammar's payloads are keyed by the tool name (KEYED_RULE)
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -110,12 +116,12 @@ class Reader:
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         """Records and issues for a conventional node, or None for any other node."""
-        if node.name == "json_calls" or node.name == "bare_json_calls":
+        if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = _first_token(node)
             if tok is None:
                 return [], []
             bare = node.name == "bare_json_calls"
-            calls, issues = self.read_payload(tok.value, tok.start, bare=bare)
+            calls, issues = self.read_payload(tok.value, tok.start, bare=bare, keyed=node.name == KEYED_RULE)
             if not calls and not issues and not bare:
                 issues.append(
                     Issue(
@@ -208,7 +214,9 @@ class Reader:
 
     # -- JSON payloads ----------------------------------------------------------------------
 
-    def read_payload(self, text: str, base: int, *, bare: bool) -> tuple[list[RawCall], list[Issue]]:
+    def read_payload(
+        self, text: str, base: int, *, bare: bool, keyed: bool = False
+    ) -> tuple[list[RawCall], list[Issue]]:
         try:
             value, repairs = self._load(text)
         except JsonValueError as exc:
@@ -220,7 +228,7 @@ class Reader:
         # spans inside the payload are known only when the model's text was strict JSON
         exact = None if repairs else text
         for obj, start, end in self._call_objects(value, exact, 0, len(text)):
-            got, notes = self._read_object(obj, exact, start, end, base, bare) if isinstance(obj, Mapping) else ([], [])
+            got, notes = self._read_object(obj, exact, start, end, base, bare, keyed) if isinstance(obj, Mapping) else ([], [])
             if not got and not notes:
                 skipped.append((start, end))
             for call in got:
@@ -280,9 +288,18 @@ class Reader:
         yield value, start, end
 
     def _read_object(
-        self, obj: Mapping[str, Any], text: str | None, start: int, end: int, base: int, bare: bool
+        self, obj: Mapping[str, Any], text: str | None, start: int, end: int, base: int, bare: bool, keyed: bool = False
     ) -> tuple[list[RawCall], list[Issue]]:
         span = (base + start, base + end)
+        if keyed and not isinstance(obj.get("name"), str):
+            # {"NAME": {…arguments…}}: one member, the tool name its key
+            if len(obj) != 1:
+                return [], []
+            name, value = next(iter(obj.items()))
+            if not name.strip() or not isinstance(value, (Mapping, str)):
+                return [], []
+            raw = member_spans(text, start).get(name) if text is not None else None
+            return self._finish(name, value, text[raw[0] : raw[1]] if raw else None, None, span, [])
         fn = obj.get("function")
         holder: Mapping[str, Any] = obj
         holder_start = start
@@ -334,6 +351,8 @@ class Reader:
         members, open_key, vstart = partial_object(text, start)
         holder = members
         name = next((members[k] for k in _NAME_KEYS if isinstance(members.get(k), str)), None)
+        if name is None and self.keyed:
+            return self._cut_keyed(text, base, start, members, open_key, vstart)
         if not isinstance(name, str) or not name.strip():
             return None, None
         keys = [k for k in ARGUMENT_KEYS if k in holder] + ([open_key] if open_key in ARGUMENT_KEYS else [])
@@ -349,6 +368,22 @@ class Reader:
         raw = RawCall(
             name, args, json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
         )
+        return name, raw
+
+    def _cut_keyed(
+        self, text: str, base: int, start: int, members: dict[str, Any], open_key: str | None, vstart: int
+    ) -> tuple[str | None, RawCall | None]:
+        """A cut-off ``{"NAME": {…}}`` object: its name, and its complete arguments."""
+        if members and open_key is None and len(members) == 1:
+            name, args = next(iter(members.items()))
+        elif not members and open_key is not None:
+            name = open_key
+            args = partial_object(text, vstart)[0] if text[vstart : vstart + 1] == "{" else {}
+        else:
+            return None, None
+        if not name.strip() or not isinstance(args, dict):
+            return None, None
+        raw = RawCall(name, args, json.dumps(args, ensure_ascii=False), None, (base + start, base + len(text)), self.family)
         return name, raw
 
     def _finish(
