@@ -184,6 +184,10 @@ def test_bare_json_policy():
     assert [c.family for c in td.parse(text).calls] == ["bare_json"]
     off = td.parse(text, policy=td.Policy(bare_json=False))
     assert off.calls == [] and off.text == text
+    # a reply form that opens with a marker, not a payload, is not bare JSON: it stays on
+    header = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}'
+    (call,) = td.parse(header, policy=td.Policy(bare_json=False)).calls
+    assert (call.name, call.arguments) == ("get_weather", {"city": "Paris"})
 
 
 def test_truncated_policy():

@@ -241,7 +241,7 @@ def _events(text: str, step: int = 1, **opts) -> list:
 @pytest.mark.parametrize("step", [1, 3, 1000])
 def test_prose_after_the_calls_that_begins_like_a_name_is_text(step):
     # the block could end after its call; a bare word it cannot go on from is prose,
-    # never announced as a call and never swallowed (decision 12)
+    # never announced as a call and never swallowed (decisions.md, "Prose after the calls")
     for tail in (" Done. Bye", " ok", "\nok then"):
         text = '[TOOL_CALLS]f[ARGS]{"a": 1}' + tail
         events = _events(text, step)
@@ -254,7 +254,7 @@ def test_prose_after_the_calls_that_begins_like_a_name_is_text(step):
 
 
 def test_call_start_id_is_the_id_known_when_the_call_is_announced():
-    # decision 29: a v2-v7 array is announced when complete, its ids are known by then;
+    # decisions.md, "A call's id is in CallStart.id": a v2-v7 array is announced when complete, its ids are known by then;
     # a v11 [CALL_ID] follows the name that announces the call
     events = _events('[TOOL_CALLS] [{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}]')
     start = next(e for e in events if isinstance(e, td.CallStart))

@@ -612,10 +612,14 @@ class Engine:
         if roles and OPEN not in roles:
             return self._at_marker(q)
         self.reply_started = True
-        if OPEN in roles or not self.policy.bare_json or not self.cat.reply:
+        if OPEN in roles or not self.cat.reply:
             return True
         cands = []
         for g in self.cat.reply:
+            # Policy(bare_json=False) turns off replies that open with a payload; a reply
+            # form that opens with a marker (a header the prompt began) stays on
+            if not self.policy.bare_json and any(t.external for t in g.openers.get("reply", ())):
+                continue
             if self._can_begin(g, "reply", q):
                 cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
         if not cands:
