@@ -8,7 +8,7 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 * rule ``start``: a block found by scanning text for the terminals that can begin it
   (its *openers*); rule ``reply`` (optional): a block that can only begin the reply;
 * ``%declare JSON`` (or ``JSON_OBJECT``, ``JSON_ARRAY``): a JSON value read by the built-in
-  incremental scanner;
+  incremental scanner; ``%declare PY_STRING``: a quoted string literal (any length);
 * ``%ignore`` terminals: skipped between tokens inside a block;
 * an opener named ``SOFT_…`` is tentative: the block counts only if it parses whole;
   any other opener commits (a bad body is reported, not shown);
@@ -36,10 +36,23 @@ from .errors import GrammarError
 from .lalr import RuleShape, Tables
 from .markers import MarkerPattern, UnsupportedPattern, analyse
 
-__all__ = ["CompiledGrammar", "Header", "Terminal", "compile_grammar", "read_header", "read_terminals"]
+__all__ = [
+    "EXTERNALS",
+    "JSON_EXTERNALS",
+    "CompiledGrammar",
+    "Header",
+    "Terminal",
+    "compile_grammar",
+    "read_header",
+    "read_terminals",
+]
 
-#: External terminals the engine knows how to scan (``%declare``d in grammars).
-EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "["}
+#: External terminals the engine knows how to scan (``%declare``d in grammars), with the
+#: characters each can begin with.
+EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "[", "PY_STRING": "'\""}
+#: The externals that are JSON payloads (call objects or arguments); the others are
+#: values inside a call the grammar spells (a quoted string literal).
+JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
 #: The raw-text scanner: everything up to the marker the grammar accepts next.
 RAW_TEXT = "TEXT"
 
