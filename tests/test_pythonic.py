@@ -186,6 +186,17 @@ def test_a_deeply_nested_literal_is_limit_exceeded_never_a_recursion_error(depth
     assert r.diagnostics[0].detail["limit"] == "max_depth"
 
 
+def test_the_deepest_nesting_a_policy_allows_is_read_without_recursion():
+    value = "1"
+    for i in range(512):
+        value = ("[{}]", "{{'k': {}}}", "({},)")[i % 3].format(value)
+    policy = td.Policy(max_depth=512)
+    r = parse_checked(f"<|python_start|>[f(a={value})]<|python_end|>", policy=policy)
+    assert [c.name for c in r.calls] == ["f"] and not r.diagnostics
+    deeper = td.parse(f"<|python_start|>[f(a=[{value}])]<|python_end|>", policy=policy)
+    assert [d.kind for d in deeper.diagnostics] == ["limit_exceeded"]
+
+
 def test_nesting_up_to_max_depth_is_read():
     value = "[" * 64 + "1" + "]" * 64
     r = parse_checked(f"<|python_start|>[f(a={value}), g()]<|python_end|>")

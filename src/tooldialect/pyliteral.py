@@ -9,7 +9,8 @@ tuples (as lists) and dicts with string keys.  Anything else the grammar read â€
 variable, an expression, a call, a set, a bytes literal or f-string, a number that is
 not finite â€” raises :class:`Refused` with the reason, and the caller refuses the call
 it belongs to.  Nesting deeper than ``max_depth`` is refused as ``limit_exceeded``
-before anything deeper is visited, so the walk stays shallow whatever the tree.
+before anything deeper is visited, and the walk keeps its own stack: no value costs
+Python stack, whatever ``max_depth`` a policy allows.
 """
 
 from __future__ import annotations
@@ -45,49 +46,77 @@ class Refused(ValueError):
         self.kind = kind
 
 
-def literal(node: Node, max_depth: int, depth: int = 0, constants: dict[str, Any] = CONSTANTS) -> Any:
-    """The JSON value of a ``py_value`` node (``depth``: containers around it)."""
+def literal(node: Node, max_depth: int, constants: dict[str, Any] = CONSTANTS) -> Any:
+    """The JSON value of a ``py_value`` node.
+
+    The walk keeps its own stack (no recursion), so a value as deep as any policy allows
+    costs no Python stack; values are read in source order, so the first refusal is the
+    first one written.
+    """
+    root: list[Any] = [None]
+    # (py_value node, containers around it, where its value goes: holder and slot)
+    stack: list[tuple[Node, int, Any, Any]] = [(node, 0, root, 0)]
+    while stack:
+        value_node, depth, holder, slot = stack.pop()
+        atom = _scalar_or_container(value_node, constants)
+        if not isinstance(atom, Node):
+            holder[slot] = atom[0]
+            continue
+        if depth + 1 > max_depth:
+            raise Refused(f"nesting deeper than max_depth={max_depth}", "limit_exceeded")
+        tasks: list[tuple[Node, int, Any, Any]] = []
+        if atom.name == "py_dict":
+            out: Any = {}
+            for entry in (c for c in atom.children if isinstance(c, Node)):
+                parts = [c for c in entry.children if isinstance(c, Node)]
+                if len(parts) != 2:
+                    raise Refused("a set, not a dict")
+                key = _key(parts[0], constants)
+                out[key] = None  # the first occurrence fixes the order, the last one the value
+                tasks.append((parts[1], depth + 1, out, key))
+        else:
+            items = [c for c in atom.children if isinstance(c, Node)]
+            if any(item.name == "py_kwarg" for item in items):
+                raise Refused("a keyword argument inside a list or tuple")
+            if atom.name == "py_tuple" and len(items) == 1 and not _has_comma(atom):
+                stack.append((items[0], depth, holder, slot))  # (x) is x
+                continue
+            out = [None] * len(items)
+            tasks = [(item, depth + 1, out, i) for i, item in enumerate(items)]
+        holder[slot] = out
+        stack.extend(reversed(tasks))
+    return root[0]
+
+
+def _scalar_or_container(node: Node, constants: dict[str, Any]) -> tuple[Any] | Node:
+    """A value that holds no other value, as ``(value,)``, or the container atom to open."""
     atoms = [c for c in node.children if isinstance(c, Node)]
     text = _strings(atoms)
     if text is not None:
-        return text
+        return (text,)
     if len(atoms) != 1:
         raise Refused(_why_not(atoms))
     atom = atoms[0]
-    kind = atom.name
-    if kind == "py_number":
-        return number(_token(atom).value)
-    if kind == "py_name":
+    if atom.name == "py_number":
+        return (number(_token(atom).value),)
+    if atom.name == "py_name":
         word = _token(atom).value
         if word in constants:
-            return constants[word]
+            return (constants[word],)
         raise Refused(f"{word!r} is a name, not a literal")
-    if kind == "py_op":
+    if atom.name == "py_op":
         raise Refused(f"{_token(atom).value!r} is an operator, not a literal")
-    if depth + 1 > max_depth:
-        raise Refused(f"nesting deeper than max_depth={max_depth}", "limit_exceeded")
-    if kind == "py_dict":
-        return _dict(atom, max_depth, depth + 1, constants)
-    items = [c for c in atom.children if isinstance(c, Node)]
-    for item in items:
-        if item.name == "py_kwarg":
-            raise Refused("a keyword argument inside a list or tuple")
-    if kind == "py_tuple" and len(items) == 1 and not _has_comma(atom):
-        return literal(items[0], max_depth, depth, constants)  # (x) is x
-    return [literal(item, max_depth, depth + 1, constants) for item in items]
+    return atom
 
 
-def _dict(node: Node, max_depth: int, depth: int, constants: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for entry in (c for c in node.children if isinstance(c, Node)):
-        parts = [c for c in entry.children if isinstance(c, Node)]
-        if len(parts) != 2:
-            raise Refused("a set, not a dict")
-        key = literal(parts[0], max_depth, depth, constants)
-        if not isinstance(key, str):
-            raise Refused(f"a dict key that is not a string ({type(key).__name__})")
-        out[key] = literal(parts[1], max_depth, depth, constants)
-    return out
+def _key(node: Node, constants: dict[str, Any]) -> str:
+    """A dict key: a string (anything else is refused without being opened)."""
+    got = _scalar_or_container(node, constants)
+    if isinstance(got, Node):
+        raise Refused(f"a dict key that is not a string ({got.name.removeprefix('py_')})")
+    if not isinstance(got[0], str):
+        raise Refused(f"a dict key that is not a string ({type(got[0]).__name__})")
+    return got[0]
 
 
 def _strings(atoms: list[Node]) -> str | None:
