@@ -268,3 +268,21 @@ def test_families_without_a_module_use_the_generic_reader():
             assert transform.reader_class(name) is not transform.Reader
         else:
             assert transform.reader_class(name) is transform.Reader
+
+
+def test_reply_header_values():
+    assert read_header("// family: a\n// reply: whole\n", "a").reply == "whole"
+    h = read_header("// family: a\n// reply: start header\n", "a")
+    assert (h.reply, h.reply_header) == ("start", True)
+    assert read_header("// family: a\n// reply: start\n", "a").reply_header is False
+    for bad in ("begin", "start headers", "header", "whole header extra"):
+        with pytest.raises(td.GrammarError, match="reply must be"):
+            read_header(f"// family: a\n// reply: {bad}\n", "a")
+
+
+def test_bare_json_false_turns_off_replies_without_a_marker_only():
+    off = td.Policy(bare_json=False)
+    for text in ('{"name": "f", "arguments": {}}', "[f(a=1)]"):
+        assert td.parse(text).calls and not td.parse(text, policy=off).calls
+    header = ' to=functions.f<|channel|>commentary json<|message|>{"a": 1}<|call|>'
+    assert [c.name for c in td.parse(header, policy=off).calls] == ["f"]

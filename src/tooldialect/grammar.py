@@ -8,7 +8,7 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 * rule ``start``: a block found by scanning text for the terminals that can begin it
   (its *openers*); rule ``reply`` (optional): a block that can only begin the reply;
 * ``%declare JSON`` (or ``JSON_OBJECT``, ``JSON_ARRAY``): a JSON value read by the built-in
-  incremental scanner;
+  incremental scanner; ``%declare PY_STRING``: a quoted string literal (any length);
 * ``%ignore`` terminals: skipped between tokens inside a block;
 * an opener named ``SOFT_…`` is tentative: the block counts only if it parses whole;
   any other opener commits (a bad body is reported, not shown);
@@ -36,10 +36,23 @@ from .errors import GrammarError
 from .lalr import RuleShape, Tables
 from .markers import MarkerPattern, UnsupportedPattern, analyse
 
-__all__ = ["CompiledGrammar", "Header", "Terminal", "compile_grammar", "read_header", "read_terminals"]
+__all__ = [
+    "EXTERNALS",
+    "JSON_EXTERNALS",
+    "CompiledGrammar",
+    "Header",
+    "Terminal",
+    "compile_grammar",
+    "read_header",
+    "read_terminals",
+]
 
-#: External terminals the engine knows how to scan (``%declare``d in grammars).
-EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "["}
+#: External terminals the engine knows how to scan (``%declare``d in grammars), with the
+#: characters each can begin with.
+EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "[", "PY_STRING": "'\""}
+#: The externals that are JSON payloads (call objects or arguments); the others are
+#: values inside a call the grammar spells (a quoted string literal).
+JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
 #: The raw-text scanner: everything up to the marker the grammar accepts next.
 RAW_TEXT = "TEXT"
 
@@ -59,6 +72,7 @@ class Header:
     checked_against: tuple[str, ...] = ()
     rank: int = 100
     reply: str = "start"  # "whole": a `reply` block must be all of the reply
+    reply_header: bool = False  # the `reply` rule opens with a header the prompt began
     value_newlines: str = "keep"  # "strip": the template writes a newline around each text value
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     notes: tuple[str, ...] = ()
@@ -117,9 +131,13 @@ def read_header(text: str, stem: str) -> Header:
                 raise GrammarError(f"grammar {stem!r}: value newlines must be 'keep' or 'strip', got {value!r}")
             fields["value_newlines"] = value
         elif key == "reply":
-            if value not in ("start", "whole"):
-                raise GrammarError(f"grammar {stem!r}: reply must be 'start' or 'whole', got {value!r}")
-            fields["reply"] = value
+            words = value.split()
+            if not words or words[0] not in ("start", "whole") or words[1:] not in ([], ["header"]):
+                raise GrammarError(
+                    f"grammar {stem!r}: reply must be 'start' or 'whole', optionally followed by 'header', got {value!r}"
+                )
+            fields["reply"] = words[0]
+            fields["reply_header"] = words[1:] == ["header"]
         else:
             notes.append(body)
     return Header(

@@ -21,8 +21,9 @@ from typing import Any
 
 from .binding import Binder
 from .catalog import FURNITURE, OPEN, REND, RSTART, Catalog, Marker
-from .grammar import EXTERNALS, CompiledGrammar, Terminal
+from .grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
 from .jsonscan import CUT, DONE, FAIL, MORE, JsonScanner
+from .strscan import StringScanner
 from .lalr import END, LRParser, Node, Tok
 from .models import (
     ArgumentsDelta,
@@ -116,7 +117,7 @@ class Cand:
         self.parser = LRParser(g.tables, rule, self._on_node)
         self.pos = pos
         self.state = RUN
-        self.scanner: JsonScanner | None = None
+        self.scanner: JsonScanner | StringScanner | None = None
         self.tok_start = -1
         self.last_end = pos
         self.soft = soft
@@ -616,9 +617,9 @@ class Engine:
             return True
         cands = []
         for g in self.cat.reply:
-            # Policy(bare_json=False) turns off replies that open with a payload; a reply
-            # form that opens with a marker (a header the prompt began) stays on
-            if not self.policy.bare_json and any(t.external for t in g.openers.get("reply", ())):
+            # Policy(bare_json=False) turns off replies read without a marker; a reply form
+            # that opens with a header the prompt began (`reply: start header`) stays on
+            if not self.policy.bare_json and not g.header.reply_header:
                 continue
             if self._can_begin(g, "reply", q):
                 cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
@@ -1048,13 +1049,14 @@ class Engine:
                 c.scanner = None
                 c.reach = max(c.reach, base + p)
                 if status == CUT:
-                    c.cut_json = True
+                    # a JSON payload cut off, or a value inside a call the grammar spells
+                    c.cut_json = c.ext_type in JSON_EXTERNALS
                     c.fail(c.tok_start, "cut", "payload cut off by the end of the text")
                     return
                 if reason.startswith("nesting"):
                     c.fail(c.tok_start, "limit", reason)
                     return
-                if not c.soft and c.parser.accepts_seq([c.ext_type, c.ext_type]):
+                if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
                     # payloads may follow one another: look for the next one after the damage
                     c.resync = base + max(p, c.tok_start - base + 1)
                     c.resync_tok = c.tok_start
@@ -1132,7 +1134,10 @@ class Engine:
                     return
                 continue
             if external is not None:
-                c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+                if external.name in JSON_EXTERNALS:
+                    c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+                else:
+                    c.scanner = StringScanner()
                 c.ext_type = external.name
                 b.sniffed = 0
                 c.tok_start = base + lp
@@ -1569,7 +1574,7 @@ class Engine:
         if not hard and b.reply and b.channel == TEXT_CHANNEL:
             # a reply that is a call cut off by the end of the text is a truncated call
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
-                if c.fail_kind == "cut" and c.ext_type and self._cut_call(c)[0] is not None:
+                if c.fail_kind == "cut" and self._cut_call(c)[0] is not None:
                     b.winner = c
                     self._truncated(b, c)
                     return
@@ -1684,12 +1689,17 @@ class Engine:
             )
             if closer_end is not None:
                 junk = win[c.fail_pos - self.base if c.fail_pos >= self.base else 0 : q]
+                # a block that went over a limit (nesting) says so, like one cut off by it
+                kind = "limit_exceeded" if c.fail_kind == "limit" else "malformed_block"
+                detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, self.base + q))}
+                if kind == "limit_exceeded":
+                    detail.update(limit="max_depth", value=self.policy.max_depth)
                 self._emit_pending(b, c)
-                self._abort_started(b, c, "malformed_block")
+                self._abort_started(b, c, kind)
                 self._diag(
                     Issue(
-                        "malformed_block",
-                        {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, self.base + q))},
+                        kind,
+                        detail,
                         (b.start, self.base + closer_end),
                         f"block is not a valid call ({c.fail_reason}); removed from the text",
                     ),

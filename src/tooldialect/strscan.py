@@ -1,0 +1,85 @@
+"""Quoted string literals inside model text: an incremental scanner for ``PY_STRING``.
+
+A marker regex is capped at 512 characters, and a string argument may hold a whole
+file, so a grammar declares its string literals (``%declare PY_STRING``) and the engine
+finds where each one ends while the text is still arriving: ``'…'`` or ``"…"``, tripled
+or not, where a backslash always takes the character after it (an escaped quote never
+ends a string, in raw strings too, as in Python).  The scanner only finds the end; what
+the literal means (its escapes, its prefix, a raw newline in a one-line string) is for
+the reader to decide (:mod:`tooldialect.pyliteral`).  Each character is read once, runs
+of plain characters at C speed; a quote that may begin a closing triple is re-read at
+most twice when the text arrives in pieces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .jsonscan import CUT, DONE, MORE
+
+__all__ = ["STRING_STARTS", "StringScanner"]
+
+#: The characters a string literal begins with.
+STRING_STARTS = "'\""
+
+_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}
+
+
+class StringScanner:
+    """Finds the end of one quoted string literal, one delta at a time.
+
+    ``scan(text, pos, eof, end)`` has :class:`~tooldialect.jsonscan.JsonScanner`'s
+    contract: it continues from ``pos`` and returns ``(DONE, end offset)``, ``(MORE,
+    where to continue)`` or ``(CUT, pos)`` when the text ended inside the string.  It
+    never fails: any character may be inside a string.
+    """
+
+    __slots__ = ("quote", "escape", "names", "stack", "error")
+
+    def __init__(self) -> None:
+        self.quote = ""  # the opening quote (' " ''' or \"\"\"), "" until it is read
+        self.escape = False  # the last character read was a backslash
+        self.names: tuple[tuple[int, str], ...] = ()  # a string names no call
+        self.stack: list[str] = []
+        self.error = ""
+
+    def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
+        n = len(text) if end is None else min(end, len(text))
+        # more text may arrive right at n (not when n is a cap inside text already read)
+        growing = not eof and n == len(text)
+        if not self.quote:
+            if pos >= n:
+                return (CUT, pos) if eof else (MORE, pos)
+            q = text[pos]
+            if text.startswith(q * 3, pos, n):
+                self.quote = q * 3
+                pos += 3
+            elif growing and n - pos < 3 and (q * 3).startswith(text[pos:n]):
+                return MORE, pos  # ' or '' may be the start of '''
+            else:
+                self.quote = q
+                pos += 1
+        q = self.quote[0]
+        triple = len(self.quote) == 3
+        plain = _PLAIN[q]
+        while pos < n:
+            if self.escape:
+                self.escape = False
+                pos += 1
+                continue
+            m = plain.match(text, pos, n)
+            if m is not None:
+                pos = m.end()
+                continue
+            if text[pos] == "\\":
+                self.escape = True
+                pos += 1
+                continue
+            if not triple:
+                return DONE, pos + 1
+            if text.startswith(self.quote, pos, n):
+                return DONE, pos + 3
+            if growing and self.quote.startswith(text[pos:n]):
+                return MORE, pos  # the closing triple may be arriving
+            pos += 1  # a lone quote inside a triple-quoted string
+        return (CUT, pos) if eof else (MORE, pos)
