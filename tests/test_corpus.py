@@ -63,6 +63,7 @@ def test_corpus_sizes():
     assert counts["json_array"] >= 15
     assert counts["bare_json"] >= 10
     assert counts["llama_json"] >= 10
+    assert counts["functionary"] >= 5
 
 
 def test_every_family_has_a_corpus():

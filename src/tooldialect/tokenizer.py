@@ -94,6 +94,8 @@ class Cand:
         "reach",
         "opens",
         "resync_mode",
+        "skip_at",
+        "last_type",
         "_accepted",
     )
 
@@ -138,12 +140,15 @@ class Cand:
         self.reach = -1  # where a failure was detected (not where a stream happened to stop)
         self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
         self.resync_mode = ""  # "payload": after a broken payload; "junk": text before a closer
+        self.skip_at = -1  # where it first passed over text it could not read (-1: never)
+        self.last_type = ""  # the type of the last token read
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
         """Feed a token, keeping track of which structures are open."""
         ok = self.parser.feed(tok)
         name = tok.type
+        self.last_type = name
         if name.endswith("_OPEN"):
             key = name[: -len("_OPEN")]
             self.opens[key] = self.opens.get(key, 0) + 1
@@ -187,6 +192,10 @@ class Cand:
             self.items.append(("start", announced, ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
+            if self.rule == "start":
+                # a tentative opener followed by a call's name is a call block after all:
+                # from here a bad or cut-off body is reported, not shown
+                self.soft = False
             return
         if node.name in ("param", "arguments"):
             self.args_read += 1
@@ -194,10 +203,10 @@ class Cand:
         if got is None:
             return
         calls, issues = got
-        if node.name == "bare_json_calls" and not calls:
+        if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        if node.name == "call":
+        if node.name in ("call", "bare_call"):
             key: tuple[str, int] = ("call", self.named_done)
             self.named_done += 1
             self.current_name = None
@@ -579,6 +588,16 @@ class Engine:
         roles = {mk.role for mk, _ in found}
         if roles and OPEN not in roles:
             return self._at_marker(q)
+        if not roles and self.policy.bare_json and self.cat.reply_furniture:
+            # a header the prompt left open (a recipient line): framing, then the reply goes on
+            for term in self.cat.reply_furniture:
+                if not self.eof and term.pattern.needs_more(self.win, q):
+                    return False
+                end = term.pattern.match_end(self.win, q)
+                if end is not None and end > q:
+                    self.reply_started = True
+                    self.cur = end
+                    return True
         self.reply_started = True
         if OPEN in roles or not self.policy.bare_json or not self.cat.reply:
             return True
@@ -1075,6 +1094,9 @@ class Engine:
                 end, _lit, term = best
                 c.shift(Tok(term.name, win[lp:end], base + lp, base + end), term)
                 c.pos = c.last_end = base + end
+                if c.bad:
+                    c.fail(base + lp, "syntax", "the payload is not a call")
+                    return
                 if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
                     # a grammar that nests (a literal list inside a list …) is capped like JSON
                     c.fail(base + lp, "limit", f"nesting deeper than max_depth={self.policy.max_depth}")
@@ -1274,12 +1296,14 @@ class Engine:
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
             c.items.append(("text", self._slice(c.last_end, self.base + q), -1))
+            c.skip_at = c.last_end if c.skip_at < 0 else c.skip_at
             c.pos = self.base + q
             c.resync = -1
             c.state = RUN
             return True
         if q < len(win) and ((payload and q == q_ext) or closer):
             junk = self._slice(c.resync_tok, self.base + q)
+            c.skip_at = c.resync_tok if c.skip_at < 0 else c.skip_at
             reason = c.resync_reason
             c.items.append(
                 (
@@ -1302,12 +1326,13 @@ class Engine:
         if payload:
             self._no_token(c, c.resync_tok, c.resync_reason)
         else:
-            self._done(c, trail=True)
+            self._done(c, trail=True, at=c.resync_tok)
         return False
 
     def _finish(self, c: Cand) -> None:
-        if c.whole:
+        if c.whole and not c.last_type.startswith("FURNITURE_"):
             # a whole-reply block: only white space may follow, up to the end of the text
+            # (unless it ended with framing of its own, after which the reply is prose)
             rest = _NON_WS.search(self.win, c.pos - self.base)
             if rest is not None:
                 c.fail(self.base + rest.start(), "syntax", "text after the payload")
@@ -1322,7 +1347,12 @@ class Engine:
         at_end = pos >= self.base + len(self.win)
         if c.parser.finished or c.parser.accepts(END):
             if c.whole and (not at_end and _NON_WS.match(self.win, pos - self.base)):
-                c.fail(pos, "syntax", "text after the payload")
+                if not c.last_type.startswith("FURNITURE_"):
+                    c.fail(pos, "syntax", "text after the payload")
+                    return
+                # the block ended with framing of its own (a recipient header for text):
+                # the rest of the reply is prose
+                self._done(c, trail=True, at=pos)
                 return
             if c.whole and not self.eof:
                 c.state = WAIT
@@ -1347,7 +1377,7 @@ class Engine:
                 c.pos = pos
                 c.state = RUN
                 return
-            self._done(c, trail=not at_end)
+            self._done(c, trail=not at_end, at=pos)
             return
         if self.eof and at_end:
             c.fail(pos, "cut", reason)
@@ -1365,11 +1395,14 @@ class Engine:
             if t.pattern is not None and (t.pattern.literal is not None or t.name.endswith(("_OPEN", "_CLOSE")))
         )
 
-    def _done(self, c: Cand, trail: bool) -> None:
-        """The block ends after its last token (``trail``: it stopped at text it could not read)."""
+    def _done(self, c: Cand, trail: bool, at: int = -1) -> None:
+        """The block ends after its last token (``trail``: it stopped at text it could not
+        read, at ``at``)."""
         if not c.parser.finished:
             c.parser.end()
         c.trail = trail
+        if trail and c.skip_at < 0:
+            c.skip_at = at if at >= 0 else c.last_end
         c.state = DONE_
 
     # -- early events (one hard candidate outside reasoning) ---------------------------------------
@@ -1506,13 +1539,29 @@ class Engine:
     def _decide(self, b: Block) -> None:
         rank = self.cat.rank
         done = [c for c in b.cands if c.state == DONE_ and c.calls]
+        deeper: list[Cand] = []
         if done:
             # a candidate that read the block to its end beats one that stopped at text it
             # could not read (that text may be another family's body); then the best rank
             winner = min(done, key=lambda c: (c.trail, c.junk, rank[c.g.name]))
-            self._accept(b, winner, winner.last_end)
-            return
-        hard = [c for c in b.cands if not c.soft]
+            # but a call found by passing over text loses to a committed candidate that read
+            # that text as its own body and found it broken or cut off: the block is that
+            # candidate's, malformed or truncated
+            if winner.skip_at >= 0:
+                deeper = [
+                    c
+                    for c in b.cands
+                    if not c.soft
+                    and c.progress > winner.skip_at
+                    and (
+                        (c.state == FAILED and c.fail_kind != "limit" and c.fail_pos > winner.body_at)
+                        or (c.state == DONE_ and not c.calls and any(k == "issue" for k, _, _ in c.items))
+                    )
+                ]
+            if not deeper:
+                self._accept(b, winner, winner.last_end)
+                return
+        hard = deeper or [c for c in b.cands if not c.soft]
         if not hard and b.reply and b.channel == TEXT_CHANNEL:
             # a reply that is a call cut off by the end of the text is a truncated call
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
@@ -1764,7 +1813,10 @@ class Engine:
         text = self._slice(c.fail_pos, self.base + len(self.win))
         if c.named_begun > c.named_done:
             # the arguments of a call whose name the grammar read (Kimi, DeepSeek)
-            return c.reader.cut_arguments(c.parser.values, text, self.base + len(self.win))
+            name, raw = c.reader.cut_arguments(c.parser.values, text, self.base + len(self.win))
+            if c.rule == "reply" and c.reader.known and (name or "").strip() not in c.reader.known:
+                return None, None  # a reply-start name the toolset does not offer (bare_call)
+            return name, raw
         if text[:1] not in ("{", "["):
             return None, None
         return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")
