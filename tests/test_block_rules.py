@@ -85,3 +85,11 @@ def test_call_found_by_skipping_text_loses_to_a_reading_of_it():
     assert calls(alone) == [("get_weather", {}, "qwen3_coder")]
     xml = parse("<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>")
     assert calls(xml) == [("get_weather", {"city": "Paris"}, "qwen3_coder")]
+
+
+# a raw text value ends at a separator after which another one may begin
+
+
+def test_text_value_ends_where_another_may_begin():
+    got = parse("<start_function_call>call:f{xs:[1,2,x y],n:3}<end_function_call>")
+    assert calls(got) == [("f", {"xs": [1, 2, "x y"], "n": 3}, "functiongemma")]

@@ -1222,6 +1222,8 @@ class Engine:
         if f >= len(win):
             return "yes" if self.eof else None
         follow = self._follow(c, term)
+        if follow is None:  # another raw text value may begin there: anything can follow
+            return "yes"
         for t in follow:
             if not self.eof and t.pattern.needs_more(win, f):
                 return None
@@ -1230,10 +1232,15 @@ class Engine:
                 return "yes"
         return "maybe"
 
-    def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...]:
+    def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...] | None:
+        """The markers that may come after ``term`` ends a raw text value here (None when a
+        raw text value may come right after it, so that anything may follow)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
-        got = self._stop_cache.get(key)
-        if got is None:
+        if key in self._stop_cache:
+            return self._stop_cache[key]
+        if c.parser.accepts_seq([TEXT, term.name, TEXT]):
+            got = None
+        else:
             got = tuple(
                 t
                 for t in c.g.terminals.values()
@@ -1241,7 +1248,7 @@ class Engine:
                 and t not in c.g.ignore
                 and c.parser.accepts_seq([TEXT, term.name, t.name])
             )
-            self._stop_cache[key] = got
+        self._stop_cache[key] = got
         return got
 
     def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
