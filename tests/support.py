@@ -221,6 +221,7 @@ def marker_chars(text: str) -> int:
 
         cat = catalog_for(None)
         terms = [m.terminal for m in cat.markers] + [t for g in cat.grammars for t in g.closers]
+        terms += list(cat.reply_furniture)
         _MARKER_RXS = list({t.pattern.regex.pattern: t.pattern.regex for t in terms if t.pattern is not None}.values())
     return sum(m.end() - m.start() for rx in _MARKER_RXS for m in rx.finditer(text))
 

@@ -64,6 +64,8 @@ def test_corpus_sizes():
     assert counts["bare_json"] >= 10
     assert counts["llama_json"] >= 10
     assert counts["pythonic"] >= 25
+    assert counts["functionary"] >= 5
+    assert counts["functiongemma"] >= 5
 
 
 def test_every_family_has_a_corpus():

@@ -40,6 +40,7 @@ class Catalog:
     first_rx: re.Pattern[str]
     max_width: int
     rank: dict[str, int]
+    reply_furniture: tuple[Terminal, ...] = ()  # framing removed only where the reply begins
     _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
@@ -99,6 +100,11 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
     chars = set(first) | set(_FENCE_CHARS)
     first_rx = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
     width = max((m.terminal.pattern.max_width for m in markers if m.terminal.pattern is not None), default=1)
+    reply_furniture: dict[str, Terminal] = {}
+    for g in grammars:
+        for term in g.reply_furniture:
+            assert term.pattern is not None
+            reply_furniture.setdefault(term.pattern.source, term)
     return Catalog(
         grammars=grammars,
         markers=tuple(markers),
@@ -108,6 +114,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         first_rx=first_rx,
         max_width=width,
         rank={g.name: i for i, g in enumerate(grammars)},
+        reply_furniture=tuple(reply_furniture.values()),
     )
 
 

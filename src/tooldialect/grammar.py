@@ -14,7 +14,8 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
   any other opener commits (a bad body is reported, not shown);
 * a terminal named ``…_CLOSE`` ends a block: after a syntax error the block runs to it;
 * ``REASONING_OPEN_<X>`` / ``REASONING_CLOSE_<X>`` pair a reasoning wrapper, and
-  ``FURNITURE_…`` terminals are framing removed from the visible text;
+  ``FURNITURE_…`` terminals are framing removed from the visible text
+  (``FURNITURE_REPLY_…`` ones only at the first visible character of the reply);
 * ``QUOTE_…`` strings stand for ``"`` inside the family's JSON (``<|"|>``).
 """
 
@@ -60,6 +61,9 @@ RAW_TEXT = "TEXT"
 MAX_MARKER_WIDTH = 512
 
 START_RULES = ("start", "reply")
+#: Furniture recognised only at the first visible character of the reply (a header the
+#: prompt left open, which would be ordinary words anywhere else).
+REPLY_FURNITURE = "FURNITURE_REPLY_"
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,7 @@ class CompiledGrammar:
     closers: tuple[Terminal, ...] = ()
     reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
     furniture: tuple[Terminal, ...] = ()
+    reply_furniture: tuple[Terminal, ...] = ()  # FURNITURE_REPLY_…: framing only where the reply begins
     quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
     nodes: frozenset[str] = frozenset()  # the node names its rules build (conventional names included)
 
@@ -314,7 +319,10 @@ def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
         compiled.openers[start] = openers
     compiled.closers = tuple(t for t in terminals.values() if t.closer and t.pattern is not None)
     compiled.reasoning = _pairs(terminals, header.family)
-    compiled.furniture = tuple(t for n, t in terminals.items() if n.startswith("FURNITURE_"))
+    compiled.furniture = tuple(
+        t for n, t in terminals.items() if n.startswith("FURNITURE_") and not n.startswith(REPLY_FURNITURE)
+    )
+    compiled.reply_furniture = tuple(t for n, t in terminals.items() if n.startswith(REPLY_FURNITURE))
     quotes = []
     for name, term in terminals.items():
         if name.startswith("QUOTE_"):

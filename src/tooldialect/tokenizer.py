@@ -103,6 +103,8 @@ class Cand:
         "opens",
         "resync_mode",
         "loose",
+        "skip_at",
+        "last_type",
         "_accepted",
     )
 
@@ -150,6 +152,8 @@ class Cand:
         # where the block could have ended before bare tokens (a name with no marker yet):
         # (parser stack, parser values, item count, end of the block there), or None
         self.loose: tuple[list[int], list[Any], int, int] | None = None
+        self.skip_at = -1  # where it first passed over text it could not read (-1: never)
+        self.last_type = ""  # the type of the last token read
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -163,6 +167,7 @@ class Cand:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
         ok = self.parser.feed(tok)
         name = tok.type
+        self.last_type = name
         if name.endswith("_OPEN"):
             key = name[: -len("_OPEN")]
             self.opens[key] = self.opens.get(key, 0) + 1
@@ -219,6 +224,10 @@ class Cand:
             self.items.append(("start", announced, ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
+            if self.rule == "start":
+                # a tentative opener followed by a call's name is a call block after all:
+                # from here a bad or cut-off body is reported, not shown
+                self.soft = False
             return
         if node.name in ("param", "arguments"):
             self.args_read += 1
@@ -227,10 +236,10 @@ class Cand:
             return
         self.loose = None  # the bare tokens completed something
         calls, issues = got
-        if node.name == "bare_json_calls" and not calls:
+        if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        if node.name == "call":
+        if node.name in ("call", "bare_call"):
             key: tuple[str, int] = ("call", self.named_done)
             self.named_done += 1
             self.current_name = None
@@ -612,6 +621,16 @@ class Engine:
         roles = {mk.role for mk, _ in found}
         if roles and OPEN not in roles:
             return self._at_marker(q)
+        if not roles and self.policy.bare_json and self.cat.reply_furniture:
+            # a header the prompt left open (a recipient line): framing, then the reply goes on
+            for term in self.cat.reply_furniture:
+                if not self.eof and term.pattern.needs_more(self.win, q):
+                    return False
+                end = term.pattern.match_end(self.win, q)
+                if end is not None and end > q:
+                    self.reply_started = True
+                    self.cur = end
+                    return True
         self.reply_started = True
         if OPEN in roles or not self.cat.reply:
             return True
@@ -1123,6 +1142,9 @@ class Engine:
                 end, _lit, term = best
                 c.shift(Tok(term.name, win[lp:end], base + lp, base + end), term)
                 c.pos = c.last_end = base + end
+                if c.bad:
+                    c.fail(base + lp, "syntax", "the payload is not a call")
+                    return
                 if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
                     # a grammar that nests (a literal list inside a list …) is capped like JSON
                     c.fail(base + lp, "limit", f"nesting deeper than max_depth={self.policy.max_depth}")
@@ -1251,6 +1273,8 @@ class Engine:
         if f >= len(win):
             return "yes" if self.eof else None
         follow = self._follow(c, term)
+        if follow is None:  # another raw text value may begin there: anything can follow
+            return "yes"
         for t in follow:
             if not self.eof and t.pattern.needs_more(win, f):
                 return None
@@ -1259,10 +1283,15 @@ class Engine:
                 return "yes"
         return "maybe"
 
-    def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...]:
+    def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...] | None:
+        """The markers that may come after ``term`` ends a raw text value here (None when a
+        raw text value may come right after it, so that anything may follow)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
-        got = self._stop_cache.get(key)
-        if got is None:
+        if key in self._stop_cache:
+            return self._stop_cache[key]
+        if c.parser.accepts_seq([TEXT, term.name, TEXT]):
+            got = None
+        else:
             got = tuple(
                 t
                 for t in c.g.terminals.values()
@@ -1270,7 +1299,7 @@ class Engine:
                 and t not in c.g.ignore
                 and c.parser.accepts_seq([TEXT, term.name, t.name])
             )
-            self._stop_cache[key] = got
+        self._stop_cache[key] = got
         return got
 
     def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
@@ -1325,12 +1354,14 @@ class Engine:
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
             c.items.append(("text", self._slice(c.last_end, self.base + q), -1))
+            c.skip_at = c.last_end if c.skip_at < 0 else c.skip_at
             c.pos = self.base + q
             c.resync = -1
             c.state = RUN
             return True
         if q < len(win) and ((payload and q == q_ext) or closer):
             junk = self._slice(c.resync_tok, self.base + q)
+            c.skip_at = c.resync_tok if c.skip_at < 0 else c.skip_at
             reason = c.resync_reason
             c.items.append(
                 (
@@ -1353,12 +1384,13 @@ class Engine:
         if payload:
             self._no_token(c, c.resync_tok, c.resync_reason)
             return c.state == RUN  # junk mode: the block may go on at a closer after the damage
-        self._done(c, trail=True)
+        self._done(c, trail=True, at=c.resync_tok)
         return False
 
     def _finish(self, c: Cand) -> None:
-        if c.whole:
+        if c.whole and not c.last_type.startswith("FURNITURE_"):
             # a whole-reply block: only white space may follow, up to the end of the text
+            # (unless it ended with framing of its own, after which the reply is prose)
             rest = _NON_WS.search(self.win, c.pos - self.base)
             if rest is not None:
                 c.fail(self.base + rest.start(), "syntax", "text after the payload")
@@ -1378,7 +1410,12 @@ class Engine:
             return
         if c.parser.finished or c.parser.accepts(END):
             if c.whole and (not at_end and _NON_WS.match(self.win, pos - self.base)):
-                c.fail(pos, "syntax", "text after the payload")
+                if not c.last_type.startswith("FURNITURE_"):
+                    c.fail(pos, "syntax", "text after the payload")
+                    return
+                # the block ended with framing of its own (a recipient header for text):
+                # the rest of the reply is prose
+                self._done(c, trail=True, at=pos)
                 return
             if c.whole and not self.eof:
                 c.state = WAIT
@@ -1403,7 +1440,7 @@ class Engine:
                 c.pos = pos
                 c.state = RUN
                 return
-            self._done(c, trail=not at_end)
+            self._done(c, trail=not at_end, at=pos)
             return
         if self.eof and at_end:
             c.fail(pos, "cut", reason)
@@ -1421,11 +1458,14 @@ class Engine:
             if t.pattern is not None and (t.pattern.literal is not None or t.name.endswith(("_OPEN", "_CLOSE")))
         )
 
-    def _done(self, c: Cand, trail: bool) -> None:
-        """The block ends after its last token (``trail``: it stopped at text it could not read)."""
+    def _done(self, c: Cand, trail: bool, at: int = -1) -> None:
+        """The block ends after its last token (``trail``: it stopped at text it could not
+        read, at ``at``)."""
         if not c.parser.finished:
             c.parser.end()
         c.trail = trail
+        if trail and c.skip_at < 0:
+            c.skip_at = at if at >= 0 else c.last_end
         c.state = DONE_
 
     # -- early events (one hard candidate outside reasoning) ---------------------------------------
@@ -1564,13 +1604,29 @@ class Engine:
     def _decide(self, b: Block) -> None:
         rank = self.cat.rank
         done = [c for c in b.cands if c.state == DONE_ and c.calls]
+        deeper: list[Cand] = []
         if done:
             # a candidate that read the block to its end beats one that stopped at text it
             # could not read (that text may be another family's body); then the best rank
             winner = min(done, key=lambda c: (c.trail, c.junk, rank[c.g.name]))
-            self._accept(b, winner, winner.last_end)
-            return
-        hard = [c for c in b.cands if not c.soft]
+            # but a call found by passing over text loses to a committed candidate that read
+            # that text as its own body and found it broken or cut off: the block is that
+            # candidate's, malformed or truncated
+            if winner.skip_at >= 0:
+                deeper = [
+                    c
+                    for c in b.cands
+                    if not c.soft
+                    and c.progress > winner.skip_at
+                    and (
+                        (c.state == FAILED and c.fail_kind != "limit" and c.fail_pos > winner.body_at)
+                        or (c.state == DONE_ and not c.calls and any(k == "issue" for k, _, _ in c.items))
+                    )
+                ]
+            if not deeper:
+                self._accept(b, winner, winner.last_end)
+                return
+        hard = deeper or [c for c in b.cands if not c.soft]
         if not hard and b.reply and b.channel == TEXT_CHANNEL:
             # a reply that is a call cut off by the end of the text is a truncated call
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
@@ -1827,7 +1883,10 @@ class Engine:
         text = self._slice(c.fail_pos, self.base + len(self.win))
         if c.named_begun > c.named_done:
             # the arguments of a call whose name the grammar read (Kimi, DeepSeek)
-            return c.reader.cut_arguments(c.parser.values, text, self.base + len(self.win))
+            name, raw = c.reader.cut_arguments(c.parser.values, text, self.base + len(self.win))
+            if c.rule == "reply" and c.reader.known and (name or "").strip() not in c.reader.known:
+                return None, None  # a reply-start name the toolset does not offer (bare_call)
+            return name, raw
         if text[:1] not in ("{", "["):
             return None, None
         return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")

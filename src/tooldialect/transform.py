@@ -9,7 +9,9 @@ It keys on rule names every grammar shares (``docs/authoring.md``):
 * ``keyed_json_calls`` — a ``JSON`` token whose call objects are keyed by the tool name,
   ``{"NAME": {…arguments…}}`` (Apertus); an object with a ``name`` string reads as above;
 * ``call`` — a call spelled by the grammar itself, with children ``name`` (the tool
-  name), ``arguments`` (a ``JSON`` object token) and optionally ``call_id``.
+  name), ``arguments`` (a ``JSON`` object token) and optionally ``call_id``;
+* ``bare_call`` — the same with no marker before it (a reply that begins with the
+  name): with a toolset it counts only when the toolset offers the name.
 
 A record keeps the model's own text: the name as written, the arguments value and,
 when the model wrote valid JSON, the exact bytes of its arguments object.  Binding to
@@ -134,6 +136,13 @@ class Reader:
             return calls, issues
         if node.name == "call":
             return self.read_call(node)
+        if node.name == "bare_call":
+            # a call with no marker before it (a reply that begins with NAME …): with a
+            # toolset it counts only when the toolset offers that name
+            calls, issues = self.read_call(node)
+            if self.known and any(c.name.strip() not in self.known for c in calls):
+                return [], []
+            return calls, issues
         return None
 
     # -- grammar-spelled calls ------------------------------------------------------------
