@@ -301,3 +301,14 @@ def test_keyed_json_calls_rule_reads_objects_keyed_by_the_tool_name():
     plain = Reader("fam", frozenset(), 64)
     assert plain.read_payload('[{"f": {"a": 1}}]', 0, bare=False) == ([], [])
     assert plain.cut_call('[{"f": {"a": 1, "b": "x', 0, bare=False) == (None, None)
+
+
+def test_a_call_object_without_arguments_is_a_zero_argument_call():
+    # decisions.md, "A call object with a name and no arguments"
+    text = '<tool_calls>\n{"name": "a", "arguments": {"x": 1}}\n{"name": "get_time"}\n{"arguments": {"x": 2}}\n</tool_calls>'
+    r = td.parse(text)
+    assert [(c.name, c.arguments) for c in r.calls] == [("a", {"x": 1}), ("get_time", {})]
+    assert [d.kind for d in r.diagnostics] == ["malformed_block"]
+    tools = [{"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}]
+    r = td.parse('<tool_call>{"name": "get_time"}</tool_call>', tools=tools)
+    assert [c.name for c in r.calls] == ["get_time"] and [d.kind for d in r.diagnostics] == ["arguments_invalid"]

@@ -439,14 +439,33 @@ def test_families_table(capsys):
     assert rc == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["family", "title", "models"]
-    first_column = [line.split()[0] for line in lines[1:]]
+    rows = [line for line in lines[1:] if not line.startswith(" ")]
     names = families.names()
     assert names, "the registry is empty"
-    assert first_column == names
-    for fam, line in zip(families.all_families(), lines[1:]):
-        assert fam.title in line
+    assert [line.split()[0] for line in rows] == names
+    body = "\n".join(lines[1:]) + "\n"
+    for fam, (row, nxt) in zip(families.all_families(), zip(rows, rows[1:] + [None])):
+        assert fam.title in row
         for model in fam.models:
-            assert model in line
+            assert model in row
+        # the documents the grammar was checked against follow its row, one per line
+        block = body[body.index(row + "\n") + len(row) + 1 : body.index(nxt) if nxt else len(body)]
+        assert fam.checked_against, fam.name
+        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against]
+
+
+def test_families_json(capsys):
+    rc, out, err = run(capsys, "families", "--json")
+    assert rc == 0 and err == ""
+    rows = json.loads(out)
+    assert [r["family"] for r in rows] == families.names()
+    for fam, row in zip(families.all_families(), rows):
+        assert row == {
+            "family": fam.name,
+            "title": fam.title,
+            "models": list(fam.models),
+            "checked_against": list(fam.checked_against),
+        }
 
 
 # -- usage errors: exit 2, one line on stderr, nothing on stdout ---------------------------

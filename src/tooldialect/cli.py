@@ -113,13 +113,23 @@ def _cmd_stream(args: argparse.Namespace) -> int:
 
 
 def _cmd_families(args: argparse.Namespace) -> int:
-    rows = [("family", "title", "models")]
-    for fam in registry.all_families():
-        rows.append((fam.name, fam.title, ", ".join(fam.models)))
+    fams = registry.all_families()
+    if args.json:
+        rows = [
+            {"family": f.name, "title": f.title, "models": list(f.models), "checked_against": list(f.checked_against)}
+            for f in fams
+        ]
+        sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    # one row per family; under it, the documents its grammar was checked against
+    rows = [("family", "title", "models")] + [(f.name, f.title, ", ".join(f.models)) for f in fams]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
-    for name, title, models in rows:
+    docs = [()] + [f.checked_against for f in fams]
+    for (name, title, models), checked in zip(rows, docs):
         sys.stdout.write(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
+        for doc in checked:
+            sys.stdout.write(f"{'':<{w0}}  checked against: {doc}\n")
     return 0
 
 
@@ -221,7 +231,8 @@ def _build() -> _Parser:
     common(p_stream)
     p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
     p_stream.set_defaults(run=_cmd_stream)
-    p_fam = sub.add_parser("families", help="list the grammar registry")
+    p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
+    p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
     p_fam.set_defaults(run=_cmd_families)
     p_audit = sub.add_parser("audit", help="find call markup leaked into assistant content of transcript stores")
     p_audit.add_argument("paths", nargs="+", metavar="PATH", help="JSON / JSON Lines files, or directories of them")

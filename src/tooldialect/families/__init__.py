@@ -61,6 +61,11 @@ class Family:
         return self.header.models
 
     @property
+    def checked_against(self) -> tuple[str, ...]:
+        """The templates and documents the grammar's syntax was checked against."""
+        return self.header.checked_against
+
+    @property
     def grammar(self) -> CompiledGrammar:
         compiled = self._compiled
         if compiled is None:
