@@ -411,6 +411,8 @@ def fuzz_literal(data: bytes) -> None:
     reply = "[f(v=" + source + ")]"
     result = td.parse(reply, families=["pythonic"])
     check_result(reply, result, {"policy": td.Policy()})
+    if "\0" in source:
+        return  # Python refuses NUL characters in source text before reading any literal
     expected = python_literal(source)
     one = (
         len(result.calls) == 1
