@@ -91,13 +91,25 @@ def test_zero_argument_calls_stream_their_empty_object():
             assert frags == "{}" == end.call.arguments_json and end.call.arguments == {}
 
 
-def test_call_start_comes_before_the_arguments_arrive():
+def _fragments(events: list[td.Event]) -> str:
+    return "".join(e.fragment for e in events if isinstance(e, td.ArgumentsDelta))
+
+
+def test_call_start_comes_before_the_arguments_arrive_and_they_stream_as_they_come():
     s = td.ToolStream()
     events = s.feed('<tool_call>{"name": "write_file", "arguments": {"content": "')
-    assert [type(e) for e in events] == [td.CallStart]
+    assert [type(e) for e in events][:1] == [td.CallStart]
     assert events[0].name == "write_file"
-    events = s.feed("x" * 1000)
-    assert events == []
+    sent = _fragments(events)
+    assert sent == '{"content": "'
+    for _ in range(10):
+        events = s.feed("x" * 100)
+        assert [type(e) for e in events] == [td.ArgumentsDelta]  # each delta's text, at once
+        sent += _fragments(events)
+    assert sent == '{"content": "' + "x" * 1000
+    events = s.feed('"}}</tool_call>') + s.close()
+    (end,) = [e for e in events if isinstance(e, td.CallEnd)]
+    assert sent + _fragments(events) == end.call.arguments_json == '{"content": "' + "x" * 1000 + '"}'
 
 
 def test_unknown_tool_is_not_announced_when_it_will_be_dropped():

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .argstream import args_prefix, finish_json
 from .jsonscan import (
     JsonValueError,
     depth_exceeds,
@@ -84,7 +85,7 @@ class Issue:
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
-    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed")
+    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed", "coarse")
 
     def __init__(
         self,
@@ -95,6 +96,7 @@ class Reader:
         tools: Any = None,
         strip_newlines: bool = False,
         keyed: bool = False,
+        coarse: bool = False,
     ) -> None:
         self.family = family
         self.known = known
@@ -103,6 +105,8 @@ class Reader:
         self.tools = tools  # the Toolset, for families that infer from it (or None)
         self.strip_newlines = strip_newlines  # the template writes a newline around each value
         self.keyed = keyed  # the grammar's payloads are keyed by the tool name (KEYED_RULE)
+        # arguments stream member by member (Policy(truncated="keep") keeps complete members)
+        self.coarse = coarse
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -169,7 +173,18 @@ class Reader:
         except JsonValueError as exc:
             return [], [_invalid_json(tok, str(exc), name)]
         notes = [_repaired(name, repairs, span)] if repairs else []
-        return self._finish(name, value, None if repairs else tok.value, call_id, span, notes)
+        raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
+        return self._finish(name, value, raw, call_id, span, notes)
+
+    def args_text(self, text: str, value: Any, *, call_object: bool) -> str | None:
+        """``arguments_json`` for arguments a stream sends as they arrive: the model's
+        strict prefix of them, finished to say ``value`` (see argstream.py); None when
+        ``value`` is not an object."""
+        if not isinstance(value, dict):
+            return None
+        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, max_depth=self.max_depth)
+        tail = finish_json(prefix, value)
+        return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
         """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` and an
@@ -237,7 +252,10 @@ class Reader:
         # spans inside the payload are known only when the model's text was strict JSON
         exact = None if repairs else text
         for obj, start, end in self._call_objects(value, exact, 0, len(text)):
-            got, notes = self._read_object(obj, exact, start, end, base, bare, keyed) if isinstance(obj, Mapping) else ([], [])
+            root = text if obj is value else None  # a payload that is one call object streams
+            got, notes = (
+                self._read_object(obj, exact, start, end, base, bare, keyed, root) if isinstance(obj, Mapping) else ([], [])
+            )
             if not got and not notes:
                 skipped.append((start, end))
             for call in got:
@@ -297,7 +315,15 @@ class Reader:
         yield value, start, end
 
     def _read_object(
-        self, obj: Mapping[str, Any], text: str | None, start: int, end: int, base: int, bare: bool, keyed: bool = False
+        self,
+        obj: Mapping[str, Any],
+        text: str | None,
+        start: int,
+        end: int,
+        base: int,
+        bare: bool,
+        keyed: bool = False,
+        root: str | None = None,
     ) -> tuple[list[RawCall], list[Issue]]:
         span = (base + start, base + end)
         if keyed and not isinstance(obj.get("name"), str):
@@ -320,7 +346,7 @@ class Reader:
             name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
         if name is None or not name.strip():
             return [], []
-        key = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        key = next((k for k in holder if k in ARGUMENT_KEYS), None)  # the first one written
         if _looks_like_tool_definition(holder, key):
             return [], []
         if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
@@ -330,7 +356,9 @@ class Reader:
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw = None
-        if text is not None:
+        if root is not None and holder is obj and text is None:
+            raw = self.args_text(root, obj[key], call_object=True)  # repaired: strict prefix + tail
+        elif text is not None:
             args_span = member_spans(text, holder_start).get(key)
             if args_span is not None:
                 raw = text[args_span[0] : args_span[1]]
@@ -344,7 +372,8 @@ class Reader:
         if name is None or raw is None:
             return None, None
         args = partial_object(text, 0)[0] if text.startswith("{") else {}
-        return name, RawCall(name, args, json.dumps(args, ensure_ascii=False), raw.id, (raw.span[0], end), self.family)
+        args_json = self.args_text(text, args, call_object=False) if text.startswith("{") else "{}"
+        return name, RawCall(name, args, args_json or "{}", raw.id, (raw.span[0], end), self.family)
 
     def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
         """For a payload cut off by the end of the text: the call's name when it was complete
@@ -369,13 +398,14 @@ class Reader:
             return None, None
         call_id = next((str(members[k]) for k in _ID_KEYS if isinstance(members.get(k), (str, int))), None)
         args: dict[str, Any] = {}
-        complete = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        complete = next((k for k in holder if k in ARGUMENT_KEYS), None)  # the first one written
         if complete is not None and isinstance(holder[complete], dict):
             args = holder[complete]
         elif open_key in ARGUMENT_KEYS and text[vstart : vstart + 1] == "{":
             args = partial_object(text, vstart)[0]
+        args_json = self.args_text(text, args, call_object=True) if start == 0 else None
         raw = RawCall(
-            name, args, json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
+            name, args, args_json or json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
         )
         return name, raw
 
