@@ -180,3 +180,32 @@ def test_strict_prefix_safe_points(text, safe):
     sp = StrictPrefix()
     sp.feed(text)
     assert sp.safe == safe
+
+
+@pytest.mark.parametrize("step", [1, 3])
+def test_each_call_object_of_an_array_is_announced_and_streams(step):
+    text = '[TOOL_CALLS] [{"name": "a", "arguments": {"x": "' + "h" * 40 + '"}, "id": "a1b2c3d4e"}, 7, {"name": "b", "arguments": {"y": [1, 2]}, "id": "b1c2d3e4f"}]'
+    events = stream(text, step)
+    kinds = [type(e).__name__ for e in events if not isinstance(e, (td.ArgumentsDelta, td.TextDelta))]
+    # each is announced at its name and streams; they end with the array, in order, the
+    # 7 between them reported
+    assert kinds == ["CallStart", "CallStart", "CallEnd", "DiagnosticEvent", "CallEnd"]
+    calls = ends(events)
+    assert [(c.name, c.id) for c in calls] == [("a", "a1b2c3d4e"), ("b", "b1c2d3e4f")]
+    for i, call in enumerate(calls):
+        assert "".join(fragments(events, i)) == call.arguments_json
+    assert len(fragments(events, 0)) > 5
+
+
+def test_a_cut_off_array_aborts_the_call_it_was_sending():
+    text = '[TOOL_CALLS] [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {"y": "hel'
+    events = stream(text, 2)
+    starts = [e for e in events if isinstance(e, td.CallStart)]
+    aborts = [e for e in events if isinstance(e, td.CallAbort)]
+    assert [s.name for s in starts] == ["a", "b"]
+    assert {a.index for a in aborts} == {s.index for s in starts}  # nothing of a cut payload is dispatched
+    assert not ends(events)
+    kept = stream(text, 2, policy=td.Policy(truncated="keep"))
+    (call,) = ends(kept)
+    assert call.name == "b" and call.arguments == {}
+    assert "".join(fragments(kept, 1)) == call.arguments_json == "{}"

@@ -39,13 +39,14 @@ class StrictPrefix:
     ``safe`` is the length of the longest prefix read so far that ends at a safe point:
     right after a bracket opens, right after a value ends, or inside a string value after
     a whole character.  ``coarse`` keeps only the safe points where a member of the
-    object at depth ``coarse`` ends (or that object opens or closes): what a reader that
-    keeps complete members only (``Policy(truncated="keep")``) can stand by.  ``broken``
+    arguments object ends (or that object opens or closes): what a reader that keeps
+    complete members only (``Policy(truncated="keep")``) can stand by.  ``broken``
     says strict JSON refused a character; no safe point comes after it.
 
-    With ``arg_keys``, the value is read as a call object: ``arg_start``/``arg_end`` are
-    where the value of its first member named by one of those keys begins and ends, when
-    that value is an object (else -1).
+    With ``arg_keys``, the value is read as a call object, or an array of them:
+    ``args[elem]`` is ``[start, end]``, where the value of the first member named by one
+    of those keys begins and ends (end -1 while open) in the call object ``elem`` (0 for
+    a root object, the element's index in a root array), when that value is an object.
     """
 
     __slots__ = (
@@ -55,8 +56,8 @@ class StrictPrefix:
         "safe",
         "broken",
         "done",
-        "arg_start",
-        "arg_end",
+        "args",
+        "elem",
         "_n",
         "_stack",
         "_state",
@@ -67,15 +68,15 @@ class StrictPrefix:
         "_arg_seen",
     )
 
-    def __init__(self, max_depth: int = 64, arg_keys: tuple[str, ...] = (), coarse: int = 0) -> None:
+    def __init__(self, max_depth: int = 64, arg_keys: tuple[str, ...] = (), coarse: bool = False) -> None:
         self.max_depth = max_depth
         self.arg_keys = arg_keys
         self.coarse = coarse
         self.safe = 0
         self.broken = False
         self.done = False
-        self.arg_start = -1
-        self.arg_end = -1
+        self.args: dict[int, list[int]] = {}
+        self.elem = 0  # the call object being read (an element of a root array)
         self._n = 0  # characters consumed
         self._stack: list[str] = []
         # "value", "value[" (after "["), "key" (after "{"), "key!" (after "," in an
@@ -114,8 +115,14 @@ class StrictPrefix:
 
     def _mark(self, end: int, depth: int) -> None:
         """A safe point at ``end``, reached with ``depth`` containers open."""
-        if not self.coarse or depth <= self.coarse:
+        if not self.coarse or depth <= self._members_depth():
             self.safe = end
+
+    def _members_depth(self) -> int:
+        """How deep the arguments object's members are: what ``coarse`` keeps."""
+        if not self.arg_keys:
+            return 1
+        return 2 if not self._stack or self._stack[0] == "{" else 3
 
     def _step(self, ch: str) -> None:
         st = self._state
@@ -140,7 +147,7 @@ class StrictPrefix:
             self._state = "str"
             self._esc = ""
             if self._in_key:
-                if len(self._stack) == 1:
+                if self._at_call_depth():
                     self._key = []
             else:
                 self._begin_value()
@@ -179,18 +186,26 @@ class StrictPrefix:
             top = self._stack[-1]
             if ch == ",":
                 self._state = "key!" if top == "{" else "value"
+                if self.arg_keys and top == "[" and len(self._stack) == 1:
+                    self.elem += 1  # an element that was not an object
+                    self._arg_seen = False
                 return
             if (ch == "}" and top == "{") or (ch == "]" and top == "["):
                 self._close()
                 return
         self.broken = True
 
+    def _at_call_depth(self) -> bool:
+        """Inside a call object: the root object, or an object element of a root array."""
+        stack = self._stack
+        return len(stack) == 1 and stack[0] == "{" or len(stack) == 2 and stack[0] == "[" and stack[1] == "{"
+
     def _begin_value(self, ch: str = "") -> None:
         """A member's value begins at ``self._n`` (``ch``: its bracket, if any)."""
-        if self.arg_keys and not self._arg_seen and len(self._stack) == 1 and self._key_is_arg():
+        if self.arg_keys and not self._arg_seen and self._at_call_depth() and self._key_is_arg():
             self._arg_seen = True
             if ch == "{":
-                self.arg_start = self._n
+                self.args[self.elem] = [self._n, -1]
 
     def _key_is_arg(self) -> bool:
         key = self._key
@@ -209,10 +224,12 @@ class StrictPrefix:
 
     def _close(self) -> None:
         self._stack.pop()
-        if self.arg_start >= 0 and self.arg_end < 0 and len(self._stack) == 1:
-            self.arg_end = self._n + 1
-        if len(self._stack) == 1:
-            self._key = None
+        if self.arg_keys:
+            if self._at_call_depth():
+                span = self.args.get(self.elem)
+                if span is not None and span[1] < 0:
+                    span[1] = self._n + 1  # the arguments object closed
+                self._key = None
         self._end_value()
 
     def _string(self, ch: str) -> None:
@@ -330,22 +347,24 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def args_prefix(text: str, *, call_object: bool, coarse: bool, max_depth: int = 64) -> str:
+def args_prefix(text: str, *, call_object: bool, coarse: bool, elem: int = 0, max_depth: int = 64) -> str:
     """The part of a model's arguments that a stream sends as it arrives: the longest
     safe strict prefix of the arguments object in ``text`` (the whole JSON value: a call
-    object when ``call_object``, else the arguments object itself)."""
+    object, or an array of them whose element ``elem`` is meant, when ``call_object``;
+    else the arguments object itself)."""
     if call_object:
         from .transform import ARGUMENT_KEYS  # noqa: PLC0415 (the keys live with the reader)
 
-        sp = StrictPrefix(max_depth, ARGUMENT_KEYS, 2 if coarse else 0)
+        sp = StrictPrefix(max_depth, ARGUMENT_KEYS, coarse)
         sp.feed(text)
-        if sp.arg_start < 0:
+        span = sp.args.get(elem)
+        if span is None:
             return ""
-        end = sp.safe if sp.arg_end < 0 else min(sp.safe, sp.arg_end)
-        return text[sp.arg_start : end] if end > sp.arg_start else ""
+        end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
+        return text[span[0] : end] if end > span[0] else ""
     if not text.startswith("{"):
         return ""
-    sp = StrictPrefix(max_depth, (), 1 if coarse else 0)
+    sp = StrictPrefix(max_depth, (), coarse)
     sp.feed(text)
     return text[: sp.safe]
 

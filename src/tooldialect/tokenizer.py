@@ -111,6 +111,8 @@ class Cand:
         "sp_fed",
         "sp_obj",
         "sp_key",
+        "sp_done",
+        "cut_elem",
         "_accepted",
     )
 
@@ -169,6 +171,8 @@ class Cand:
         self.sp_fed = -1
         self.sp_obj = False
         self.sp_key: Any = None
+        self.sp_done = 0  # call objects before this one were sent as far as they go
+        self.cut_elem = 0  # the call object of a payload the end of the text cut off
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -264,14 +268,17 @@ class Cand:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
         if node.name in ("call", "bare_call"):
-            key: tuple[str, int] = ("call", self.named_done)
+            key: tuple[Any, ...] = ("call", self.named_done)
             self.named_done += 1
             self.current_name = None
+            keys = [key] * (len(calls) + len(issues))
         else:
+            # a payload: its call objects are announced one by one (their place in it)
             key = ("json", self.ntoks - 1)
+            keys = [key + (x.elem,) if x.elem >= 0 else key for x in (*calls, *issues)]
         # keep source order: issues and calls interleave by position
-        merged = [("call", c, key, c.span[0]) for c in calls] + [
-            ("issue", i, key, i.span[0] if i.span else -1) for i in issues
+        merged = [("call", c, k, c.span[0]) for c, k in zip(calls, keys)] + [
+            ("issue", i, k, i.span[0] if i.span else -1) for i, k in zip(issues, keys[len(calls) :])
         ]
         merged.sort(key=lambda x: x[3])
         self.items.extend((kind, obj, k) for kind, obj, k, _ in merged)
@@ -1101,6 +1108,7 @@ class Engine:
                         self._early(b)
                     continue
                 reason = c.scanner.error
+                c.cut_elem = c.scanner._elem if isinstance(c.scanner, JsonScanner) else 0
                 c.scanner = None
                 c.reach = max(c.reach, base + p)
                 if status == CUT:
@@ -1195,14 +1203,14 @@ class Engine:
                 if external.name in JSON_EXTERNALS:
                     c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
                     c.sp = None
-                    if win[lp] == "{":
-                        # a call object (a payload) or the arguments of the call being read
-                        obj = c.current_name is None
-                        coarse = (2 if obj else 1) if self.policy.truncated == "keep" else 0
+                    obj = c.current_name is None  # a payload of call objects, else arguments
+                    if win[lp] == "{" or (obj and win[lp] == "["):
+                        coarse = self.policy.truncated == "keep"
                         c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
                         c.sp_from = c.sp_fed = base + lp
                         c.sp_obj = obj
                         c.sp_key = ("json", c.ntoks) if obj else ("call", c.named_begun - 1)
+                        c.sp_done = 0
                 else:
                     c.scanner = StringScanner()
                 c.ext_type = external.name
@@ -1545,11 +1553,15 @@ class Engine:
 
     def _sniffed(self, b: Block, c: Cand) -> None:
         names = c.scanner.names
-        tok = ("json", c.ntoks)
+        root = c.scanner.stack[:1]
         while b.sniffed < len(names):
             ordinal, name = names[b.sniffed]
             b.sniffed += 1
-            if ordinal != 0 or c.scanner.stack[:1] != ["{"] or tok in b.started:
+            # a payload that is one call object, or each call object of a root array
+            if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
+                continue
+            tok = ("json", c.ntoks, ordinal)
+            if tok in b.started:
                 continue
             if self.calls_out + len(b.started) >= self.policy.max_calls:
                 continue
@@ -1562,23 +1574,28 @@ class Engine:
             self._event(CallStart.model_construct(index=index, name=announced, id=None))
 
     def _stream_args(self, b: Block, c: Cand) -> None:
-        """Send the JSON arguments of a started call up to their last safe point."""
-        key = c.sp_key
-        started = b.started.get(key)
+        """Send the JSON arguments of started calls up to their last safe point."""
         sp = c.sp
-        if started is None or sp is None:
+        if sp is None:
+            return
+        if not c.sp_obj:
+            self._stream_region(b, c.sp_key, c.sp_from, c.sp_from + sp.safe)
+            return
+        # call objects: the one being read, and any finished since the last look
+        for elem in range(c.sp_done, sp.elem + 1):
+            span = sp.args.get(elem)
+            if span is not None:
+                end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
+                self._stream_region(b, c.sp_key + (elem,), c.sp_from + span[0], c.sp_from + end)
+        c.sp_done = sp.elem
+
+    def _stream_region(self, b: Block, key: Any, lo: int, hi: int) -> None:
+        """Send ``[lo, hi)`` of a started call's JSON arguments, from what was sent so far."""
+        started = b.started.get(key)
+        if started is None:
             return
         sent, held = b.sent.get(key, (0, False))
-        if held:
-            return
-        if c.sp_obj:
-            if sp.arg_start < 0:
-                return
-            lo = c.sp_from + sp.arg_start
-            hi = c.sp_from + (sp.safe if sp.arg_end < 0 else min(sp.safe, sp.arg_end))
-        else:
-            lo, hi = c.sp_from, c.sp_from + sp.safe
-        if hi <= lo + sent:
+        if held or hi <= lo + sent:
             return
         piece = self._slice(lo + sent, hi)
         if self.binder.tools is not None and _first_key(self._slice(lo, hi)) in ARGUMENT_KEYS:
@@ -1942,10 +1959,12 @@ class Engine:
     def _truncated(self, b: Block, c: Cand) -> bool:
         """The text ended inside a committed block: report it; never complete it."""
         self._emit_pending(b, c)
-        cut_tok = ("json", c.ntoks) if c.cut_json else ("call", c.named_done)
         end = self.base + len(self.win)
         kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         name, raw = self._cut_call(c)
+        cut_tok: tuple[Any, ...] = ("call", c.named_done)
+        if c.cut_json:
+            cut_tok = ("json", c.ntoks, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:
             name = started[1]

@@ -70,6 +70,9 @@ class RawCall:
     gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
     # values written as text, typed by the binding pass: (key, text, string flag or None)
     text_params: list[tuple[str, str, bool | None]] | None = None
+    # the call object's place in its payload: 0 for a payload that is one call object, its
+    # index for an element of a root array, -1 otherwise (a stream announces only these)
+    elem: int = -1
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Issue:
     detail: dict[str, Any]
     span: tuple[int, int] | None
     message: str
+    elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
 
 
 class Reader:
@@ -176,13 +180,13 @@ class Reader:
         raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
         return self._finish(name, value, raw, call_id, span, notes)
 
-    def args_text(self, text: str, value: Any, *, call_object: bool) -> str | None:
+    def args_text(self, text: str, value: Any, *, call_object: bool, elem: int = 0) -> str | None:
         """``arguments_json`` for arguments a stream sends as they arrive: the model's
         strict prefix of them, finished to say ``value`` (see argstream.py); None when
         ``value`` is not an object."""
         if not isinstance(value, dict):
             return None
-        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, max_depth=self.max_depth)
+        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
         tail = finish_json(prefix, value)
         return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 
@@ -251,11 +255,15 @@ class Reader:
         skipped: list[tuple[int, int]] = []
         # spans inside the payload are known only when the model's text was strict JSON
         exact = None if repairs else text
+        # a payload that is one call object, or an array of them, streams (RawCall.elem)
+        places = {id(v): i for i, v in enumerate(value)} if isinstance(value, list) else {}
         for obj, start, end in self._call_objects(value, exact, 0, len(text)):
-            root = text if obj is value else None  # a payload that is one call object streams
+            elem = 0 if obj is value else places.get(id(obj), -1)
             got, notes = (
-                self._read_object(obj, exact, start, end, base, bare, keyed, root) if isinstance(obj, Mapping) else ([], [])
+                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, Mapping) else ([], [])
             )
+            for item in (*got, *notes):
+                item.elem = elem
             if not got and not notes:
                 skipped.append((start, end))
             for call in got:
@@ -323,7 +331,8 @@ class Reader:
         base: int,
         bare: bool,
         keyed: bool = False,
-        root: str | None = None,
+        elem: int = -1,
+        payload: str = "",
     ) -> tuple[list[RawCall], list[Issue]]:
         span = (base + start, base + end)
         if keyed and not isinstance(obj.get("name"), str):
@@ -356,8 +365,9 @@ class Reader:
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw = None
-        if root is not None and holder is obj and text is None:
-            raw = self.args_text(root, obj[key], call_object=True)  # repaired: strict prefix + tail
+        if elem >= 0 and holder is obj and text is None:
+            # repaired: the model's strict prefix and a tail (what a stream sent, then the rest)
+            raw = self.args_text(payload, obj[key], call_object=True, elem=elem)
         elif text is not None:
             args_span = member_spans(text, holder_start).get(key)
             if args_span is not None:
@@ -379,9 +389,9 @@ class Reader:
         """For a payload cut off by the end of the text: the call's name when it was complete
         (and, for a bare payload, when the object says it is a call), and the call rebuilt
         from the arguments whose values were complete (for ``Policy.truncated="keep"``)."""
-        start = 0
+        start = elem = 0
         if text.startswith("["):
-            start = _last_element(text)
+            start, elem = _last_element(text)
             if start < 0:
                 return None, None
         if text[start : start + 1] != "{":
@@ -403,10 +413,11 @@ class Reader:
             args = holder[complete]
         elif open_key in ARGUMENT_KEYS and text[vstart : vstart + 1] == "{":
             args = partial_object(text, vstart)[0]
-        args_json = self.args_text(text, args, call_object=True) if start == 0 else None
+        args_json = self.args_text(text, args, call_object=True, elem=elem)
         raw = RawCall(
             name, args, args_json or json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
         )
+        raw.elem = elem
         return name, raw
 
     def _cut_keyed(
@@ -474,26 +485,29 @@ def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) ->
     )
 
 
-def _last_element(text: str) -> int:
-    """Offset of the element of a cut-off array that the cut fell in (-1 when unclear)."""
+def _last_element(text: str) -> tuple[int, int]:
+    """Offset and index of the element of a cut-off array that the cut fell in (offset
+    -1 when unclear)."""
     from .jsonscan import _complete_value_end
 
     pos = 1
     n = len(text)
+    index = 0
     while True:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n:
-            return -1
+            return -1, index
         end = _complete_value_end(text, pos)
         if end is None:
-            return pos
+            return pos, index
         pos = end
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n or text[pos] != ",":
-            return -1
+            return -1, index
         pos += 1
+        index += 1
 
 
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
