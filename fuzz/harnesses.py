@@ -411,8 +411,11 @@ def fuzz_literal(data: bytes) -> None:
     reply = "[f(v=" + source + ")]"
     result = td.parse(reply, families=["pythonic"])
     check_result(reply, result, {"policy": td.Policy()})
-    if "\0" in source:
-        return  # Python refuses NUL characters in source text before reading any literal
+    if "\0" in source or "\r" in source:
+        # Python refuses NUL characters in source text, and turns \r\n and \r into \n
+        # before reading a literal; the reader keeps a string's characters as written
+        # (docs/decisions.md, Python calls)
+        return
     expected = python_literal(source)
     one = (
         len(result.calls) == 1

@@ -123,3 +123,10 @@ def test_make_fuzz_runs_the_runner():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^fuzz:", makefile, re.M) and "fuzz/run.py" in makefile
     assert Path(run.__file__).parent == ROOT / "fuzz"
+
+
+def test_a_triple_quoted_string_keeps_its_line_breaks_as_written():
+    """Found by the literal harness: Python's source reading turns \\r\\n into \\n; the value
+    is data, so the reader keeps it (docs/decisions.md)."""
+    result = td.parse('[f(v="""it\'s\r\nfine\r""")]')
+    assert [c.arguments for c in result.calls] == [{"v": "it's\r\nfine\r"}]
