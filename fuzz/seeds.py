@@ -227,16 +227,11 @@ def _literal_seeds() -> Iterator[bytes]:
     for case, result in _parsed_cases():
         for call in result.calls:
             for value in call.arguments.values():
-                yield harnesses.literal_input(_python_repr(value))
+                yield harnesses.literal_input(repr(value))  # the Python spelling of the value
     for case in all_cases():
         if case.family == "pythonic":
             for m in re.finditer(r"=([^,()\[\]]{1,60})", case.text):
                 yield harnesses.literal_input(m.group(1))
-
-
-def _python_repr(value: object) -> str:
-    """The Python literal of a JSON value (the spelling a pythonic model writes)."""
-    return repr(value)
 
 
 _SEEDS = {
