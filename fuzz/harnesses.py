@@ -36,7 +36,7 @@ for _p in (ROOT / "src", ROOT / "tests"):
         sys.path.insert(0, str(_p))
 
 from pydantic import BaseModel  # noqa: E402
-from support import check_invariants, run_stream, toolsets  # noqa: E402
+from support import check_invariants, toolsets  # noqa: E402
 
 import tooldialect as td  # noqa: E402
 from tooldialect.binding import Binder  # noqa: E402
@@ -186,12 +186,28 @@ def fuzz_stream(data: bytes) -> None:
     """``td.ToolStream`` at fuzzer-chosen cuts equals ``td.parse`` (DESIGN §4 invariants)."""
     text, opts, mode, seed = _read_text(data)
     batch = td.parse(text, **opts)
-    events = run_stream(text, _cuts(text, mode, seed), **opts)
+    stream = td.ToolStream(**opts)
+    bound = _window_bound(stream)
+    events: list[td.Event] = []
+    pos = 0
+    for cut in [*_cuts(text, mode, seed), len(text)]:
+        events += stream.feed(text[pos:cut])
+        pos = cut
+        # held back between deltas: a partial marker, a fence line, a backtick run; an open
+        # block's text is kept in its own pieces, never in the window that grows per delta
+        assert len(stream._engine.win) <= bound, f"{len(stream._engine.win)} characters held in the window"
+    events += stream.close()
     check_invariants(text, events, batch)
     # stronger than the kinds DESIGN §4 asks for: details, spans and messages agree too
     # (DetectStream.result() promises to equal scan())
     streamed = [e.diagnostic.model_dump() for e in events if isinstance(e, td.DiagnosticEvent)]
     assert streamed == [d.model_dump() for d in batch.diagnostics], "diagnostic details depend on the cuts"
+
+
+def _window_bound(stream: td.ToolStream) -> int:
+    from tooldialect import tokenizer
+
+    return stream._engine.cat.max_width + tokenizer._MAX_FENCE_LINE + tokenizer._MAX_RUN + 1
 
 
 def fuzz_detect(data: bytes) -> None:

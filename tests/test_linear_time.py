@@ -417,6 +417,27 @@ def test_runs_that_are_held_while_undecided_are_read_once(make):
     assert_linear(make, 50_000, _stream(7), calls=False)
 
 
+@pytest.mark.parametrize(
+    "opener",
+    [
+        "<tool_call>\n<function=f>\n<parameter=x>\nabc</parameter> and then ",
+        '<function_calls><invoke name="f"><parameter name="x">abc</parameter> then ',
+        "<tool_call>f\n<arg_key>k</arg_key>\n<arg_value>v</arg_value> then ",
+    ],
+    ids=["qwen3_coder", "invoke_xml", "glm"],
+)
+def test_a_value_after_a_closer_that_may_end_it_is_not_held_in_the_window(opener):
+    """A closer followed by prose may still end the value if the text ends with nothing
+    better (docs/decisions.md); that position used to pin the window, which then grew (and
+    was copied) with every delta up to max_block_chars."""
+    text = opener + "word " * 4_000
+    s = td.ToolStream()
+    for i in range(0, len(text), 16):
+        s.feed(text[i : i + 16])
+        assert len(s._engine.win) <= catalog_for(None).max_width
+    assert _collect(text, 16) == (td.parse(text).text, [c.name for c in td.parse(text).calls])
+
+
 def test_a_run_of_more_than_256_backticks_is_text_at_every_chunking():
     for text in ("`" * 300 + "code" + "`" * 300, "```\n" + "`" * 300 + "\n<tool_call>{\"name\": \"f\"}</tool_call>"):
         batch = td.parse(text)

@@ -461,9 +461,9 @@ class Engine:
         if b is not None:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
+            # (a value's tentative end, where its candidate reads on if the text ends with
+            # nothing better, stays in the block's pieces: _scan_text rewinds to it)
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-            # a value's tentative end is where its candidate reads on if nothing better comes
-            need += [c.text_tentative for c in b.cands if c.state in (RUN, WAIT) and c.text_tentative is not None]
             if b.phase == "recover":
                 need.append(b.absorb if b.absorb >= 0 else b.rpos)
             elif b.loop_rx is not None:
@@ -1184,6 +1184,8 @@ class Engine:
             if c.text_start >= 0:
                 if not self._scan_text(b, c):
                     return
+                win, base = self.win, self.base  # the value may have ended where text was rewound
+                n = len(win)
                 continue
             if c.resync >= 0:
                 if not self._resync(c):
@@ -1311,6 +1313,7 @@ class Engine:
             if m is None:
                 if self.eof and end == n:
                     if c.text_tentative is not None:
+                        self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
                     c.reach = base + n
                     c.fail(c.text_start, "cut", "value cut off by the end of the text")
