@@ -130,3 +130,13 @@ def test_a_triple_quoted_string_keeps_its_line_breaks_as_written():
     is data, so the reader keeps it (docs/decisions.md)."""
     result = td.parse('[f(v="""it\'s\r\nfine\r""")]')
     assert [c.arguments for c in result.calls] == [{"v": "it's\r\nfine\r"}]
+
+
+def test_a_string_opened_by_a_quote_sentinel_and_never_closed_is_cut_off():
+    """Found by the stream harness: the JSON scanner asked for more text after the end of
+    the text, so the block was never decided and everything after its opener vanished."""
+    text = '<tool_call>{"name": "F", "arguments": {"a": <|"|>INBOX}}</tool_call> tail'
+    result = td.parse(text)
+    assert result.text == " tail" and [d.kind for d in result.diagnostics] == ["malformed_block"]
+    cut = td.parse('<tool_call>call:F{a:[<|"|>INBOX|"|>],b:1}')
+    assert cut.calls == [] and [d.kind for d in cut.diagnostics] == ["truncated"]
