@@ -257,8 +257,12 @@ class Cand:
             return
         if node.name in ("param", "arguments"):
             self.args_read += 1
-        if node.name == "param" and self.current_name is not None:
+        if self.current_name is not None and node.name == "param":
             self.items.append(("param", node, ("call", self.named_begun - 1)))
+        elif self.current_name is not None and node.name in self.reader.member_nodes:
+            got = self.reader.literal_member(node, self.parser.values)
+            if got is not None:
+                self.items.append(("param", got, ("call", self.named_begun - 1)))
         got = self.reader.read(node)
         if got is None:
             return
@@ -1609,7 +1613,7 @@ class Engine:
             b.sent[key] = (sent + len(piece), False)
         self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
 
-    def _stream_param(self, b: Block, owner: Cand, node: Node, key: Any) -> None:
+    def _stream_param(self, b: Block, owner: Cand, node: Any, key: Any) -> None:
         """Send one complete text-valued parameter of a started call as a JSON member."""
         started = b.started.get(key)
         if started is None:
@@ -1617,13 +1621,18 @@ class Engine:
         sent, held = b.sent.get(key, (0, False))
         if held:
             return
-        pkey, text, flag = owner.reader.params([node])[0]
+        if isinstance(node, Node):
+            pkey, text, flag = owner.reader.params([node])[0]
+            value: Any = None
+        else:
+            pkey, value = node  # a literal argument, read when it was reduced
         if sent == 0 and self.binder.tools is not None and pkey in ARGUMENT_KEYS:
             b.sent[key] = (0, True)  # an envelope the toolset may unwrap: wait for the end
             return
-        name = started[1]
-        known = self.binder.tools is not None and name in self.binder.known
-        value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
+        if isinstance(node, Node):
+            name = started[1]
+            known = self.binder.tools is not None and name in self.binder.known
+            value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
         self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
