@@ -196,7 +196,8 @@ class Reader:
         ``value`` is not an object."""
         if not isinstance(value, dict):
             return None
-        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
+        keys = ARGUMENT_KEYS if call_object else ()
+        prefix = args_prefix(text, keys=keys, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
         tail = finish_json(prefix, value)
         return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 
