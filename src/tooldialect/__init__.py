@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, families
+from . import detect, families, render
 from .errors import (
     GrammarError,
     PolicyError,
@@ -64,4 +64,5 @@ __all__ = [
     "detect",
     "families",
     "parse",
+    "render",
 ]
