@@ -66,6 +66,9 @@ def test_corpus_sizes():
     assert counts["pythonic"] >= 25
     assert counts["functionary"] >= 5
     assert counts["functiongemma"] >= 5
+    assert counts["codecall"] >= 40
+    assert counts["pformat"] >= 25
+    assert counts["glm_lines"] >= 10
 
 
 def test_every_family_has_a_corpus():
