@@ -248,7 +248,7 @@ def _ts_name(name: str) -> bool:
 
 def _ts_key(name: str) -> str:
     """An object key: bare when it is an identifier name (reserved words included), else quoted."""
-    return name if name_pattern().fullmatch(name) else json.dumps(name)
+    return name if name_pattern().fullmatch(name) else json.dumps(name, ensure_ascii=False)
 
 
 def _ts_type(schema: Any, depth: int) -> str:
