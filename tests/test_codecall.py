@@ -371,3 +371,31 @@ def test_a_comment_cut_at_every_place_is_read_whole():
     assert calls(body) == [("read_file", {"path": "a"})]  # parse() checks every cut
     too_long = "# " + "x" * 600 + "\nread_file(path='a')"
     assert parse(too_long).calls == []  # a comment is at most 500 characters
+
+
+# -- chunk invariance on random code-ish markup, with a toolset ------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PIECES = [
+    "<tool_call>", "</tool_call>", "<|tool_call|>", "\n", " ", ";", ",", "(", ")", "[", "]", "{", "}", "=", ":",
+    "read_file", "echo", "shell", "configure", "list_dir", "nope", "value", "path", "$value", "tool",
+    '"a"', "'b'", '"""x\n"""', "`t`", "`${x}`", "r'\\d'", 'f"{x}"', "True", "null", "undefined", "1_000", "0_1",
+    "# c", "// c", "/* c */", "/*", "*/", "\\", "\\|", "\\]", "|", "0|", "1|", "/command>", "/value>", "```python\n",
+    "```", "await ", "const r = ", "<think>", "</think>", '{"name": "echo", "arguments": {"value": "j"}}',
+]
+FRAGMENTS = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=4)), max_size=24).map("".join)
+
+
+@given(text=FRAGMENTS, data=st.data())
+def test_random_code_markup_at_any_cuts(text, data):
+    batch = td.parse(text, tools=REGISTRY)
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12).map(lambda xs: sorted(set(xs))))
+    check_invariants(text, run_stream(text, cuts if len(text) > 1 else [], tools=REGISTRY), batch)
+
+
+@given(text=FRAGMENTS)
+@settings(max_examples=80)
+def test_random_code_markup_one_character_at_a_time(text):
+    check_invariants(text, run_stream(text, range(1, len(text)), tools=REGISTRY), td.parse(text, tools=REGISTRY))

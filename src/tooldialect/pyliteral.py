@@ -38,6 +38,7 @@ __all__ = [
     "Refused",
     "decode_string",
     "is_identifier",
+    "keyword_name",
     "literal",
     "name_pattern",
     "number",
@@ -417,6 +418,14 @@ def is_identifier(name: str, language: str) -> bool:
     if language == TYPESCRIPT:
         return name not in TS_RESERVED
     return "$" not in name and not keyword.iskeyword(name)
+
+
+def keyword_name(tok: Tok) -> str:
+    """The name of a keyword argument (``name=value``): a Python identifier, since keyword
+    arguments are Python's; ``$value=1`` or ``class=1`` is refused."""
+    if not is_identifier(tok.value, PYTHON):
+        raise Refused(f"{tok.value!r} is not a Python identifier, so not a keyword argument")
+    return tok.value
 
 
 _NAME: list[re.Pattern[str]] = []

@@ -13,12 +13,11 @@ returned, and one diagnostic says why.
 from __future__ import annotations
 
 import json
-import keyword
 from typing import Any
 
 from ..coerce import type_literal
 from ..lalr import Node, Tok
-from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, literal, spellings
+from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_name, literal, spellings
 from ..render.signatures import parameter_order
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
@@ -72,13 +71,12 @@ class Reader(GenericReader):
                 continue
             key = item.children[0]
             assert isinstance(key, Tok)
-            if "$" in key.value or keyword.iskeyword(key.value):
-                raise Refused(f"{key.value!r} is not a Python identifier, so not a keyword argument")
-            if key.value in keywords:
-                raise Refused(f"the keyword argument {key.value!r} is repeated")
+            name_ = keyword_name(key)
+            if name_ in keywords:
+                raise Refused(f"the keyword argument {name_!r} is repeated")
             value = item.children[-1]
             assert isinstance(value, Node)
-            keywords[key.value] = literal(value, self.max_depth, language=language)
+            keywords[name_] = literal(value, self.max_depth, language=language)
         return _bind(name, tool.parameters, positional, keywords)
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
