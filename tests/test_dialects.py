@@ -128,10 +128,10 @@ def test_a_tool_called_required_is_never_ambiguous():
     assert xml.instructions(odd, tool_choice={"name": "required"}).endswith("you must call the tool required.\n")
     native = td.dialects.Native()
     assert native.request_fields(odd, tool_choice="none")["tool_choice"] == "none"
-    assert native.request_fields(odd, tool_choice={"name": "none"})["tool_choice"] == {
-        "type": "function",
-        "function": {"name": "none"},
-    }
+    forced = {"type": "function", "function": {"name": "none"}}
+    assert native.request_fields(odd, tool_choice={"name": "none"})["tool_choice"] == forced
+    assert native.request_fields(odd, tool_choice=forced)["tool_choice"] == forced  # OpenAI's spelling too
+    assert xml.instructions(odd, tool_choice=forced).endswith("you must call the tool none.\n")
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ class TextDialect(Dialect):
 
     def catalogue(self, tools: Any) -> str:
         """The catalogue alone: JSON schemas (xml) or signatures in the dialect's style."""
-        return protocol._catalogue(Toolset.coerce(tools), self.style)
+        return protocol.catalogue_for(Toolset.coerce(tools), self.style)
 
     def render_call(self, call: Any, tools: Any = None) -> str:
         """A call written as the model writes it in this dialect, tags included.  P-Format and

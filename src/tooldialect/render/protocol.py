@@ -24,7 +24,7 @@ from .calls import render_call
 from .tool_results import spelling
 from .signatures import catalogue as signature_catalogue
 
-__all__ = ["STYLES", "TOOL_CHOICES", "check_tool_choice", "instructions", "json_catalogue", "tagged"]
+__all__ = ["STYLES", "TOOL_CHOICES", "catalogue_for", "check_tool_choice", "instructions", "json_catalogue", "tagged"]
 
 #: Styles of instruction block: the four text dialects and native tool calling.
 STYLES = ("xml", "pformat", "python", "typescript", "native")
@@ -75,7 +75,8 @@ def json_call(name: str, arguments_json: str) -> str:
 
 def check_tool_choice(choice: Any, names: tuple[str, ...] | list[str]) -> str | dict[str, str]:
     """``tool_choice`` checked against the offered names: ``"auto" | "required" | "none"``
-    or ``{"name": TOOL}`` (a dict, so a tool called ``required`` is never ambiguous)."""
+    or ``{"name": TOOL}`` (a dict, so a tool called ``required`` is never ambiguous;
+    OpenAI's ``{"type": "function", "function": {"name": TOOL}}`` is read the same)."""
     if isinstance(choice, str):
         if choice not in TOOL_CHOICES:
             raise PolicyError(
@@ -85,6 +86,8 @@ def check_tool_choice(choice: Any, names: tuple[str, ...] | list[str]) -> str | 
         if choice == "required" and not names:
             raise PolicyError("tool_choice 'required' needs at least one tool")
         return choice
+    if isinstance(choice, Mapping) and choice.get("type") == "function" and isinstance(choice.get("function"), Mapping):
+        choice = choice["function"]  # OpenAI's spelling of the same: {"type": "function", "function": {"name": …}}
     if isinstance(choice, Mapping) and set(choice) == {"name"} and isinstance(choice["name"], str):
         if choice["name"] not in names:
             raise PolicyError(f"tool_choice names {choice['name']!r}, which is not among the tools offered")
@@ -125,7 +128,7 @@ def instructions(
         raise PolicyError("host_renders_catalogue must be True or False")
     offered = Toolset.coerce(tools)
     extra = Toolset.coerce(turn_tools)
-    every = Toolset([*offered, *extra])  # a name offered twice raises ToolsetError
+    every = Toolset([*offered, *extra]) if len(extra) else offered  # a name offered twice raises ToolsetError
     choice = check_tool_choice(tool_choice, every.names)
     parts: list[str] = []
     if style == "native":
@@ -133,9 +136,9 @@ def instructions(
             parts.append(_NATIVE)
         return _join(parts)
     if not host_renders_catalogue and len(every):
-        parts += [_block(style), "### Tools\n\n" + _catalogue(every, style).rstrip("\n")]
+        parts += [_block(style), "### Tools\n\n" + catalogue_for(every, style).rstrip("\n")]
     elif host_renders_catalogue and len(extra):
-        parts.append("### Tools added for this turn\n\n" + _catalogue(extra, style).rstrip("\n"))
+        parts.append("### Tools added for this turn\n\n" + catalogue_for(extra, style).rstrip("\n"))
     line = _choice_line(choice)
     if line:
         parts.append(line)
@@ -146,7 +149,8 @@ def _join(parts: list[str]) -> str:
     return "\n\n".join(parts) + "\n" if parts else ""
 
 
-def _catalogue(tools: Toolset, style: str) -> str:
+def catalogue_for(tools: Toolset, style: str) -> str:
+    """The catalogue a style writes: JSON schemas for ``xml``, signatures for the others."""
     return json_catalogue(tools) if style == "xml" else signature_catalogue(tools, style=style)
 
 
