@@ -13,7 +13,6 @@ the host's system prompt already holds the dialect's block and catalogue.
 
 from __future__ import annotations
 
-
 from ..errors import PolicyError
 from ._base import CONTINUATION, Dialect, TextDialect
 from .native import Native
