@@ -14,7 +14,7 @@ from typing import Any
 
 from ..argstream import member
 from ..lalr import Node, Tok
-from ..pyliteral import Refused, literal
+from ..pyliteral import Refused, keyword_name, literal
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
@@ -64,11 +64,12 @@ class Reader(GenericReader):
                 raise Refused("a positional argument (calls take keyword arguments only)")
             key = item.children[0]
             assert isinstance(key, Tok)
-            if key.value in args:
-                raise Refused(f"the keyword argument {key.value!r} is repeated")
+            name = keyword_name(key)
+            if name in args:
+                raise Refused(f"the keyword argument {name!r} is repeated")
             value = item.children[-1]
             assert isinstance(value, Node)
-            args[key.value] = literal(value, self.max_depth)
+            args[name] = literal(value, self.max_depth)
         return args
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
