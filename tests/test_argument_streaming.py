@@ -209,3 +209,15 @@ def test_a_cut_off_array_aborts_the_call_it_was_sending():
     (call,) = ends(kept)
     assert call.name == "b" and call.arguments == {}
     assert "".join(fragments(kept, 1)) == call.arguments_json == "{}"
+
+
+def test_python_keyword_arguments_stream_one_member_each():
+    text = "<|python_start|>[get_weather(city='Paris', days=[1, 2], opts={'a': None}), f(x=g(y=1))]<|python_end|>"
+    events = stream(text, 1)
+    (call,) = ends(events)
+    assert fragments(events, 0) == ['{"city": "Paris"', ', "days": [1, 2]', ', "opts": {"a": null}', "}"]
+    assert "".join(fragments(events, 0)) == call.arguments_json
+    # a keyword of a call nested in a value is not the outer call's: nothing is sent, and
+    # the refused call is aborted
+    assert fragments(events, 1) == []
+    assert [e.reason for e in events if isinstance(e, td.CallAbort)] == ["arguments_invalid"]

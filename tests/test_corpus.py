@@ -67,6 +67,9 @@ def test_corpus_sizes():
         assert counts[family] >= 25, family
     for family in td.families.names():
         assert counts[family] >= 5, family
+    assert counts["codecall"] >= 40
+    assert counts["pformat"] >= 25
+    assert counts["glm_lines"] >= 10
 
 
 #: Formats that share a family, each with the family and a piece of text (or title) its cases hold.

@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, families
+from . import detect, dialects, families, render, transcript
 from .errors import (
     GrammarError,
     PolicyError,
@@ -35,6 +35,7 @@ from .models import (
 )
 from .stream import ToolStream, parse
 from .toolset import Tool, Toolset
+from .transcript import ToolResult
 
 __version__ = "0.1.0"
 
@@ -57,11 +58,15 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolDialectError",
+    "ToolResult",
     "ToolStream",
     "Toolset",
     "ToolsetError",
     "UnknownFamilyError",
     "detect",
+    "dialects",
     "families",
     "parse",
+    "render",
+    "transcript",
 ]

@@ -65,6 +65,8 @@ def family_sections() -> str:
             out.append(f"- checked against: {_cell(checked)}")
         for glob, pairs in h.policies:
             out.append(f"- suggested policy for `{glob}`: " + ", ".join(f"`{k}={v}`" for k, v in pairs))
+        if h.gated:
+            out.append("- registry-gated: read only against a toolset, binding offered tools by exact name")
         starts = fam.grammar.starts
         out.append("- rules: " + ", ".join(f"`{s}`" for s in starts) + (f" (reply: {h.reply})" if "reply" in starts else ""))
         openers = [t.name for t in fam.grammar.openers.get("start", ())]

@@ -347,15 +347,13 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def args_prefix(text: str, *, call_object: bool, coarse: bool, elem: int = 0, max_depth: int = 64) -> str:
+def args_prefix(text: str, *, keys: tuple[str, ...], coarse: bool, elem: int = 0, max_depth: int = 64) -> str:
     """The part of a model's arguments that a stream sends as it arrives: the longest
-    safe strict prefix of the arguments object in ``text`` (the whole JSON value: a call
-    object, or an array of them whose element ``elem`` is meant, when ``call_object``;
-    else the arguments object itself)."""
-    if call_object:
-        from .transform import ARGUMENT_KEYS  # noqa: PLC0415 (the keys live with the reader)
-
-        sp = StrictPrefix(max_depth, ARGUMENT_KEYS, coarse)
+    safe strict prefix of the arguments object in ``text``, the whole JSON value: with
+    ``keys`` (the members that hold arguments), a call object or an array of them whose
+    element ``elem`` is meant; without, the arguments object itself."""
+    if keys:
+        sp = StrictPrefix(max_depth, keys, coarse)
         sp.feed(text)
         span = sp.args.get(elem)
         if span is None:

@@ -1,4 +1,4 @@
-"""The ``tooldialect`` command: parse, stream, families, audit.
+"""The ``tooldialect`` command: parse, stream, render, families, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
 one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
@@ -112,6 +112,24 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    from . import dialects
+
+    tools = _tools(args.tools)
+    turn = _tools(args.turn_tools) if args.turn_tools else Toolset()
+    dialect = dialects.get(args.dialect, host_renders_catalogue=args.host_renders_catalogue)
+    choice: Any = {"name": args.force_tool} if args.force_tool is not None else args.tool_choice
+    text = dialect.instructions(tools, tool_choice=choice, turn_tools=turn)
+    if args.json:
+        every = Toolset([*(tools or ()), *turn])
+        out = {"dialect": dialect.name, "instructions": text, "request": dialect.request_fields(every, tool_choice=choice)}
+        json.dump(out, sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _cmd_families(args: argparse.Namespace) -> int:
     fams = registry.all_families()
     if args.json:
@@ -214,7 +232,7 @@ def _print_audit(report: Any) -> None:
 
 
 def _build() -> _Parser:
-    parser = _Parser(prog=PROG, description="Read the tool calls in model output.")
+    parser = _Parser(prog=PROG, description="Read the tool calls in model output, and write the prompts that ask for them.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -231,6 +249,16 @@ def _build() -> _Parser:
     common(p_stream)
     p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
     p_stream.set_defaults(run=_cmd_stream)
+    p_render = sub.add_parser("render", help="print a dialect's tool section of the system prompt: protocol, catalogue")
+    p_render.add_argument("--dialect", required=True, choices=["xml", "pformat", "python", "typescript", "native"])
+    p_render.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+    choice = p_render.add_mutually_exclusive_group()
+    choice.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help="default auto")
+    choice.add_argument("--force-tool", metavar="NAME", help="the reply must call this tool")
+    p_render.add_argument("--host-renders-catalogue", action="store_true", help="print only what the host's prompt lacks")
+    p_render.add_argument("--turn-tools", metavar="TOOLS.json", help="tools made for this turn (always catalogued)")
+    p_render.add_argument("--json", action="store_true", help="print {dialect, instructions, request} as one JSON object")
+    p_render.set_defaults(run=_cmd_render)
     p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
     p_fam.set_defaults(run=_cmd_families)

@@ -20,7 +20,7 @@ from typing import Any
 from .jsonscan import JsonValueError, loads_strict
 from .repair import RepairFailed, repair_json
 
-__all__ = ["strip_template_newlines", "type_arguments", "type_value"]
+__all__ = ["strip_template_newlines", "type_arguments", "type_literal", "type_value"]
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
 _INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
@@ -59,6 +59,16 @@ def type_value(
         got = _json(trimmed, notes)
         return text if got is _NO or isinstance(got, str) else got
     return _typed(text, trimmed, schema, 0, notes)
+
+
+def type_literal(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """A value the model wrote as a typed literal (a code call's argument): a string where
+    the schema admits no string is typed from its text, like a value written as text
+    (``"5"`` for an integer is ``5``); inside objects and arrays, likewise by ``properties``
+    and ``items``.  Everything else is kept as written."""
+    if not isinstance(schema, Mapping):
+        return value
+    return _nested_item(value, schema, 0)
 
 
 def type_arguments(params: list[tuple[str, str]], schema: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
   (its *openers*); rule ``reply`` (optional): a block that can only begin the reply;
 * ``%declare JSON`` (or ``JSON_OBJECT``, ``JSON_ARRAY``): a JSON value read by the built-in
   incremental scanner; ``%declare PY_STRING``: a quoted string literal (any length);
+  ``%declare BACKTICK_STRING``: a backtick-quoted string (a JavaScript template);
 * ``%ignore`` terminals: skipped between tokens inside a block;
 * an opener named ``SOFT_…`` is tentative: the block counts only if it parses whole;
   any other opener commits (a bad body is reported, not shown);
@@ -50,7 +51,13 @@ __all__ = [
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
 #: characters each can begin with.
-EXTERNALS: dict[str, str] = {"JSON": "{[", "JSON_OBJECT": "{", "JSON_ARRAY": "[", "PY_STRING": "'\""}
+EXTERNALS: dict[str, str] = {
+    "JSON": "{[",
+    "JSON_OBJECT": "{",
+    "JSON_ARRAY": "[",
+    "PY_STRING": "'\"",
+    "BACKTICK_STRING": "`",
+}
 #: The externals that are JSON payloads (call objects or arguments); the others are
 #: values inside a call the grammar spells (a quoted string literal).
 JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
@@ -78,6 +85,8 @@ class Header:
     reply: str = "start"  # "whole": a `reply` block must be all of the reply
     reply_header: bool = False  # the `reply` rule opens with a header the prompt began
     value_newlines: str = "keep"  # "strip": the template writes a newline around each text value
+    text_escapes: str = "none"  # "backslash": a backslash in a TEXT value takes the next character
+    gated: bool = False  # a registry-gated body: read only against a toolset, by exact name
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     notes: tuple[str, ...] = ()
 
@@ -134,6 +143,14 @@ def read_header(text: str, stem: str) -> Header:
             if value not in ("keep", "strip"):
                 raise GrammarError(f"grammar {stem!r}: value newlines must be 'keep' or 'strip', got {value!r}")
             fields["value_newlines"] = value
+        elif key == "text escapes":
+            if value not in ("none", "backslash"):
+                raise GrammarError(f"grammar {stem!r}: text escapes must be 'none' or 'backslash', got {value!r}")
+            fields["text_escapes"] = value
+        elif key == "gated":
+            if value != "toolset":
+                raise GrammarError(f"grammar {stem!r}: gated must be 'toolset', got {value!r}")
+            fields["gated"] = True
         elif key == "reply":
             words = value.split()
             if not words or words[0] not in ("start", "whole") or words[1:] not in ([], ["header"]):

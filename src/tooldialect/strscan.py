@@ -3,8 +3,9 @@
 A marker regex is capped at 512 characters, and a string argument may hold a whole
 file, so a grammar declares its string literals (``%declare PY_STRING``) and the engine
 finds where each one ends while the text is still arriving: ``'…'`` or ``"…"``, tripled
-or not, where a backslash always takes the character after it (an escaped quote never
-ends a string, in raw strings too, as in Python).  The scanner only finds the end; what
+or not, or a backtick template (```…```, never tripled), where a backslash always takes
+the character after it (an escaped quote never ends a string, in raw strings too, as in
+Python).  The scanner only finds the end; what
 the literal means (its escapes, its prefix, a raw newline in a one-line string) is for
 the reader to decide (:mod:`tooldialect.pyliteral`).  Each character is read once, runs
 of plain characters at C speed; a quote that may begin a closing triple is re-read at
@@ -20,9 +21,10 @@ from .jsonscan import CUT, DONE, MORE
 __all__ = ["STRING_STARTS", "StringScanner"]
 
 #: The characters a string literal begins with.
-STRING_STARTS = "'\""
+STRING_STARTS = "'\"`"
 
-_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}
+_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+'), "`": re.compile(r"[^`\\]+")}
+_TRIPLES = "'\""  # the quotes that may be tripled (a backtick never is)
 
 
 class StringScanner:
@@ -51,7 +53,10 @@ class StringScanner:
             if pos >= n:
                 return (CUT, pos) if eof else (MORE, pos)
             q = text[pos]
-            if text.startswith(q * 3, pos, n):
+            if q not in _TRIPLES:
+                self.quote = q
+                pos += 1
+            elif text.startswith(q * 3, pos, n):
                 self.quote = q * 3
                 pos += 3
             elif growing and n - pos < 3 and (q * 3).startswith(text[pos:n]):

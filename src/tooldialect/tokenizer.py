@@ -21,8 +21,8 @@ from typing import Any
 
 from .binding import Binder
 from .catalog import FURNITURE, OPEN, REND, RSTART, Catalog, Marker
-from .grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
 from .argstream import StrictPrefix, member
+from .grammar import EXTERNALS, JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from .jsonscan import CUT, DONE, FAIL, MORE, JsonScanner
 from .strscan import StringScanner
 from .lalr import END, LRParser, Node, Tok
@@ -57,7 +57,25 @@ _MAX_FENCE_LINE = 256
 #: A backtick or tilde run longer than this opens no fence and no code span: it is text.
 #: Deciding that early keeps a run from being held (and read again) while it grows.
 _MAX_RUN = 256
+_PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
+_ESCAPE_GROUP = "escaped"
+_ESCAPE_PAIR = rf"(?P<{_ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
 _START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
+
+
+def _resumed(ig: Terminal, text: str, pos: int) -> bool:
+    """Whether an ignored token at ``pos`` (or its start) may still grow into a longer match
+    once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
+    unbounded white space is skipped as it comes, so a long run is never read twice."""
+    pat = ig.pattern
+    return pat.max_width <= MAX_MARKER_WIDTH and pat.needs_more(text, pos)
+
+
+def _body_closed(c: Cand) -> bool:
+    """Whether the last token a candidate read closed its body: a closer, or an opener of
+    the block written again as its closer (``<|tool_call|>…<|tool_call|>``)."""
+    last = c.last_type
+    return last.endswith("_CLOSE") or any(t.name == last for t in c.g.openers.get(c.rule, ()))
 
 
 def _bare(term: Terminal) -> bool:
@@ -90,6 +108,7 @@ class Cand:
         "payload_at",
         "ext_type",
         "bad",
+        "bad_reason",
         "closed",
         "trail",
         "resync",
@@ -145,6 +164,7 @@ class Cand:
         self.payload_at = -1
         self.ext_type = ""
         self.bad = False
+        self.bad_reason = "the payload is not a call"
         self.closed = False  # a closer terminal was read
         self.trail = False  # ended at unexpected text before any closer
         self.resync = -1  # after a broken payload: searching from here for the next one
@@ -249,6 +269,12 @@ class Cand:
 
     def _on_node(self, node: Node) -> None:
         announced = self.reader.announce(node)
+        if announced is not None and self.g.header.gated and announced not in self.reader.known:
+            # a registry-gated body names only tools the toolset offers, exactly: this body
+            # is not this family's (another family may read it)
+            self.bad = True
+            self.bad_reason = f"{excerpt(announced)!r} is not a tool the toolset offers"
+            return
         if announced is not None:
             self.current_name = announced
             self.items.append(("start", announced, ("call", self.named_begun)))
@@ -261,13 +287,20 @@ class Cand:
             return
         if node.name in ("param", "arguments"):
             self.args_read += 1
-        if node.name == "param" and self.current_name is not None:
+        if self.current_name is not None and node.name == "param":
             self.items.append(("param", node, ("call", self.named_begun - 1)))
+        elif self.current_name is not None and node.name in self.reader.member_nodes:
+            got = self.reader.literal_member(node, self.parser.values)
+            if got is not None:
+                self.items.append(("param", got, ("call", self.named_begun - 1)))
         got = self.reader.read(node)
         if got is None:
             return
         self.loose = None  # the bare tokens completed something
         calls, issues = got
+        if self.g.header.gated:
+            for call in calls:
+                call.gated = True  # bound by exact name, never repaired
         if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
@@ -275,14 +308,23 @@ class Cand:
             key: tuple[Any, ...] = ("call", self.named_done)
             self.named_done += 1
             self.current_name = None
-            keys = [key] * (len(calls) + len(issues))
+            call_keys = [key] * len(calls)
+            issue_keys = [key] * len(issues)
+        elif node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
+            # a body read whole (all or nothing) completes every call announced in it
+            keys = [("call", i) for i in range(self.named_done, self.named_begun)]
+            self.named_done = self.named_begun
+            self.current_name = None
+            call_keys = [keys[min(i, len(keys) - 1)] for i in range(len(calls))]
+            issue_keys = [keys[0]] * len(issues)
         else:
             # a payload: its call objects are announced one by one (their place in it)
             key = ("json", self.ntoks - 1)
-            keys = [key + (x.elem,) if x.elem >= 0 else key for x in (*calls, *issues)]
+            call_keys = [key + (c.elem,) if c.elem >= 0 else key for c in calls]
+            issue_keys = [key + (i.elem,) if i.elem >= 0 else key for i in issues]
         # keep source order: issues and calls interleave by position
-        merged = [("call", c, k, c.span[0]) for c, k in zip(calls, keys)] + [
-            ("issue", i, k, i.span[0] if i.span else -1) for i, k in zip(issues, keys[len(calls) :])
+        merged = [("call", c, k, c.span[0]) for c, k in zip(calls, call_keys)] + [
+            ("issue", i, k, i.span[0] if i.span else -1) for i, k in zip(issues, issue_keys)
         ]
         merged.sort(key=lambda x: x[3])
         self.items.extend((kind, obj, k) for kind, obj, k, _ in merged)
@@ -687,6 +729,8 @@ class Engine:
             # that opens with a header the prompt began (`reply: start header`) stays on
             if not self.policy.bare_json and not g.header.reply_header:
                 continue
+            if g.header.gated and not self.binder.known:
+                continue
             if self._can_begin(g, "reply", q):
                 cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
         if not cands:
@@ -913,7 +957,10 @@ class Engine:
         cands = []
         for mk in openers:
             for g in mk.grammars:
-                c = Cand(g, "start", self.base + q, mk.terminal.soft, self._reader(g))
+                if g.header.gated and not self.binder.known:
+                    continue  # a registry-gated body is read only against a toolset
+                # tentative until it names a tool the toolset offers (see Cand._on_node)
+                c = Cand(g, "start", self.base + q, mk.terminal.soft or g.header.gated, self._reader(g))
                 if c.shift(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end), mk.terminal):
                     c.pos = c.last_end = self.base + end
                     cands.append(c)
@@ -1152,7 +1199,7 @@ class Engine:
                     c.state = RUN
                     if c.bad:
                         c.reach = max(c.reach, base + p)
-                        c.fail(start, "syntax", "the payload is not a call")
+                        c.fail(start, "syntax", c.bad_reason)
                         return
                     if b.early:
                         self._early(b)
@@ -1201,11 +1248,13 @@ class Engine:
                     skipped = False
                     for ig in c.g.ignore:
                         m = ig.pattern.regex.match(win, lp)
-                        if m is not None and m.end() > lp:
+                        if m is not None and m.end() > lp and (m.end() < n or self.eof or not _resumed(ig, win, lp)):
                             lp = m.end()
                             skipped = True
-                        elif not self.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, lp):
-                            c.pos = base + lp  # an ignored marker may be arriving (a split "\\n")
+                        elif not self.eof and _resumed(ig, win, lp):
+                            # an ignored token of bounded width (a split "\\n", a comment) may
+                            # still be arriving: read it again, whole, with more text
+                            c.pos = base + lp
                             c.state = WAIT
                             return
             c.pos = base + lp
@@ -1239,7 +1288,7 @@ class Engine:
                 c.shift(Tok(term.name, win[lp:end], base + lp, base + end), term)
                 c.pos = c.last_end = base + end
                 if c.bad:
-                    c.fail(base + lp, "syntax", "the payload is not a call")
+                    c.fail(base + lp, "syntax", c.bad_reason)
                     return
                 if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
                     # a grammar that nests (a literal list inside a list …) is capped like JSON
@@ -1295,7 +1344,10 @@ class Engine:
                 for t in c.g.terminals.values()
                 if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, t.name])
             )
-            rx = re.compile("|".join(f"(?:{t.pattern.source})" for t in stops)) if stops else None
+            parts = [f"(?:{t.pattern.source})" for t in stops]
+            if parts and c.g.header.text_escapes == "backslash":
+                parts.insert(0, _ESCAPE_PAIR)  # a backslash takes the next character: no stop
+            rx = re.compile("|".join(parts)) if parts else None
             got = (stops, rx)
             self._stop_cache[key] = got
         return got
@@ -1310,6 +1362,9 @@ class Engine:
         rx = c.text_rx
         while True:
             m = rx.search(win, lp, end) if rx is not None else None
+            if m is not None and m.lastgroup == _ESCAPE_GROUP:
+                lp = m.end()  # an escaped character is the value's, whatever it is
+                continue
             if m is None:
                 if self.eof and end == n:
                     if c.text_tentative is not None:
@@ -1319,8 +1374,10 @@ class Engine:
                     c.fail(c.text_start, "cut", "value cut off by the end of the text")
                     return False
                 hold = end
+                if rx is not None and _ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
+                    hold = end - 1  # a backslash whose escaped character has not arrived yet
                 if not self.eof:
-                    for p in range(max(lp, end - self.cat.max_width), end):
+                    for p in range(max(lp, end - self.cat.max_width), hold):
                         if any(t.pattern.needs_more(win, p) for t in c.text_stops):
                             hold = p
                             break
@@ -1537,6 +1594,11 @@ class Engine:
                 # its markers (<invoke name="f"><): cut off, not a call
                 c.fail(pos, "cut", "cut off inside a marker")
                 return
+            if not at_end and c.g.header.gated and not _body_closed(c):
+                # a registry-gated body is all or nothing: text it cannot read before its
+                # closer is part of it, and the body is not a call
+                c.fail(pos, "syntax", reason)
+                return
             if not at_end and not c.soft and c.rule == "start" and c.open_closers():
                 # unexpected text inside a structure still open: its closer may come later
                 c.resync = pos
@@ -1662,7 +1724,7 @@ class Engine:
             b.sent[key] = (sent + len(piece), False)
         self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
 
-    def _stream_param(self, b: Block, owner: Cand, node: Node, key: Any) -> None:
+    def _stream_param(self, b: Block, owner: Cand, node: Any, key: Any) -> None:
         """Send one complete text-valued parameter of a started call as a JSON member."""
         started = b.started.get(key)
         if started is None:
@@ -1670,13 +1732,18 @@ class Engine:
         sent, held = b.sent.get(key, (0, False))
         if held:
             return
-        pkey, text, flag = owner.reader.params([node])[0]
+        if isinstance(node, Node):
+            pkey, text, flag = owner.reader.params([node])[0]
+            value: Any = None
+        else:
+            pkey, value = node  # a literal argument, read when it was reduced
         if sent == 0 and self.binder.tools is not None and pkey in ARGUMENT_KEYS:
             b.sent[key] = (0, True)  # an envelope the toolset may unwrap: wait for the end
             return
-        name = started[1]
-        known = self.binder.tools is not None and name in self.binder.known
-        value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
+        if isinstance(node, Node):
+            name = started[1]
+            known = self.binder.tools is not None and name in self.binder.known
+            value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
         self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))

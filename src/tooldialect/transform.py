@@ -89,6 +89,10 @@ class Issue:
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
+    #: Nodes that spell one argument as a literal a stream may send as soon as it is
+    #: reduced (see :meth:`literal_member`); ``param`` nodes stream without it.
+    member_nodes: tuple[str, ...] = ()
+
     __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed", "coarse")
 
     def __init__(
@@ -118,6 +122,12 @@ class Reader:
         """The tool name a node announces before its call completes (a ``name`` node)."""
         if node.name == "name":
             return _text(node).strip() or None
+        return None
+
+    def literal_member(self, node: Node, context: list[Any]) -> tuple[str, Any] | None:
+        """One argument of a call being read, as (key, JSON value), for a node named in
+        ``member_nodes`` (``context``: the parser's value stack before it); None when it
+        is not an argument the call will keep."""
         return None
 
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
@@ -186,7 +196,8 @@ class Reader:
         ``value`` is not an object."""
         if not isinstance(value, dict):
             return None
-        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
+        keys = ARGUMENT_KEYS if call_object else ()
+        prefix = args_prefix(text, keys=keys, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
         tail = finish_json(prefix, value)
         return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 

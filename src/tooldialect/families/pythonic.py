@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..argstream import member
 from ..lalr import Node, Tok
-from ..pyliteral import Refused, literal
+from ..pyliteral import Refused, keyword_name, literal
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
@@ -23,6 +24,25 @@ _OPENERS = ("(", "[", "{")
 
 
 class Reader(GenericReader):
+    member_nodes = ("py_kwarg",)
+
+    def literal_member(self, node: Node, context: list[Any]) -> tuple[str, Any] | None:
+        """A keyword argument of the call (not of a call nested in a value) whose value is
+        a literal, as a stream sends it."""
+        depth = 0
+        for v in reversed(context):
+            if isinstance(v, Node) and v.name == "name":
+                break
+            if isinstance(v, Tok) and v.value in _OPENERS:
+                depth += 1  # brackets still open (a closed one was reduced into a node)
+        if depth != 1:
+            return None
+        try:
+            ((key, value),) = self.arguments([node]).items()
+        except Refused:
+            return None
+        return key, value
+
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         name = _text(node.find("name")).strip()
         span = (node.start or 0, node.end or 0)
@@ -44,11 +64,12 @@ class Reader(GenericReader):
                 raise Refused("a positional argument (calls take keyword arguments only)")
             key = item.children[0]
             assert isinstance(key, Tok)
-            if key.value in args:
-                raise Refused(f"the keyword argument {key.value!r} is repeated")
+            name = keyword_name(key)
+            if name in args:
+                raise Refused(f"the keyword argument {name!r} is repeated")
             value = item.children[-1]
             assert isinstance(value, Node)
-            args[key.value] = literal(value, self.max_depth)
+            args[name] = literal(value, self.max_depth)
         return args
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
@@ -69,11 +90,14 @@ class Reader(GenericReader):
         if name is None or not opened:
             return None, None
         args: dict[str, Any] = {}
+        parts: list[str] = []  # written as a stream sent them: one member per argument
         for kw in kwargs:
             try:
-                args.update(self.arguments([kw]))
+                ((key, value),) = self.arguments([kw]).items()
             except Refused:
                 continue
+            args[key] = value
+            parts.append(member(key, value, not parts))
         end = kwargs[-1].end if kwargs else start
-        raw = RawCall(name, args, json.dumps(args, ensure_ascii=False), None, (start, end or start), self.family)
+        raw = RawCall(name, args, "{" + "".join(parts) + "}", None, (start, end or start), self.family)
         return name, raw

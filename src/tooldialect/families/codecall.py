@@ -1,0 +1,138 @@
+"""Code calls: a body of Python or TypeScript calls to offered tools, all or nothing.
+
+Each call is read in one language, decided by the spellings only one of them has
+(:func:`tooldialect.pyliteral.spellings`); a call that mixes them is refused.  Arguments
+bind as the signatures in :mod:`tooldialect.render` show them: keyword arguments by
+name (Python), positional ones in binding order, and one object whose keys are all
+parameters (TypeScript's ``f({a: 1})``) unpacked.  A string where the schema admits no
+string is typed from its text.  Any refusal (a value that is not a literal, an unknown
+or repeated keyword, too many arguments, ...) refuses the whole body: its calls are not
+returned, and one diagnostic says why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..coerce import type_literal
+from ..lalr import Node, Tok
+from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_name, literal, spellings
+from ..render.signatures import parameter_order
+from ..transform import Issue, RawCall, _text
+from ..transform import Reader as GenericReader
+
+__all__ = ["Reader"]
+
+_BODY = "code_calls"
+_TS_DECLARATIONS = ("CONST", "LET", "VAR")
+_FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) takes
+
+
+class Reader(GenericReader):
+    def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
+        if node.name != _BODY:
+            return None  # statements are read with their body, all or nothing
+        calls: list[RawCall] = []
+        statements = [c for c in node.children if isinstance(c, Node) and c.name == "statement"]
+        for st in statements:
+            name = _text(st.find("name")).strip()
+            span = (st.start or 0, st.end or 0)
+            try:
+                args = self.statement(st, name)
+            except Refused as refused:
+                detail: dict[str, Any] = {"name": name, "reason": refused.reason}
+                if refused.kind == "limit_exceeded":
+                    detail.update(limit="max_depth", value=self.max_depth)
+                more = "; no call of this body is returned" if len(statements) > 1 else "; the call is not returned"
+                return [], [Issue(refused.kind, detail, span, f"{name}: {refused.reason}{more}")]
+            text = json.dumps(args, ensure_ascii=False)
+            calls.append(RawCall(name, args, text, None, span, self.family, gated=True))
+        return calls, []
+
+    def statement(self, st: Node, name: str) -> dict[str, Any]:
+        """The arguments of one call, bound to the tool's parameters."""
+        tool = self.tools.get(name) if self.tools is not None else None
+        if tool is None:
+            raise Refused(f"{name!r} is not a tool the toolset offers")
+        language = _language(st)
+        if not is_identifier(name, language):
+            raise Refused(f"{name!r} is a reserved word in {_LANGUAGES[language]}, not a function name")
+        args = st.find("arguments")
+        assert isinstance(args, Node)
+        items = [c for c in args.children if isinstance(c, Node) and c.name in ("py_value", "py_kwarg")]
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for item in items:
+            if item.name == "py_value":
+                if keywords:
+                    raise Refused("a positional argument after a keyword argument")
+                positional.append(literal(item, self.max_depth, language=language))
+                continue
+            key = item.children[0]
+            assert isinstance(key, Tok)
+            name_ = keyword_name(key)
+            if name_ in keywords:
+                raise Refused(f"the keyword argument {name_!r} is repeated")
+            value = item.children[-1]
+            assert isinstance(value, Node)
+            keywords[name_] = literal(value, self.max_depth, language=language)
+        return _bind(name, tool.parameters, positional, keywords)
+
+    def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
+        """The name of the call cut off by the end of the text; an all-or-nothing body
+        returns no part of itself, whatever ``Policy.truncated`` says."""
+        return super().salvage(values)[0], None
+
+
+_LANGUAGES = {PYTHON: "Python", TYPESCRIPT: "TypeScript"}
+
+
+def _language(st: Node) -> str:
+    """The language a call is written in: the one whose spellings it uses (Python when it
+    uses only spellings both languages share)."""
+    python, typescript = spellings(st)
+    if any(isinstance(c, Tok) and c.type in _TS_DECLARATIONS for c in _prefix_tokens(st)):
+        typescript.append("a const/let/var declaration")
+    if python and typescript:
+        raise Refused(f"mixes Python ({python[0]}) and TypeScript ({typescript[0]}) spellings")
+    return TYPESCRIPT if typescript else PYTHON
+
+
+def _prefix_tokens(st: Node) -> list[Any]:
+    out: list[Any] = []
+    for c in st.children:
+        if isinstance(c, Node) and c.name == "assigned":
+            out.extend(c.children)
+    return out
+
+
+def _bind(name: str, schema: Any, positional: list[Any], keywords: dict[str, Any]) -> dict[str, Any]:
+    """Positional, keyword and single-object arguments to one object, in binding order."""
+    params = parameter_order(schema)
+    props = schema.get("properties", {}) if params else {}
+    if not keywords and len(positional) == 1 and isinstance(positional[0], dict):
+        obj = positional[0]
+        if all(k in params for k in obj) and (obj or len(params) != 1):
+            keywords, positional = obj, []  # f({a: 1}): the object's keys are the parameters
+        elif len(params) != 1:
+            unknown = next(k for k in obj if k not in params)
+            raise Refused(f"{unknown!r} is not a parameter of {name}")
+    if list(keywords) == [_FALLBACK] and _FALLBACK not in params and isinstance(keywords[_FALLBACK], dict):
+        if not all(is_identifier(p, PYTHON) for p in params):
+            return _bind(name, schema, [keywords[_FALLBACK]], {})  # f(args={"a-b": 1}), as the stub reads
+    if len(positional) > len(params):
+        raise Refused(f"{name} takes {len(params)} argument(s), {len(positional)} given")
+    bound: dict[str, Any] = dict(zip(params, positional))
+    for key, value in keywords.items():
+        if key not in props:
+            raise Refused(f"{key!r} is not a parameter of {name}")
+        if key in bound:
+            raise Refused(f"{key!r} is given twice (by position and by name)")
+        bound[key] = value
+    out: dict[str, Any] = {}
+    for key, value in bound.items():
+        if value is None:
+            continue  # a top-level None / null / undefined is an argument not given
+        out[key] = type_literal(value, props.get(key) if isinstance(props.get(key), dict) else None)
+    return out

@@ -1,0 +1,35 @@
+"""GLM lines: one call per line, read as a whole body (all or nothing).
+
+Each ``line`` is read like a grammar-spelled call (``name`` with one ``param``, or a JSON
+``arguments`` object); a line the generic reader refuses refuses the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..lalr import Node
+from ..transform import Issue, RawCall
+from ..transform import Reader as GenericReader
+
+__all__ = ["Reader"]
+
+_BODY = "glm_lines"
+
+
+class Reader(GenericReader):
+    def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
+        if node.name != _BODY:
+            return None
+        calls: list[RawCall] = []
+        for line in (c for c in node.children if isinstance(c, Node) and c.name == "line"):
+            got, issues = self.read_call(line)
+            if issues or not got:
+                return [], issues
+            calls.extend(got)
+        return calls, []
+
+    def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
+        """The name of the call cut off by the end of the text; a registry-gated body is
+        all or nothing and returns no part of itself, whatever ``Policy.truncated`` says."""
+        return super().salvage(values)[0], None
