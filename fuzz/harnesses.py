@@ -21,10 +21,12 @@ a Python ``str`` may hold):
 from __future__ import annotations
 
 import ast
+import io
 import json
 import math
 import random
 import sys
+import tokenize
 import warnings
 from pathlib import Path
 from typing import Any
@@ -48,8 +50,11 @@ __all__ = [
     "HARNESSES",
     "TOOLSET_NAMES",
     "binding_input",
+    "envelope_input",
     "fuzz_binding",
     "fuzz_detect",
+    "fuzz_envelope",
+    "fuzz_roundtrip",
     "fuzz_literal",
     "fuzz_parse",
     "fuzz_repair",
@@ -57,6 +62,7 @@ __all__ = [
     "literal_input",
     "policy_flags",
     "repair_input",
+    "roundtrip_input",
     "text_input",
 ]
 
@@ -409,7 +415,7 @@ def _as_json(value: Any, depth: int = 0) -> Any:
 def python_literal(source: str) -> Any:
     """Python's own reading of a literal (JSON constants allowed), as JSON; ``_NOT_JSON``
     when Python does not read it as a literal or its value has no JSON form."""
-    if "#" in source or "\\\n" in source:
+    if _outside_strings(source, "#\\"):
         return _NOT_JSON  # comments and line continuations are Python syntax, not literals
     try:
         with warnings.catch_warnings():
@@ -418,6 +424,29 @@ def python_literal(source: str) -> Any:
         return _as_json(ast.literal_eval(tree))
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return _NOT_JSON
+
+
+def _outside_strings(source: str, chars: str) -> bool:
+    """Whether any of ``chars`` appears in ``source`` outside its string literals (True
+    when Python cannot tokenize it: the answer is then unknown, so assume it does)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return True
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    blanked = list(source)
+    for tok in tokens:
+        if tok.type == tokenize.STRING:
+            a = starts[tok.start[0] - 1] + tok.start[1]
+            b = starts[tok.end[0] - 1] + tok.end[1]
+            blanked[a:b] = " " * (b - a)
+    rest = "".join(blanked)
+    return any(ch in rest for ch in chars)
 
 
 def fuzz_literal(data: bytes) -> None:
@@ -458,6 +487,106 @@ def _same_types(a: Any, b: Any) -> bool:
     return True
 
 
+# -- rendering: the <tool_result> envelope and render → parse per dialect --------------------------
+
+_STATUS = ("ok", "error")
+
+
+def envelope_input(name: str, tool_call_id: str, bodies: list[str], status: int = 0) -> bytes:
+    """A results turn: one envelope per body, all with this name and id."""
+    return bytes([status & 255]) + "\0".join([name, tool_call_id, *bodies]).encode("utf-8", "surrogateescape")
+
+
+def fuzz_envelope(data: bytes) -> None:
+    """Tool output cannot forge the envelope: the rendered turn holds exactly one opening and
+    one closing protocol tag per result, and reading it back gives the results (bodies with
+    the documented ``&lt;`` rewrite)."""
+    from tooldialect.render.tool_results import guard_body, spelling
+
+    head = data[:1].ljust(1, b"\0")
+    parts = _decode(data[1:]).split("\0")
+    name, call_id, bodies = parts[0], (parts[1] if len(parts) > 1 else ""), parts[2:] or [""]
+    try:
+        items = [td.ToolResult(call_id, name, body, _STATUS[(head[0] >> i) & 1]) for i, body in enumerate(bodies[:8])]
+    except td.ToolDialectError:
+        # a caller's mistake: an empty name or id, or a str that is not valid Unicode
+        fields = [name, call_id, *bodies[:8]]
+        assert not name or not call_id or any(_has_surrogates(f) for f in fields), "a valid result was refused"
+        return
+    (turn,) = td.render.results(items)
+    tags = spelling().tag.findall(turn)
+    assert len(tags) == 2 * len(items), f"{len(tags)} protocol tags for {len(items)} results: the body forged one"
+    back = td.render.read_results(turn)
+    assert back is not None, "a rendered turn does not read back"
+    assert [(r.name, r.tool_call_id, r.status, r.output) for r in back] == [
+        (r.name, r.tool_call_id, r.status, guard_body(r.output)) for r in items
+    ]
+
+
+def _has_surrogates(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+_ROUNDTRIP_KINDS = {
+    "text": ({"type": "string"}, lambda v: isinstance(v, str)),
+    "count": ({"type": "integer"}, lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "ratio": ({"type": "number"}, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "flag": ({"type": "boolean"}, lambda v: isinstance(v, bool)),
+    "tags": ({"type": "array", "items": {"type": "string"}}, lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    "extra": ({"type": "object"}, lambda v: isinstance(v, dict)),
+}
+_ROUNDTRIP_NAMES = ("get_weather", "run", "search_docs", "$find", "read-file", "class")
+_ROUNDTRIP_DIALECTS = {"xml": "hermes", "pformat": "pformat", "python": "codecall", "typescript": "codecall"}
+
+
+_roundtrip_toolsets: dict[str, td.Toolset] = {}
+
+
+def _roundtrip_tools(name: str) -> td.Toolset:
+    got = _roundtrip_toolsets.get(name)
+    if got is None:
+        params = {key: schema for key, (schema, _ok) in _ROUNDTRIP_KINDS.items()}
+        tool = td.Tool(name=name, description="fuzz", parameters={"type": "object", "properties": params})
+        got = _roundtrip_toolsets[name] = td.Toolset([tool])
+    return got
+
+
+def roundtrip_input(values: list[Any], dialect: int = 0, name: int = 0) -> bytes:
+    return bytes([dialect & 255, name & 255]) + json.dumps(values, ensure_ascii=False).encode("utf-8")
+
+
+def fuzz_roundtrip(data: bytes) -> None:
+    """render → parse is the identity in every text dialect: JSON values from the fuzzer go
+    to the parameters whose schema admits them, the call is rendered and read back."""
+    head = data[:2].ljust(2, b"\0")
+    try:
+        values = loads_strict(_decode(data[2:]))
+    except (JsonValueError, RecursionError):
+        return
+    values = values if isinstance(values, list) else [values]
+    name = _ROUNDTRIP_NAMES[head[1] % len(_ROUNDTRIP_NAMES)]
+    tools = _roundtrip_tools(name)
+    arguments = {}
+    for value, (key, (_schema, ok)) in zip(values, _ROUNDTRIP_KINDS.items()):
+        if ok(value) and not (isinstance(value, float) and not math.isfinite(value)):
+            arguments[key] = value
+    if _depth(arguments) > 16:
+        return
+    dialect = list(_ROUNDTRIP_DIALECTS)[head[0] % len(_ROUNDTRIP_DIALECTS)]
+    d = td.dialects.get(dialect)
+    try:
+        text = d.render_call({"name": name, "arguments": arguments}, tools)
+    except td.PolicyError as exc:
+        assert dialect != "xml" and "cannot write" in str(exc), exc  # a name or blank value the style cannot spell
+        return
+    got = d.parse(text, tools)
+    assert [(c.name, c.arguments, c.family) for c in got.calls] == [(name, arguments, _ROUNDTRIP_DIALECTS[dialect])], (
+        text,
+        got.diagnostics,
+    )
+    assert got.text == ""
+
+
 HARNESSES = {
     "parse": fuzz_parse,
     "stream": fuzz_stream,
@@ -465,4 +594,6 @@ HARNESSES = {
     "repair": fuzz_repair,
     "literal": fuzz_literal,
     "detect": fuzz_detect,
+    "envelope": fuzz_envelope,
+    "roundtrip": fuzz_roundtrip,
 }

@@ -234,6 +234,18 @@ def _literal_seeds() -> Iterator[bytes]:
                 yield harnesses.literal_input(m.group(1))
 
 
+def _envelope_seeds() -> Iterator[bytes]:
+    for i, case in enumerate(all_cases()):
+        # model text and markup as tool output: bodies that mention every protocol tag
+        yield harnesses.envelope_input(f"tool_{case.family}", f"call_{i}", [case.text, "done"], status=i)
+
+
+def _roundtrip_seeds() -> Iterator[bytes]:
+    for i, (_case, result) in enumerate(_parsed_cases()):
+        for call in result.calls:
+            yield harnesses.roundtrip_input(list(call.arguments.values()), dialect=i, name=i)
+
+
 _SEEDS = {
     "parse": _text_seeds,
     "stream": _text_seeds,
@@ -241,6 +253,8 @@ _SEEDS = {
     "binding": _binding_seeds,
     "repair": _repair_seeds,
     "literal": _literal_seeds,
+    "envelope": _envelope_seeds,
+    "roundtrip": _roundtrip_seeds,
 }
 
 

@@ -27,7 +27,7 @@ SMOKE_EXECS = 150
 
 
 def test_every_entry_point_has_a_harness():
-    assert set(NAMES) == {"parse", "stream", "binding", "repair", "literal", "detect"}
+    assert set(NAMES) == {"parse", "stream", "binding", "repair", "literal", "detect", "envelope", "roundtrip"}
     assert all(callable(fn) for fn in harnesses.HARNESSES.values())
 
 
