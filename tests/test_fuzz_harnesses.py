@@ -140,3 +140,15 @@ def test_a_string_opened_by_a_quote_sentinel_and_never_closed_is_cut_off():
     assert result.text == " tail" and [d.kind for d in result.diagnostics] == ["malformed_block"]
     cut = td.parse('<tool_call>call:F{a:[<|"|>INBOX|"|>],b:1}')
     assert cut.calls == [] and [d.kind for d in cut.diagnostics] == ["truncated"]
+
+
+def test_a_call_announced_in_a_broken_payload_is_aborted_not_taken_over():
+    """Found by the stream harness: the payload after a broken one reused its key, so the
+    call announced in the broken payload ended as the next call (another name)."""
+    text = '<tool_call>{"name": "g", "arguments": {"city": "L"}xx}\n{"name": "t", "arguments": {"a": 1}}</tool_call>'
+    events = run_stream(text, range(1, len(text)), families=["hermes"])
+    calls = [e for e in events if isinstance(e, (td.CallStart, td.CallAbort, td.CallEnd, td.DiagnosticEvent))]
+    assert [(type(e).__name__, getattr(e, "index", None)) for e in calls] == [
+        ("CallStart", 0), ("CallAbort", 0), ("DiagnosticEvent", None), ("CallStart", 1), ("CallEnd", 1),
+    ]
+    assert calls[-1].call.name == "t" and collect(events).calls == td.parse(text, families=["hermes"]).calls

@@ -57,6 +57,7 @@ _MAX_FENCE_LINE = 256
 #: A backtick or tilde run longer than this opens no fence and no code span: it is text.
 #: Deciding that early keeps a run from being held (and read again) while it grows.
 _MAX_RUN = 256
+_BROKEN = "broken"  # marks the item key of a payload broken off (see _broken)
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _ESCAPE_GROUP = "escaped"
 _ESCAPE_PAIR = rf"(?P<{_ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
@@ -114,6 +115,7 @@ class Cand:
         "resync",
         "resync_tok",
         "resync_reason",
+        "resync_key",
         "text_start",
         "text_stops",
         "text_rx",
@@ -170,6 +172,7 @@ class Cand:
         self.resync = -1  # after a broken payload: searching from here for the next one
         self.resync_tok = -1
         self.resync_reason = ""
+        self.resync_key: Any = -1  # the broken payload's key: its announced calls are aborted
         self.text_start = -1  # a raw text value being read
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
@@ -1222,6 +1225,10 @@ class Engine:
                     c.resync_tok = c.tok_start
                     c.resync_reason = reason
                     c.resync_mode = "payload"
+                    # the broken payload had its own key: the next one must not take over
+                    # what was announced or sent for it
+                    c.resync_key = (_BROKEN, ("json", c.ntoks))
+                    c.ntoks += 1
                     c.pos = c.resync
                     continue
                 self._no_token(c, c.tok_start, reason)
@@ -1535,7 +1542,7 @@ class Engine:
                         (c.resync_tok, self.base + q),
                         f"{reason}; removed with the block",
                     ),
-                    -1,
+                    c.resync_key if payload else -1,
                 )
             )
             c.pos = self.base + q
@@ -1781,10 +1788,13 @@ class Engine:
             self._stream_param(b, owner, obj, tok)
             return
         if kind == "issue":
-            b.sent.pop(tok, None)
-            started = b.started.pop(tok, None)
-            if started is not None:
-                self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
+            # a payload broken off (the block goes on at the next one) ends its announced calls
+            keys = [tok] + (sorted(k for k in b.started if k[:2] == tok[1]) if _broken(tok) else [])
+            for key in keys:
+                b.sent.pop(key, None)
+                started = b.started.pop(key, None)
+                if started is not None:
+                    self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
             self._diag(obj, family)
             return
         raw: RawCall = obj
@@ -2145,6 +2155,12 @@ def _first_key(text: str) -> str | None:
         return None
     end = text.find('"', i + 1, i + 64)
     return text[i + 1 : end] if end > 0 else None
+
+
+def _broken(key: Any) -> bool:
+    """The key of a payload broken off: ``(_BROKEN, ("json", n))``; its calls' keys are
+    ``("json", n, place)``."""
+    return isinstance(key, tuple) and len(key) == 2 and key[0] == _BROKEN
 
 
 def _item_end(obj: Any) -> int:
