@@ -62,7 +62,11 @@ def _resumed(ig: Terminal, text: str, pos: int) -> bool:
     once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
     unbounded white space is skipped as it comes, so a long run is never read twice."""
     pat = ig.pattern
-    return pat.max_width <= MAX_MARKER_WIDTH and pat.needs_more(text, pos)
+    if pat.max_width > MAX_MARKER_WIDTH:
+        return False
+    if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
+        return False  # it cannot begin here: nothing to wait for
+    return pat.needs_more(text, pos)
 
 
 def _body_closed(c: Cand) -> bool:
