@@ -246,9 +246,11 @@ def test_cut_off_started_call_ends_with_abort_then_diagnostic():
     events = s.feed('<tool_call>{"name": "f", "arguments": {"a": "x')
     events += s.close()
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["CallStart", "CallAbort", "DiagnosticEvent"]
-    assert events[1].index == events[0].index and events[1].reason == "truncated"
-    assert events[2].diagnostic.kind == "truncated"
+    # the arguments sent so far, then the abort: the call never ends
+    assert kinds == ["CallStart", "ArgumentsDelta", "CallAbort", "DiagnosticEvent"]
+    assert events[1].fragment == '{"a": "x'
+    assert events[2].index == events[0].index and events[2].reason == "truncated"
+    assert events[3].diagnostic.kind == "truncated"
 
 
 def test_event_json_shapes():

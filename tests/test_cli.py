@@ -375,9 +375,10 @@ def test_stream_event_fields(capsys, hermes_file):
 def test_stream_abort_and_diagnostic_events(capsys, tmp_path):
     reply = write(tmp_path, "cut.txt", '<tool_call>{"name": "f", "arguments": {"a": "x')
     events = stream_out(capsys, reply, "--chunk", "100")
-    assert [ev["type"] for ev in events] == ["call_start", "call_abort", "diagnostic"]
-    assert events[1] == {"type": "call_abort", "index": events[0]["index"], "reason": "truncated"}
-    diag = events[2]["diagnostic"]
+    assert [ev["type"] for ev in events] == ["call_start", "arguments", "call_abort", "diagnostic"]
+    assert events[1]["fragment"] == '{"a": "x'
+    assert events[2] == {"type": "call_abort", "index": events[0]["index"], "reason": "truncated"}
+    diag = events[3]["diagnostic"]
     assert diag["kind"] == "truncated" and diag["family"] == "hermes"
 
 

@@ -63,12 +63,39 @@ def test_corpus_sizes():
     assert counts["json_array"] >= 15
     assert counts["bare_json"] >= 10
     assert counts["llama_json"] >= 10
-    assert counts["pythonic"] >= 25
-    assert counts["functionary"] >= 5
-    assert counts["functiongemma"] >= 5
+    for family in ("harmony", "mistral", "pythonic", "pformat"):
+        assert counts[family] >= 25, family
     assert counts["codecall"] >= 40
-    assert counts["pformat"] >= 25
     assert counts["glm_lines"] >= 10
+    for family in td.families.names():
+        assert counts[family] >= 5, family
+
+
+#: Formats that share a family, each with the family and a piece of text (or title) its cases hold.
+FORMATS = {
+    "Functionary v3.1": ("functionary", "<function"),
+    "Functionary v3.2": ("functionary", ">>>"),
+    "LFM2": ("pythonic json_array", "<|tool_call_start|>"),
+    "Olmo 3": ("pythonic", "<function_calls>"),
+    "Llama 4 pythonic": ("pythonic", "<|python_start|>"),
+    "Llama 3.1 built-in": ("pythonic", ".call("),
+    "GigaChat 3": ("gigachat", "function call<|role_sep|>"),
+    "GigaChat 3.1": ("gigachat", "<|function_call|>"),
+    "Step3": ("invoke_xml", "steptml"),
+    "ERNIE 4.5": ("hermes", "ERNIE"),
+    "Mistral v2-v7": ("mistral", "[TOOL_CALLS] ["),
+    "Mistral v11 ids": ("mistral", "[CALL_ID]"),
+    "Mistral v11+": ("mistral", "[ARGS]"),
+    "code calls in Python": ("codecall", "Python"),
+    "code calls in TypeScript": ("codecall", "TypeScript"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_has_five_cases(fmt):
+    families, piece = FORMATS[fmt]
+    n = sum(1 for c in CASES if c.family in families.split() and (piece in c.text or piece in c.title))
+    assert n >= 5, f"{fmt}: {n} cases"
 
 
 def test_every_family_has_a_corpus():

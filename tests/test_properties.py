@@ -41,6 +41,13 @@ PIECES = [
     "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
     "function", "```json\n", "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "functions.f:0",
     "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_calls_section_end|>",
+    "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "a1B2c3D4e", '[{"name": "f", "arguments": {}, "id": "a1B2c3D4e"}]',
+    "<|start|>assistant", "<|channel|>", "analysis", "commentary", " to=functions.f", " <|constrain|>json",
+    "<|message|>", "<|call|>", "<|end|>", "<|return|>", "final",
+    "[f(a=1)]", "f(a='x', b=[1, None])", "<|python_start|>", "<|python_end|>", ".call(", "(", ")", "=",
+    ">>>", "all\n", "f\n", "<start_function_call>", "call:f{", "<escape>", "<end_function_call>",
+    "<|tools_prefix|>", "<|tools_suffix|>", '[{"f": {"a": 1}}]', "<|function_call|>", "function call<|role_sep|>",
+    "</s>", "<|tool_call_start|>", "<|inner_prefix|>", "<|inner_suffix|>",
 ]
 fragments = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_size=30).map("".join)
 

@@ -91,13 +91,25 @@ def test_zero_argument_calls_stream_their_empty_object():
             assert frags == "{}" == end.call.arguments_json and end.call.arguments == {}
 
 
-def test_call_start_comes_before_the_arguments_arrive():
+def _fragments(events: list[td.Event]) -> str:
+    return "".join(e.fragment for e in events if isinstance(e, td.ArgumentsDelta))
+
+
+def test_call_start_comes_before_the_arguments_arrive_and_they_stream_as_they_come():
     s = td.ToolStream()
     events = s.feed('<tool_call>{"name": "write_file", "arguments": {"content": "')
-    assert [type(e) for e in events] == [td.CallStart]
+    assert [type(e) for e in events][:1] == [td.CallStart]
     assert events[0].name == "write_file"
-    events = s.feed("x" * 1000)
-    assert events == []
+    sent = _fragments(events)
+    assert sent == '{"content": "'
+    for _ in range(10):
+        events = s.feed("x" * 100)
+        assert [type(e) for e in events] == [td.ArgumentsDelta]  # each delta's text, at once
+        sent += _fragments(events)
+    assert sent == '{"content": "' + "x" * 1000
+    events = s.feed('"}}</tool_call>') + s.close()
+    (end,) = [e for e in events if isinstance(e, td.CallEnd)]
+    assert sent + _fragments(events) == end.call.arguments_json == '{"content": "' + "x" * 1000 + '"}'
 
 
 def test_unknown_tool_is_not_announced_when_it_will_be_dropped():
@@ -254,12 +266,15 @@ def test_prose_after_the_calls_that_begins_like_a_name_is_text(step):
 
 
 def test_call_start_id_is_the_id_known_when_the_call_is_announced():
-    # decisions.md, "A call's id is in CallStart.id": a v2-v7 array is announced when complete, its ids are known by then;
-    # a v11 [CALL_ID] follows the name that announces the call
-    events = _events('[TOOL_CALLS] [{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}]')
-    start = next(e for e in events if isinstance(e, td.CallStart))
-    end = next(e for e in events if isinstance(e, td.CallEnd))
-    assert start.id == "a1b2c3d4e" and end.call.id == "a1b2c3d4e"
+    # decisions.md, "A call's id is in CallStart.id": a v2-v7 call object is announced at
+    # its name, before its id (written after the arguments) arrives; read whole in one
+    # delta, the id is known when the call is announced
+    text = '[TOOL_CALLS] [{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}]'
+    for step, announced in ((1, None), (len(text), "a1b2c3d4e")):
+        events = _events(text, step)
+        start = next(e for e in events if isinstance(e, td.CallStart))
+        end = next(e for e in events if isinstance(e, td.CallEnd))
+        assert start.id == announced and end.call.id == "a1b2c3d4e"
     events = _events('[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{"x": 1}')
     start = next(e for e in events if isinstance(e, td.CallStart))
     end = next(e for e in events if isinstance(e, td.CallEnd))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .argstream import member
 from .coerce import type_value
 from .models import Diagnostic, Policy, ToolCall
 from .names import NameIndex, Resolution
@@ -63,8 +64,7 @@ class Binder:
             )
         if raw.text_params is not None:
             repairs: list[str] = []
-            arguments = self._typed(name if res.known else None, raw.text_params, repairs)
-            arguments_json = json.dumps(arguments, ensure_ascii=False)
+            arguments, arguments_json = self._typed(name if res.known else None, raw.text_params, repairs)
             if repairs:
                 diags.append(
                     self.diagnostic(
@@ -117,16 +117,24 @@ class Binder:
 
     def _typed(
         self, name: str | None, params: list[tuple[str, str, bool | None]], notes: list[str]
-    ) -> dict[str, Any]:
-        """Values written as text, typed by the tool's schema (docs/typing.md)."""
+    ) -> tuple[dict[str, Any], str]:
+        """Values written as text, typed by the tool's schema (docs/typing.md): the
+        arguments, and their JSON written member by member in the model's order (what a
+        stream sends as each value completes; a repeated key is written again)."""
+        out: dict[str, Any] = {}
+        parts = []
+        for key, text, flag in params:
+            value = self.typed_value(name, key, text, flag, notes)
+            parts.append(member(key, value, not parts))
+            out[key] = value
+        return out, "{" + "".join(parts) + "}"
+
+    def typed_value(self, name: str | None, key: str, text: str, flag: bool | None, notes: list[str]) -> Any:
+        """One value written as text, typed by the schema of ``name``'s parameter ``key``."""
         schema = self.tools.get(name).parameters if (self.tools is not None and name is not None) else None
         props = schema.get("properties") if isinstance(schema, dict) else None
-        props = props if isinstance(props, dict) else {}
-        out: dict[str, Any] = {}
-        for key, text, flag in params:
-            sub = props.get(key)
-            out[key] = type_value(text, sub if isinstance(sub, dict) else None, string=flag, notes=notes)
-        return out
+        sub = props.get(key) if isinstance(props, dict) else None
+        return type_value(text, sub if isinstance(sub, dict) else None, string=flag, notes=notes)
 
     def _unwrap(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         """``{"arguments": {…}}`` around the real object, when the schema has no such property."""

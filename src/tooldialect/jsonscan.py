@@ -275,13 +275,10 @@ class JsonScanner:
         self.prev = ch
 
     def _close(self) -> None:
-        depth = len(self.stack)
         self.stack.pop()
         self._key.pop()
         self._expect.pop()
         self.prev = "}"
-        if self.stack and self.stack[0] == "[" and depth == 2:
-            self._elem += 1
         self._after_value()
 
     def _after_value(self) -> None:
@@ -309,6 +306,8 @@ class JsonScanner:
                 expect[-1] = "key" if obj else "value"
                 if obj:
                     self._key[-1] = None
+                elif len(self.stack) == 1:
+                    self._elem += 1  # the next element of a root array
             elif state == "key":
                 expect[-1] = "barekey"
             elif state == "value":

@@ -22,6 +22,7 @@ from typing import Any
 from .binding import Binder
 from .catalog import FURNITURE, OPEN, REND, RSTART, Catalog, Marker
 from .grammar import EXTERNALS, JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
+from .argstream import StrictPrefix, member
 from .jsonscan import CUT, DONE, FAIL, MORE, JsonScanner
 from .strscan import StringScanner
 from .lalr import END, LRParser, Node, Tok
@@ -37,7 +38,7 @@ from .models import (
     ReasoningDelta,
     TextDelta,
 )
-from .transform import KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
+from .transform import ARGUMENT_KEYS, KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
 
 __all__ = ["Engine"]
 
@@ -128,6 +129,13 @@ class Cand:
         "loose",
         "skip_at",
         "last_type",
+        "sp",
+        "sp_from",
+        "sp_fed",
+        "sp_obj",
+        "sp_key",
+        "sp_done",
+        "cut_elem",
         "_accepted",
     )
 
@@ -135,9 +143,10 @@ class Cand:
         self.g = g
         self.rule = rule
         self.reader = reader
-        # ("start", name, key) | ("call", RawCall, key) | ("issue", Issue, key) |
-        # ("text", str, -1) (prose inside the block, shown as written); the key ties a
-        # call to its announcement: ("json", payload#) or ("call", call#)
+        # ("start", name, key) | ("param", Node, key) (a value written as text, complete) |
+        # ("call", RawCall, key) | ("issue", Issue, key) | ("text", str, -1) (prose inside
+        # the block, shown as written); the key ties a call to its announcement:
+        # ("json", payload#) or ("call", call#)
         self.items: list[tuple[str, Any, Any]] = []
         self.parser = LRParser(g.tables, rule, self._on_node)
         self.pos = pos
@@ -178,6 +187,16 @@ class Cand:
         self.loose: tuple[list[int], list[Any], int, int] | None = None
         self.skip_at = -1  # where it first passed over text it could not read (-1: never)
         self.last_type = ""  # the type of the last token read
+        # the JSON arguments being read, followed as strict JSON so that a stream can send
+        # them as they arrive (argstream.py): from where, fed up to where, whether the JSON
+        # is a call object (else the arguments themselves), and the call's item key
+        self.sp: StrictPrefix | None = None
+        self.sp_from = -1
+        self.sp_fed = -1
+        self.sp_obj = False
+        self.sp_key: Any = None
+        self.sp_done = 0  # call objects before this one were sent as far as they go
+        self.cut_elem = 0  # the call object of a payload the end of the text cut off
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -185,7 +204,7 @@ class Cand:
         could have ended before a run of bare tokens."""
         if term is not None and _bare(term):
             # the block read something complete (not only an announced name) and could end here
-            if self.loose is None and self.items and self.items[-1][0] != "start" and self.parser.accepts(END):
+            if self.loose is None and self._last_kind() not in ("", "start") and self.parser.accepts(END):
                 self.loose = (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
@@ -203,6 +222,13 @@ class Cand:
                     self.opens[k] -= 1
                     break
         return ok
+
+    def _last_kind(self) -> str:
+        """The kind of the last item that is not a parameter ("" when there is none)."""
+        for kind, _, _ in reversed(self.items):
+            if kind != "param":
+                return kind
+        return ""
 
     def unloose(self) -> bool:
         """End the block where it could end, before bare tokens it cannot go on from
@@ -261,6 +287,8 @@ class Cand:
             return
         if node.name in ("param", "arguments"):
             self.args_read += 1
+        if node.name == "param" and self.current_name is not None:
+            self.items.append(("param", node, ("call", self.named_begun - 1)))
         got = self.reader.read(node)
         if got is None:
             return
@@ -272,21 +300,25 @@ class Cand:
         if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        keys: list[tuple[str, int]]
+        keys: list[tuple[Any, ...]]
         if node.name in ("call", "bare_call"):
-            keys = [("call", self.named_done)]
+            key: tuple[Any, ...] = ("call", self.named_done)
             self.named_done += 1
             self.current_name = None
+            keys = [key] * (len(calls) + len(issues))
         elif node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
-            # a body read whole (all or nothing) completes every call announced in it
-            keys = [("call", i) for i in range(self.named_done, self.named_begun)]
+            # a body read whole (all or nothing) completes every call announced in it, in order
+            first = self.named_done
             self.named_done = self.named_begun
             self.current_name = None
+            keys = [("call", first + i) for i in range(len(calls))] + [("call", first)] * len(issues)
         else:
-            keys = [("json", self.ntoks - 1)]
+            # a payload: its call objects are announced one by one (their place in it)
+            key = ("json", self.ntoks - 1)
+            keys = [key + (x.elem,) if x.elem >= 0 else key for x in (*calls, *issues)]
         # keep source order: issues and calls interleave by position
-        merged = [("call", c, keys[min(i, len(keys) - 1)], c.span[0]) for i, c in enumerate(calls)] + [
-            ("issue", i, keys[0], i.span[0] if i.span else -1) for i in issues
+        merged = [("call", c, k, c.span[0]) for c, k in zip(calls, keys)] + [
+            ("issue", i, k, i.span[0] if i.span else -1) for i, k in zip(issues, keys[len(calls) :])
         ]
         merged.sort(key=lambda x: x[3])
         self.items.extend((kind, obj, k) for kind, obj, k, _ in merged)
@@ -336,6 +368,7 @@ class Block:
         "winner",
         "rpos",
         "sniffed",
+        "sent",
         "leader",
         "absorb",
         "loop_rx",
@@ -362,6 +395,9 @@ class Block:
         self.early: bool | None = (True if len(cands) == 1 else None) if hard and channel == TEXT_CHANNEL else False
         self.leader: Cand | None = cands[0] if self.early else None
         self.started: dict[Any, tuple[int, str]] = {}  # item key -> (call index, name)
+        # item key -> (characters of arguments_json sent, held): what a started call's
+        # ArgumentsDeltas have said so far; held calls send the rest when they end
+        self.sent: dict[Any, tuple[int, bool]] = {}
         self.emitted = 0
         self.phase = "lex"
         self.winner: Cand | None = None
@@ -1085,6 +1121,14 @@ class Engine:
                 status, p = c.scanner.scan(win, lp, self.eof and end == n, end)
                 if b.early and c.scanner.names:
                     self._sniffed(b, c)
+                if c.sp is not None:
+                    if base + p > c.sp_fed:
+                        c.sp.feed(win[c.sp_fed - base : p])
+                        c.sp_fed = base + p
+                    if b.early and b.leader is c and status != CUT:
+                        self._stream_args(b, c)
+                    if status != MORE:
+                        c.sp = None
                 if status == MORE:
                     c.pos = base + p
                     c.state = WAIT
@@ -1109,6 +1153,7 @@ class Engine:
                         self._early(b)
                     continue
                 reason = c.scanner.error
+                c.cut_elem = c.scanner._elem if isinstance(c.scanner, JsonScanner) else 0
                 c.scanner = None
                 c.reach = max(c.reach, base + p)
                 if status == CUT:
@@ -1204,6 +1249,15 @@ class Engine:
             if external is not None:
                 if external.name in JSON_EXTERNALS:
                     c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+                    c.sp = None
+                    obj = c.current_name is None  # a payload of call objects, else arguments
+                    if win[lp] == "{" or (obj and win[lp] == "["):
+                        coarse = self.policy.truncated == "keep"
+                        c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+                        c.sp_from = c.sp_fed = base + lp
+                        c.sp_obj = obj
+                        c.sp_key = ("json", c.ntoks) if obj else ("call", c.named_begun - 1)
+                        c.sp_done = 0
                 else:
                     c.scanner = StringScanner()
                 c.ext_type = external.name
@@ -1552,16 +1606,22 @@ class Engine:
             b.leader = lead
             if lead.scanner is not None and lead.scanner.names:
                 self._sniffed(b, lead)
+                if lead.sp is not None:
+                    self._stream_args(b, lead)
         else:
             b.early = False
 
     def _sniffed(self, b: Block, c: Cand) -> None:
         names = c.scanner.names
-        tok = ("json", c.ntoks)
+        root = c.scanner.stack[:1]
         while b.sniffed < len(names):
             ordinal, name = names[b.sniffed]
             b.sniffed += 1
-            if ordinal != 0 or c.scanner.stack[:1] != ["{"] or tok in b.started:
+            # a payload that is one call object, or each call object of a root array
+            if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
+                continue
+            tok = ("json", c.ntoks, ordinal)
+            if tok in b.started:
                 continue
             if self.calls_out + len(b.started) >= self.policy.max_calls:
                 continue
@@ -1572,6 +1632,61 @@ class Engine:
             self.call_index += 1
             b.started[tok] = (index, announced)
             self._event(CallStart.model_construct(index=index, name=announced, id=None))
+
+    def _stream_args(self, b: Block, c: Cand) -> None:
+        """Send the JSON arguments of started calls up to their last safe point."""
+        sp = c.sp
+        if sp is None:
+            return
+        if not c.sp_obj:
+            self._stream_region(b, c.sp_key, c.sp_from, c.sp_from + sp.safe)
+            return
+        # call objects: the one being read, and any finished since the last look
+        for elem in range(c.sp_done, sp.elem + 1):
+            span = sp.args.get(elem)
+            if span is not None:
+                end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
+                self._stream_region(b, c.sp_key + (elem,), c.sp_from + span[0], c.sp_from + end)
+        c.sp_done = sp.elem
+
+    def _stream_region(self, b: Block, key: Any, lo: int, hi: int) -> None:
+        """Send ``[lo, hi)`` of a started call's JSON arguments, from what was sent so far."""
+        started = b.started.get(key)
+        if started is None:
+            return
+        sent, held = b.sent.get(key, (0, False))
+        if held or hi <= lo + sent:
+            return
+        piece = self._slice(lo + sent, hi)
+        if self.binder.tools is not None and _first_key(self._slice(lo, hi)) in ARGUMENT_KEYS:
+            # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
+            # brace (how every object begins), wait for the end
+            b.sent[key] = (max(sent, 1), True)
+            if sent:
+                return
+            piece = "{"
+        else:
+            b.sent[key] = (sent + len(piece), False)
+        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
+
+    def _stream_param(self, b: Block, owner: Cand, node: Node, key: Any) -> None:
+        """Send one complete text-valued parameter of a started call as a JSON member."""
+        started = b.started.get(key)
+        if started is None:
+            return
+        sent, held = b.sent.get(key, (0, False))
+        if held:
+            return
+        pkey, text, flag = owner.reader.params([node])[0]
+        if sent == 0 and self.binder.tools is not None and pkey in ARGUMENT_KEYS:
+            b.sent[key] = (0, True)  # an envelope the toolset may unwrap: wait for the end
+            return
+        name = started[1]
+        known = self.binder.tools is not None and name in self.binder.known
+        value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
+        piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
+        b.sent[key] = (sent + len(piece), False)
+        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
 
     def _early(self, b: Block) -> None:
         c = b.leader
@@ -1602,7 +1717,11 @@ class Engine:
         if kind == "text":
             self._text(obj, b.channel)
             return
+        if kind == "param":
+            self._stream_param(b, owner, obj, tok)
+            return
         if kind == "issue":
+            b.sent.pop(tok, None)
             started = b.started.pop(tok, None)
             if started is not None:
                 self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
@@ -1640,6 +1759,7 @@ class Engine:
             return
         call, diags = self.binder.bind(raw)
         started = b.started.pop(tok, None)
+        sent, _held = b.sent.pop(tok, (0, False))
         if call is None:
             if started is not None:
                 self._event(CallAbort.model_construct(index=started[0], reason=diags[-1].kind if diags else "dropped"))
@@ -1653,7 +1773,8 @@ class Engine:
             self.call_index += 1
             self._event(CallStart.model_construct(index=index, name=call.name, id=call.id))
         self.calls_out += 1
-        self._event(ArgumentsDelta.model_construct(index=index, fragment=call.arguments_json))
+        if sent < len(call.arguments_json) or not sent:
+            self._event(ArgumentsDelta.model_construct(index=index, fragment=call.arguments_json[sent:]))
         self._event(CallEnd.model_construct(index=index, call=call))
         for d in diags:
             self._diag_obj(d)
@@ -1748,6 +1869,7 @@ class Engine:
         for tok, (index, _name) in sorted(b.started.items()):
             self._event(CallAbort.model_construct(index=index, reason="no call"))
         b.started.clear()
+        b.sent.clear()
         self._rewind(end)
         self.block = None
 
@@ -1892,14 +2014,17 @@ class Engine:
         for _tok, (index, _name) in sorted(b.started.items()):
             self._event(CallAbort.model_construct(index=index, reason=reason))
         b.started.clear()
+        b.sent.clear()
 
     def _truncated(self, b: Block, c: Cand) -> bool:
         """The text ended inside a committed block: report it; never complete it."""
         self._emit_pending(b, c)
-        cut_tok = ("json", c.ntoks) if c.cut_json else ("call", c.named_done)
         end = self.base + len(self.win)
         kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         name, raw = self._cut_call(c)
+        cut_tok: tuple[Any, ...] = ("call", c.named_done)
+        if c.cut_json:
+            cut_tok = ("json", c.ntoks, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:
             name = started[1]
@@ -1949,6 +2074,17 @@ class Engine:
         if text[:1] not in ("{", "["):
             return None, None
         return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")
+
+
+def _first_key(text: str) -> str | None:
+    """The first member key of a strict JSON object's text, when it is written whole."""
+    i = 1
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    if text[i : i + 1] != '"':
+        return None
+    end = text.find('"', i + 1, i + 64)
+    return text[i + 1 : end] if end > 0 else None
 
 
 def _item_end(obj: Any) -> int:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .argstream import args_prefix, finish_json
 from .jsonscan import (
     JsonValueError,
     depth_exceeds,
@@ -69,6 +70,9 @@ class RawCall:
     gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
     # values written as text, typed by the binding pass: (key, text, string flag or None)
     text_params: list[tuple[str, str, bool | None]] | None = None
+    # the call object's place in its payload: 0 for a payload that is one call object, its
+    # index for an element of a root array, -1 otherwise (a stream announces only these)
+    elem: int = -1
 
 
 @dataclass
@@ -79,12 +83,13 @@ class Issue:
     detail: dict[str, Any]
     span: tuple[int, int] | None
     message: str
+    elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
 
 
 class Reader:
     """Turns reduced nodes into records for one family; knows the toolset's names only."""
 
-    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed")
+    __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed", "coarse")
 
     def __init__(
         self,
@@ -95,6 +100,7 @@ class Reader:
         tools: Any = None,
         strip_newlines: bool = False,
         keyed: bool = False,
+        coarse: bool = False,
     ) -> None:
         self.family = family
         self.known = known
@@ -103,6 +109,8 @@ class Reader:
         self.tools = tools  # the Toolset, for families that infer from it (or None)
         self.strip_newlines = strip_newlines  # the template writes a newline around each value
         self.keyed = keyed  # the grammar's payloads are keyed by the tool name (KEYED_RULE)
+        # arguments stream member by member (Policy(truncated="keep") keeps complete members)
+        self.coarse = coarse
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -169,7 +177,18 @@ class Reader:
         except JsonValueError as exc:
             return [], [_invalid_json(tok, str(exc), name)]
         notes = [_repaired(name, repairs, span)] if repairs else []
-        return self._finish(name, value, None if repairs else tok.value, call_id, span, notes)
+        raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
+        return self._finish(name, value, raw, call_id, span, notes)
+
+    def args_text(self, text: str, value: Any, *, call_object: bool, elem: int = 0) -> str | None:
+        """``arguments_json`` for arguments a stream sends as they arrive: the model's
+        strict prefix of them, finished to say ``value`` (see argstream.py); None when
+        ``value`` is not an object."""
+        if not isinstance(value, dict):
+            return None
+        prefix = args_prefix(text, call_object=call_object, coarse=self.coarse, elem=elem, max_depth=self.max_depth)
+        tail = finish_json(prefix, value)
+        return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
         """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` and an
@@ -236,8 +255,15 @@ class Reader:
         skipped: list[tuple[int, int]] = []
         # spans inside the payload are known only when the model's text was strict JSON
         exact = None if repairs else text
+        # a payload that is one call object, or an array of them, streams (RawCall.elem)
+        places = {id(v): i for i, v in enumerate(value)} if isinstance(value, list) else {}
         for obj, start, end in self._call_objects(value, exact, 0, len(text)):
-            got, notes = self._read_object(obj, exact, start, end, base, bare, keyed) if isinstance(obj, Mapping) else ([], [])
+            elem = 0 if obj is value else places.get(id(obj), -1)
+            got, notes = (
+                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, Mapping) else ([], [])
+            )
+            for item in (*got, *notes):
+                item.elem = elem
             if not got and not notes:
                 skipped.append((start, end))
             for call in got:
@@ -297,7 +323,16 @@ class Reader:
         yield value, start, end
 
     def _read_object(
-        self, obj: Mapping[str, Any], text: str | None, start: int, end: int, base: int, bare: bool, keyed: bool = False
+        self,
+        obj: Mapping[str, Any],
+        text: str | None,
+        start: int,
+        end: int,
+        base: int,
+        bare: bool,
+        keyed: bool = False,
+        elem: int = -1,
+        payload: str = "",
     ) -> tuple[list[RawCall], list[Issue]]:
         span = (base + start, base + end)
         if keyed and not isinstance(obj.get("name"), str):
@@ -320,7 +355,7 @@ class Reader:
             name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
         if name is None or not name.strip():
             return [], []
-        key = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        key = next((k for k in holder if k in ARGUMENT_KEYS), None)  # the first one written
         if _looks_like_tool_definition(holder, key):
             return [], []
         if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
@@ -330,7 +365,10 @@ class Reader:
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw = None
-        if text is not None:
+        if elem >= 0 and holder is obj and text is None:
+            # repaired: the model's strict prefix and a tail (what a stream sent, then the rest)
+            raw = self.args_text(payload, obj[key], call_object=True, elem=elem)
+        elif text is not None:
             args_span = member_spans(text, holder_start).get(key)
             if args_span is not None:
                 raw = text[args_span[0] : args_span[1]]
@@ -344,15 +382,16 @@ class Reader:
         if name is None or raw is None:
             return None, None
         args = partial_object(text, 0)[0] if text.startswith("{") else {}
-        return name, RawCall(name, args, json.dumps(args, ensure_ascii=False), raw.id, (raw.span[0], end), self.family)
+        args_json = self.args_text(text, args, call_object=False) if text.startswith("{") else "{}"
+        return name, RawCall(name, args, args_json or "{}", raw.id, (raw.span[0], end), self.family)
 
     def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
         """For a payload cut off by the end of the text: the call's name when it was complete
         (and, for a bare payload, when the object says it is a call), and the call rebuilt
         from the arguments whose values were complete (for ``Policy.truncated="keep"``)."""
-        start = 0
+        start = elem = 0
         if text.startswith("["):
-            start = _last_element(text)
+            start, elem = _last_element(text)
             if start < 0:
                 return None, None
         if text[start : start + 1] != "{":
@@ -369,14 +408,16 @@ class Reader:
             return None, None
         call_id = next((str(members[k]) for k in _ID_KEYS if isinstance(members.get(k), (str, int))), None)
         args: dict[str, Any] = {}
-        complete = next((k for k in ARGUMENT_KEYS if k in holder), None)
+        complete = next((k for k in holder if k in ARGUMENT_KEYS), None)  # the first one written
         if complete is not None and isinstance(holder[complete], dict):
             args = holder[complete]
         elif open_key in ARGUMENT_KEYS and text[vstart : vstart + 1] == "{":
             args = partial_object(text, vstart)[0]
+        args_json = self.args_text(text, args, call_object=True, elem=elem)
         raw = RawCall(
-            name, args, json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
+            name, args, args_json or json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
         )
+        raw.elem = elem
         return name, raw
 
     def _cut_keyed(
@@ -444,26 +485,29 @@ def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) ->
     )
 
 
-def _last_element(text: str) -> int:
-    """Offset of the element of a cut-off array that the cut fell in (-1 when unclear)."""
+def _last_element(text: str) -> tuple[int, int]:
+    """Offset and index of the element of a cut-off array that the cut fell in (offset
+    -1 when unclear)."""
     from .jsonscan import _complete_value_end
 
     pos = 1
     n = len(text)
+    index = 0
     while True:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n:
-            return -1
+            return -1, index
         end = _complete_value_end(text, pos)
         if end is None:
-            return pos
+            return pos, index
         pos = end
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n or text[pos] != ",":
-            return -1
+            return -1, index
         pos += 1
+        index += 1
 
 
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
