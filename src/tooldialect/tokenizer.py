@@ -63,7 +63,11 @@ def _resumed(ig: Terminal, text: str, pos: int) -> bool:
     once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
     unbounded white space is skipped as it comes, so a long run is never read twice."""
     pat = ig.pattern
-    return pat.max_width <= MAX_MARKER_WIDTH and pat.needs_more(text, pos)
+    if pat.max_width > MAX_MARKER_WIDTH:
+        return False
+    if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
+        return False  # it cannot begin here: nothing to wait for
+    return pat.needs_more(text, pos)
 
 
 def _body_closed(c: Cand) -> bool:
@@ -307,12 +311,12 @@ class Cand:
             call_keys = [key] * len(calls)
             issue_keys = [key] * len(issues)
         elif node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
-            # a body read whole (all or nothing) completes every call announced in it
-            keys = [("call", i) for i in range(self.named_done, self.named_begun)]
+            # a body read whole (all or nothing) completes every call announced in it, in order
+            first = self.named_done
             self.named_done = self.named_begun
             self.current_name = None
-            call_keys = [keys[min(i, len(keys) - 1)] for i in range(len(calls))]
-            issue_keys = [keys[0]] * len(issues)
+            call_keys = [("call", first + i) for i in range(len(calls))]
+            issue_keys = [("call", first)] * len(issues)
         else:
             # a payload: its call objects are announced one by one (their place in it)
             key = ("json", self.ntoks - 1)
