@@ -39,6 +39,7 @@ from .models import (
     TextDelta,
 )
 from .transform import ARGUMENT_KEYS, KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
+from .transform import _text as _node_text
 
 __all__ = ["Engine"]
 
@@ -136,6 +137,8 @@ class Cand:
         "sp_key",
         "sp_done",
         "cut_elem",
+        "json_start",
+        "start_ids",
         "_accepted",
     )
 
@@ -197,6 +200,10 @@ class Cand:
         self.sp_key: Any = None
         self.sp_done = 0  # call objects before this one were sent as far as they go
         self.cut_elem = 0  # the call object of a payload the end of the text cut off
+        # where the last JSON payload began: a payload's calls are keyed by it, so a broken
+        # payload's announced call never lends its announcement to the next payload
+        self.json_start = -1
+        self.start_ids: dict[Any, str] = {}  # an announced call's id, when the id named it
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -208,6 +215,8 @@ class Cand:
                 self.loose = (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
+        if tok.type in JSON_EXTERNALS:
+            self.json_start = tok.start if tok.start is not None else -1
         ok = self.parser.feed(tok)
         name = tok.type
         self.last_type = name
@@ -277,6 +286,8 @@ class Cand:
             return
         if announced is not None:
             self.current_name = announced
+            if node.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
+                self.start_ids[("call", self.named_begun)] = _node_text(node).strip()
             self.items.append(("start", announced, ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
@@ -319,7 +330,7 @@ class Cand:
             issue_keys = [("call", first)] * len(issues)
         else:
             # a payload: its call objects are announced one by one (their place in it)
-            key = ("json", self.ntoks - 1)
+            key = ("json", self.json_start)
             call_keys = [key + (c.elem,) if c.elem >= 0 else key for c in calls]
             issue_keys = [key + (i.elem,) if i.elem >= 0 else key for i in issues]
         # keep source order: issues and calls interleave by position
@@ -1001,7 +1012,11 @@ class Engine:
             if b.repeats == 0:
                 b.loop_first = self.base + m.start()
             b.repeats += 1
-            if b.repeats > self.policy.max_repeats:
+            if b.repeats > self.policy.max_repeats and self._productive(b, self.base + lp):
+                # calls completed inside the run: one marker per call (Mistral v11), not a loop
+                b.repeats = 1
+                b.loop_first = self.base + m.start()
+            elif b.repeats > self.policy.max_repeats:
                 b.loop_at = self.base + lp
                 b.loop_pos = self.base + lp
                 self._loop_begin(b)
@@ -1011,14 +1026,23 @@ class Engine:
         b.loop_clear = max(b.loop_clear, b.loop_pos)
         return False
 
+    def _loop_lead(self, b: Block, at: int) -> Cand:
+        """The candidate that speaks for the block on the text before ``at``: among those
+        still standing there (a failure seen only at or after it does not count), the
+        same at every chunking."""
+        rank = self.cat.rank
+        alive = [c for c in b.cands if c.state != FAILED or c.reach >= at]
+        return alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+
+    def _productive(self, b: Block, at: int) -> bool:
+        """Whether the block completed a call inside the current run of openers."""
+        c0 = self._loop_lead(b, at)
+        return any(kind == "call" and b.loop_first < _item_end(obj) <= at for kind, obj, _ in c0.items)
+
     def _loop_begin(self, b: Block) -> None:
         """A loop: what the block completed before the loop was found stands; the rest of
         the block, up to a closer of its opener or the end of the text, is the loop."""
-        # the candidates still standing on the text before the loop (a failure seen only at
-        # or after it does not count): the same set at every chunking
-        rank = self.cat.rank
-        alive = [c for c in b.cands if c.state != FAILED or c.reach >= b.loop_at]
-        c0 = alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+        c0 = self._loop_lead(b, b.loop_at)
         if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
             b.emitted = 0
         while b.emitted < len(c0.items):
@@ -1262,7 +1286,7 @@ class Engine:
                         c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
                         c.sp_from = c.sp_fed = base + lp
                         c.sp_obj = obj
-                        c.sp_key = ("json", c.ntoks) if obj else ("call", c.named_begun - 1)
+                        c.sp_key = ("json", base + lp) if obj else ("call", c.named_begun - 1)
                         c.sp_done = 0
                 else:
                     c.scanner = StringScanner()
@@ -1486,7 +1510,7 @@ class Engine:
                         (c.resync_tok, self.base + q),
                         f"{reason}; removed with the block",
                     ),
-                    -1,
+                    ("json", c.resync_tok) if payload else -1,  # a broken payload: its calls end here
                 )
             )
             c.pos = self.base + q
@@ -1626,7 +1650,7 @@ class Engine:
             # a payload that is one call object, or each call object of a root array
             if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
                 continue
-            tok = ("json", c.ntoks, ordinal)
+            tok = ("json", c.tok_start, ordinal)
             if tok in b.started:
                 continue
             if self.calls_out + len(b.started) >= self.policy.max_calls:
@@ -1723,7 +1747,7 @@ class Engine:
             index = self.call_index
             self.call_index += 1
             b.started[tok] = (index, announced)
-            self._event(CallStart.model_construct(index=index, name=announced, id=None))
+            self._event(CallStart.model_construct(index=index, name=announced, id=owner.start_ids.get(tok)))
             return
         if kind == "text":
             self._text(obj, b.channel)
@@ -1736,6 +1760,11 @@ class Engine:
             started = b.started.pop(tok, None)
             if started is not None:
                 self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
+            elif isinstance(tok, tuple) and len(tok) == 2 and tok[0] == "json":
+                # the whole payload at this offset failed: every call announced from it ends
+                for key in sorted(k for k in b.started if k[:2] == tok):
+                    b.sent.pop(key, None)
+                    self._event(CallAbort.model_construct(index=b.started.pop(key)[0], reason=obj.kind))
             self._diag(obj, family)
             return
         raw: RawCall = obj
@@ -2035,7 +2064,7 @@ class Engine:
         name, raw = self._cut_call(c)
         cut_tok: tuple[Any, ...] = ("call", c.named_done)
         if c.cut_json:
-            cut_tok = ("json", c.ntoks, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
+            cut_tok = ("json", c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:
             name = started[1]
