@@ -181,16 +181,21 @@ def check_invariants(text: str, events: list[td.Event], batch: td.ParseResult) -
     fragments: dict[int, list[str]] = {}
     started: set[int] = set()
     ended: set[int] = set()
+    announced: dict[int, td.CallStart] = {}
     for ev in events:
         if isinstance(ev, td.CallStart):
             assert ev.index not in started, f"call {ev.index} started twice"
             started.add(ev.index)
+            announced[ev.index] = ev
         elif isinstance(ev, td.ArgumentsDelta):
             assert ev.index in started and ev.index not in ended
             fragments.setdefault(ev.index, []).append(ev.fragment)
         elif isinstance(ev, td.CallEnd):
             assert ev.index in started and ev.index not in ended, f"call {ev.index} ended twice or never started"
             ended.add(ev.index)
+            start = announced[ev.index]
+            assert start.name == ev.call.name, f"call {ev.index} announced as {start.name!r}, ended as {ev.call.name!r}"
+            assert start.id is None or start.id == ev.call.id, f"call {ev.index} announced with id {start.id!r}"
             assert "".join(fragments.get(ev.index, [])) == ev.call.arguments_json
             assert json.loads(ev.call.arguments_json) == ev.call.arguments
         elif isinstance(ev, td.CallAbort):

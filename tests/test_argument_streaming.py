@@ -221,3 +221,33 @@ def test_python_keyword_arguments_stream_one_member_each():
     # the refused call is aborted
     assert fragments(events, 1) == []
     assert [e.reason for e in events if isinstance(e, td.CallAbort)] == ["arguments_invalid"]
+
+
+def test_a_broken_payload_ends_its_announced_call_before_the_next_payload():
+    text = (
+        '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        '{"name": "get_time", "arguments": {broken}\n'
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_calls>'
+    )
+    events = stream(text, 1)
+    shape = [(type(e).__name__, getattr(e, "index", None)) for e in events if not isinstance(e, (td.TextDelta, td.ArgumentsDelta))]
+    assert shape == [
+        ("CallStart", 0), ("CallStart", 1), ("CallStart", 2),
+        ("CallEnd", 0), ("CallAbort", 1), ("DiagnosticEvent", None), ("CallEnd", 2),
+    ]
+    assert [(c.name, c.arguments) for c in ends(events)] == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]
+
+
+def test_one_marker_per_call_is_not_a_repetition_loop():
+    text = "".join('[TOOL_CALLS]f%d[ARGS]{"a": %d}' % (i, i) for i in range(40))
+    for step in (3, len(text)):
+        events = stream(text, step)
+        assert len(ends(events)) == 40
+        assert not [e for e in events if isinstance(e, td.DiagnosticEvent)]
+
+
+def test_a_kimi_call_is_announced_with_its_id():
+    text = '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'
+    events = stream(text, 3)
+    (start,) = [e for e in events if isinstance(e, td.CallStart)]
+    assert start.id == "functions.get_weather:0" == ends(events)[0].id

@@ -341,6 +341,12 @@ def test_gated_names_bind_exactly_and_are_never_repaired():
         assert not any(d.kind == "name_repaired" for d in r.diagnostics)
 
 
+def test_a_name_the_toolset_lacks_says_so():
+    r = parse('list_dir()\nrm_rf(path="/")')  # committed at list_dir, then an unknown tool
+    assert r.calls == [] and [(d.kind, d.family) for d in r.diagnostics] == [("malformed_block", "codecall")]
+    assert "'rm_rf' is not a tool the toolset offers" in r.diagnostics[0].detail["reason"]
+
+
 def test_gated_header_key():
     assert read_header("// family: a\n// gated: toolset\n", "a").gated is True
     assert read_header("// family: a\n", "a").gated is False

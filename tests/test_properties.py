@@ -48,6 +48,7 @@ PIECES = [
     ">>>", "all\n", "f\n", "<start_function_call>", "call:f{", "<escape>", "<end_function_call>",
     "<|tools_prefix|>", "<|tools_suffix|>", '[{"f": {"a": 1}}]', "<|function_call|>", "function call<|role_sep|>",
     "</s>", "<|tool_call_start|>", "<|inner_prefix|>", "<|inner_suffix|>",
+    "f(k=1)", "f({k: `x`})", "get_weather(city='Paris');", "f[0|v|1|w]", "\\|", "f/k>v\n", "# c\n", "/* c */",
 ]
 fragments = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_size=30).map("".join)
 

@@ -33,7 +33,6 @@ __all__ = [
     "CONSTANTS",
     "PYTHON",
     "TS_CONSTANTS",
-    "TS_RESERVED",
     "TYPESCRIPT",
     "Refused",
     "decode_string",
@@ -51,14 +50,6 @@ PYTHON, TYPESCRIPT = "python", "typescript"
 CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 #: The words that are literals in TypeScript calls.
 TS_CONSTANTS: dict[str, Any] = {"true": True, "false": False, "null": None, "undefined": None}
-#: Words TypeScript reserves: not a function or parameter name (strict mode, ES2023 and
-#: TypeScript's own), though an object key may be one.
-TS_RESERVED = frozenset(
-    "await break case catch class const continue debugger default delete do else enum export extends "
-    "false finally for function if import in instanceof new null return super switch this throw true try "
-    "typeof var void while with yield implements interface let package private protected public static "
-    "arguments eval undefined".split()
-)
 
 _TEXT_PREFIXES = ("", "r", "u")  # lower-cased: prefixes that still make a text string
 _SPECIAL = re.compile(r"[\\\r\n]")
@@ -416,7 +407,7 @@ def is_identifier(name: str, language: str) -> bool:
     if not isinstance(name, str) or name_pattern().fullmatch(name) is None:
         return False
     if language == TYPESCRIPT:
-        return name not in TS_RESERVED
+        return _terminal("TS_RESERVED").fullmatch(name) is None
     return "$" not in name and not keyword.iskeyword(name)
 
 
@@ -428,18 +419,24 @@ def keyword_name(tok: Tok) -> str:
     return tok.value
 
 
-_NAME: list[re.Pattern[str]] = []
-
-
 def name_pattern() -> re.Pattern[str]:
     """The grammar's name terminal (what a name is), loaded once from the shared piece."""
-    if not _NAME:
+    return _terminal("PY_NAME")
+
+
+_TERMINALS: dict[str, re.Pattern[str]] = {}
+
+
+def _terminal(name: str) -> re.Pattern[str]:
+    """A terminal of ``_pyliteral.lark``: the grammar says what a name or a reserved word is."""
+    got = _TERMINALS.get(name)
+    if got is None:
         from .families import piece
 
-        term = piece("_pyliteral")["PY_NAME"]
+        term = piece("_pyliteral")[name]
         assert term.pattern is not None
-        _NAME.append(term.pattern.regex)
-    return _NAME[0]
+        got = _TERMINALS[name] = term.pattern.regex
+    return got
 
 
 def _token(atom: Node) -> Tok:

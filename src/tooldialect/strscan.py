@@ -3,11 +3,11 @@
 A marker regex is capped at 512 characters, and a string argument may hold a whole
 file, so a grammar declares its string literals (``%declare PY_STRING``) and the engine
 finds where each one ends while the text is still arriving: ``'…'`` or ``"…"``, tripled
-or not, or a backtick template (```…```, never tripled), where a backslash always takes
-the character after it (an escaped quote never ends a string, in raw strings too, as in
-Python).  The scanner only finds the end; what
-the literal means (its escapes, its prefix, a raw newline in a one-line string) is for
-the reader to decide (:mod:`tooldialect.pyliteral`).  Each character is read once, runs
+or not, or a backtick template (never tripled), where a backslash always takes the
+character after it (an escaped quote never ends a string, in raw strings too, as in
+Python).  The scanner only finds the end; what the literal means (its escapes, its
+prefix, a raw newline in a one-line string) is for the reader to decide
+(:mod:`tooldialect.pyliteral`).  Each character is read once, runs
 of plain characters at C speed; a quote that may begin a closing triple is re-read at
 most twice when the text arrives in pieces.
 """

@@ -39,6 +39,7 @@ from .models import (
     TextDelta,
 )
 from .transform import ARGUMENT_KEYS, KEYED_RULE, Issue, RawCall, Reader, excerpt, reader_class
+from .transform import _text as _node_text
 
 __all__ = ["Engine"]
 
@@ -57,7 +58,6 @@ _MAX_FENCE_LINE = 256
 #: A backtick or tilde run longer than this opens no fence and no code span: it is text.
 #: Deciding that early keeps a run from being held (and read again) while it grows.
 _MAX_RUN = 256
-_BROKEN = "broken"  # marks the item key of a payload broken off (see _broken)
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _ESCAPE_GROUP = "escaped"
 _ESCAPE_PAIR = rf"(?P<{_ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
@@ -69,7 +69,11 @@ def _resumed(ig: Terminal, text: str, pos: int) -> bool:
     once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
     unbounded white space is skipped as it comes, so a long run is never read twice."""
     pat = ig.pattern
-    return pat.max_width <= MAX_MARKER_WIDTH and pat.needs_more(text, pos)
+    if pat.max_width > MAX_MARKER_WIDTH:
+        return False
+    if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
+        return False  # it cannot begin here: nothing to wait for
+    return pat.needs_more(text, pos)
 
 
 def _body_closed(c: Cand) -> bool:
@@ -115,7 +119,6 @@ class Cand:
         "resync",
         "resync_tok",
         "resync_reason",
-        "resync_key",
         "text_start",
         "text_stops",
         "text_rx",
@@ -139,6 +142,8 @@ class Cand:
         "sp_key",
         "sp_done",
         "cut_elem",
+        "json_start",
+        "start_ids",
         "_accepted",
     )
 
@@ -172,7 +177,6 @@ class Cand:
         self.resync = -1  # after a broken payload: searching from here for the next one
         self.resync_tok = -1
         self.resync_reason = ""
-        self.resync_key: Any = -1  # the broken payload's key: its announced calls are aborted
         self.text_start = -1  # a raw text value being read
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
@@ -201,6 +205,10 @@ class Cand:
         self.sp_key: Any = None
         self.sp_done = 0  # call objects before this one were sent as far as they go
         self.cut_elem = 0  # the call object of a payload the end of the text cut off
+        # where the last JSON payload began: a payload's calls are keyed by it, so a broken
+        # payload's announced call never lends its announcement to the next payload
+        self.json_start = -1
+        self.start_ids: dict[Any, str] = {}  # an announced call's id, when the id named it
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -212,6 +220,8 @@ class Cand:
                 self.loose = (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
+        if tok.type in JSON_EXTERNALS:
+            self.json_start = tok.start if tok.start is not None else -1
         ok = self.parser.feed(tok)
         name = tok.type
         self.last_type = name
@@ -280,6 +290,8 @@ class Cand:
             return
         if announced is not None:
             self.current_name = announced
+            if node.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
+                self.start_ids[("call", self.named_begun)] = _node_text(node).strip()
             self.items.append(("start", announced, ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
@@ -314,15 +326,15 @@ class Cand:
             call_keys = [key] * len(calls)
             issue_keys = [key] * len(issues)
         elif node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
-            # a body read whole (all or nothing) completes every call announced in it
-            keys = [("call", i) for i in range(self.named_done, self.named_begun)]
+            # a body read whole (all or nothing) completes every call announced in it, in order
+            first = self.named_done
             self.named_done = self.named_begun
             self.current_name = None
-            call_keys = [keys[min(i, len(keys) - 1)] for i in range(len(calls))]
-            issue_keys = [keys[0]] * len(issues)
+            call_keys = [("call", first + i) for i in range(len(calls))]
+            issue_keys = [("call", first)] * len(issues)
         else:
             # a payload: its call objects are announced one by one (their place in it)
-            key = ("json", self.ntoks - 1)
+            key = ("json", self.json_start)
             call_keys = [key + (c.elem,) if c.elem >= 0 else key for c in calls]
             issue_keys = [key + (i.elem,) if i.elem >= 0 else key for i in issues]
         # keep source order: issues and calls interleave by position
@@ -1050,7 +1062,11 @@ class Engine:
             if b.repeats == 0:
                 b.loop_first = self.base + m.start()
             b.repeats += 1
-            if b.repeats > self.policy.max_repeats:
+            if b.repeats > self.policy.max_repeats and self._productive(b, self.base + lp):
+                # calls completed inside the run: one marker per call (Mistral v11), not a loop
+                b.repeats = 1
+                b.loop_first = self.base + m.start()
+            elif b.repeats > self.policy.max_repeats:
                 b.loop_at = self.base + lp
                 b.loop_pos = self.base + lp
                 self._loop_begin(b)
@@ -1060,14 +1076,23 @@ class Engine:
         b.loop_clear = max(b.loop_clear, b.loop_pos)
         return False
 
+    def _loop_lead(self, b: Block, at: int) -> Cand:
+        """The candidate that speaks for the block on the text before ``at``: among those
+        still standing there (a failure seen only at or after it does not count), the
+        same at every chunking."""
+        rank = self.cat.rank
+        alive = [c for c in b.cands if c.state != FAILED or c.reach >= at]
+        return alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+
+    def _productive(self, b: Block, at: int) -> bool:
+        """Whether the block completed a call inside the current run of openers."""
+        c0 = self._loop_lead(b, at)
+        return any(kind == "call" and b.loop_first < _item_end(obj) <= at for kind, obj, _ in c0.items)
+
     def _loop_begin(self, b: Block) -> None:
         """A loop: what the block completed before the loop was found stands; the rest of
         the block, up to a closer of its opener or the end of the text, is the loop."""
-        # the candidates still standing on the text before the loop (a failure seen only at
-        # or after it does not count): the same set at every chunking
-        rank = self.cat.rank
-        alive = [c for c in b.cands if c.state != FAILED or c.reach >= b.loop_at]
-        c0 = alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+        c0 = self._loop_lead(b, b.loop_at)
         if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
             b.emitted = 0
         while b.emitted < len(c0.items):
@@ -1225,10 +1250,6 @@ class Engine:
                     c.resync_tok = c.tok_start
                     c.resync_reason = reason
                     c.resync_mode = "payload"
-                    # the broken payload had its own key: the next one must not take over
-                    # what was announced or sent for it
-                    c.resync_key = (_BROKEN, ("json", c.ntoks))
-                    c.ntoks += 1
                     c.pos = c.resync
                     continue
                 self._no_token(c, c.tok_start, reason)
@@ -1317,7 +1338,7 @@ class Engine:
                         c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
                         c.sp_from = c.sp_fed = base + lp
                         c.sp_obj = obj
-                        c.sp_key = ("json", c.ntoks) if obj else ("call", c.named_begun - 1)
+                        c.sp_key = ("json", base + lp) if obj else ("call", c.named_begun - 1)
                         c.sp_done = 0
                 else:
                     c.scanner = StringScanner()
@@ -1542,7 +1563,7 @@ class Engine:
                         (c.resync_tok, self.base + q),
                         f"{reason}; removed with the block",
                     ),
-                    c.resync_key if payload else -1,
+                    ("json", c.resync_tok) if payload else -1,  # a broken payload: its calls end here
                 )
             )
             c.pos = self.base + q
@@ -1682,7 +1703,7 @@ class Engine:
             # a payload that is one call object, or each call object of a root array
             if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
                 continue
-            tok = ("json", c.ntoks, ordinal)
+            tok = ("json", c.tok_start, ordinal)
             if tok in b.started:
                 continue
             if self.calls_out + len(b.started) >= self.policy.max_calls:
@@ -1779,7 +1800,7 @@ class Engine:
             index = self.call_index
             self.call_index += 1
             b.started[tok] = (index, announced)
-            self._event(CallStart.model_construct(index=index, name=announced, id=None))
+            self._event(CallStart.model_construct(index=index, name=announced, id=owner.start_ids.get(tok)))
             return
         if kind == "text":
             self._text(obj, b.channel)
@@ -1788,13 +1809,15 @@ class Engine:
             self._stream_param(b, owner, obj, tok)
             return
         if kind == "issue":
-            # a payload broken off (the block goes on at the next one) ends its announced calls
-            keys = [tok] + (sorted(k for k in b.started if k[:2] == tok[1]) if _broken(tok) else [])
-            for key in keys:
-                b.sent.pop(key, None)
-                started = b.started.pop(key, None)
-                if started is not None:
-                    self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
+            b.sent.pop(tok, None)
+            started = b.started.pop(tok, None)
+            if started is not None:
+                self._event(CallAbort.model_construct(index=started[0], reason=obj.kind))
+            elif isinstance(tok, tuple) and len(tok) == 2 and tok[0] == "json":
+                # the whole payload at this offset failed: every call announced from it ends
+                for key in sorted(k for k in b.started if k[:2] == tok):
+                    b.sent.pop(key, None)
+                    self._event(CallAbort.model_construct(index=b.started.pop(key)[0], reason=obj.kind))
             self._diag(obj, family)
             return
         raw: RawCall = obj
@@ -2094,7 +2117,7 @@ class Engine:
         name, raw = self._cut_call(c)
         cut_tok: tuple[Any, ...] = ("call", c.named_done)
         if c.cut_json:
-            cut_tok = ("json", c.ntoks, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
+            cut_tok = ("json", c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:
             name = started[1]
@@ -2155,12 +2178,6 @@ def _first_key(text: str) -> str | None:
         return None
     end = text.find('"', i + 1, i + 64)
     return text[i + 1 : end] if end > 0 else None
-
-
-def _broken(key: Any) -> bool:
-    """The key of a payload broken off: ``(_BROKEN, ("json", n))``; its calls' keys are
-    ``("json", n, place)``."""
-    return isinstance(key, tuple) and len(key) == 2 and key[0] == _BROKEN
 
 
 def _item_end(obj: Any) -> int:

@@ -276,7 +276,7 @@ class Reader:
             for item in (*got, *notes):
                 item.elem = elem
             if not got and not notes:
-                skipped.append((start, end))
+                skipped.append((start, end, elem))
             for call in got:
                 if repairs:
                     call.notes.insert(0, _repaired(call.name, repairs, call.span))
@@ -284,13 +284,14 @@ class Reader:
             issues.extend(notes)
         if calls:
             # an element that is not a call, beside ones that are, is reported, not dropped
-            for start, end in skipped:
+            for start, end, elem in skipped:
                 issues.append(
                     Issue(
                         "malformed_block",
                         {"reason": "an element that is not a call object", "excerpt": excerpt(text[start:end])},
                         (base + start, base + end),
                         "an element of the payload is not a call object; ignored",
+                        elem,
                     )
                 )
             issues.sort(key=lambda i: i.span[0] if i.span else 0)

@@ -22,7 +22,7 @@ from ..render.signatures import parameter_order
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
-__all__ = ["Reader"]
+__all__ = ["Reader", "chain_items"]
 
 _BODY = "code_calls"
 _TS_DECLARATIONS = ("CONST", "LET", "VAR")
@@ -34,7 +34,7 @@ class Reader(GenericReader):
         if node.name != _BODY:
             return None  # statements are read with their body, all or nothing
         calls: list[RawCall] = []
-        statements = [c for c in node.children if isinstance(c, Node) and c.name == "statement"]
+        statements = chain_items(node, "statements", "statement")
         for st in statements:
             name = _text(st.find("name")).strip()
             span = (st.start or 0, st.end or 0)
@@ -135,4 +135,17 @@ def _bind(name: str, schema: Any, positional: list[Any], keywords: dict[str, Any
         if value is None:
             continue  # a top-level None / null / undefined is an argument not given
         out[key] = type_literal(value, props.get(key) if isinstance(props.get(key), dict) else None)
+    return out
+
+
+def chain_items(node: Node, chain: str, item: str) -> list[Node]:
+    """The ``item`` nodes of a body whose ``chain`` rule nests to the left, in source order
+    (walked without recursion)."""
+    out: list[Node] = []
+    link: Node | None = next((c for c in node.children if isinstance(c, Node) and c.name == chain), None)
+    while link is not None:
+        kids = [c for c in link.children if isinstance(c, Node)]
+        out.extend(reversed([c for c in kids if c.name == item]))
+        link = next((c for c in kids if c.name == chain), None)
+    out.reverse()
     return out

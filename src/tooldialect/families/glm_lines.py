@@ -11,6 +11,7 @@ from typing import Any
 from ..lalr import Node
 from ..transform import Issue, RawCall
 from ..transform import Reader as GenericReader
+from .codecall import chain_items
 
 __all__ = ["Reader"]
 
@@ -22,7 +23,7 @@ class Reader(GenericReader):
         if node.name != _BODY:
             return None
         calls: list[RawCall] = []
-        for line in (c for c in node.children if isinstance(c, Node) and c.name == "line"):
+        for line in chain_items(node, "lines", "line"):
             got, issues = self.read_call(line)
             if issues or not got:
                 return [], issues
