@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, families
+from . import detect, families, openai
 from .errors import (
     GrammarError,
     PolicyError,
@@ -63,5 +63,6 @@ __all__ = [
     "UnknownFamilyError",
     "detect",
     "families",
+    "openai",
     "parse",
 ]
