@@ -162,8 +162,6 @@ def install_vllm() -> None:
             "vllm.v1.attention",
             "vllm._C",
             "vllm._custom_ops",
-            "PIL",
-            "mistral_common",
         )
     )
     for pkg in ("vllm", "vllm.config", "vllm.renderers", "vllm.multimodal"):
