@@ -38,3 +38,15 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis fuzz/corpus-out
+	
+# Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
+# BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).
+BENCH_VENV ?= /work/benchvenv
+BENCH_ARGS ?= --json benchmarks/results.json
+
+.PHONY: bench
+bench: $(BENCH_VENV)/.bench-ready
+	$(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS)
+
+$(BENCH_VENV)/.bench-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
+	PYTHON=$(PYTHON) benchmarks/setup.sh $(BENCH_VENV)

@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, dialects, families, render, transcript
+from . import detect, dialects, families, openai, render, transcript
 from .errors import (
     GrammarError,
     PolicyError,
@@ -66,6 +66,7 @@ __all__ = [
     "detect",
     "dialects",
     "families",
+    "openai",
     "parse",
     "render",
     "transcript",

@@ -143,7 +143,6 @@ class Cand:
         "sp_done",
         "cut_elem",
         "json_start",
-        "start_ids",
         "_accepted",
     )
 
@@ -151,7 +150,7 @@ class Cand:
         self.g = g
         self.rule = rule
         self.reader = reader
-        # ("start", name, key) | ("param", Node, key) (a value written as text, complete) |
+        # ("start", (name, id or None), key) | ("param", Node, key) (a value written as text, complete) |
         # ("call", RawCall, key) | ("issue", Issue, key) | ("text", str, -1) (prose inside
         # the block, shown as written); the key ties a call to its announcement:
         # ("json", payload#) or ("call", call#)
@@ -208,7 +207,6 @@ class Cand:
         # where the last JSON payload began: a payload's calls are keyed by it, so a broken
         # payload's announced call never lends its announcement to the next payload
         self.json_start = -1
-        self.start_ids: dict[Any, str] = {}  # an announced call's id, when the id named it
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -290,9 +288,9 @@ class Cand:
             return
         if announced is not None:
             self.current_name = announced
-            if node.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
-                self.start_ids[("call", self.named_begun)] = _node_text(node).strip()
-            self.items.append(("start", announced, ("call", self.named_begun)))
+            # an id that names the call (Kimi's functions.NAME:IDX) is known already
+            call_id = _node_text(node).strip() if node.name == "call_id" else None
+            self.items.append(("start", (announced, call_id), ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
             if self.rule == "start":
@@ -319,9 +317,14 @@ class Cand:
         if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        if node.name in ("call", "bare_call"):
-            key: tuple[Any, ...] = ("call", self.named_done)
+        if node.name in ("call", "bare_call") and self.named_begun > self.named_done:
+            key: tuple[Any, ...] = ("call", self.named_done)  # the call its name announced
             self.named_done += 1
+            self.current_name = None
+            call_keys = [key] * len(calls)
+            issue_keys = [key] * len(issues)
+        elif node.name in ("call", "bare_call"):
+            key = ("call", "unannounced", node.start)  # its name announced nothing
             self.current_name = None
             call_keys = [key] * len(calls)
             issue_keys = [key] * len(issues)
@@ -1704,8 +1707,8 @@ class Engine:
             if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
                 continue
             tok = ("json", c.tok_start, ordinal)
-            if tok in b.started:
-                continue
+            if tok in b.started or not name.strip():
+                continue  # a blank name is no call
             if self.calls_out + len(b.started) >= self.policy.max_calls:
                 continue
             announced = self.binder.announce(name)
@@ -1794,13 +1797,14 @@ class Engine:
                 return
             if tok in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
                 return
-            announced = self.binder.announce(obj)
+            name, call_id = obj
+            announced = self.binder.announce(name)
             if announced is None:
                 return
             index = self.call_index
             self.call_index += 1
             b.started[tok] = (index, announced)
-            self._event(CallStart.model_construct(index=index, name=announced, id=owner.start_ids.get(tok)))
+            self._event(CallStart.model_construct(index=index, name=announced, id=call_id))
             return
         if kind == "text":
             self._text(obj, b.channel)
@@ -2116,7 +2120,7 @@ class Engine:
         kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         name, raw = self._cut_call(c)
         cut_tok: tuple[Any, ...] = ("call", c.named_done)
-        if c.cut_json:
+        if c.cut_json and c.named_begun <= c.named_done:  # a payload, not a named call's arguments
             cut_tok = ("json", c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:

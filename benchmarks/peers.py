@@ -1,0 +1,274 @@
+"""The parsers measured side by side, behind one small interface.
+
+Each adapter has ``lib`` and ``fmt`` names, ``full(text)`` (the non-streaming call) and
+``stream(deltas)`` (one call per delta, as the peer's server drives it), and both return
+how many calls were found, so that a fast wrong answer shows in the table. Inputs are
+prepared outside the timed region (``prepare``): token ids for vLLM, o200k token ids for
+openai-harmony.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))  # this checkout's tooldialect, whatever is installed
+
+import tooldialect as td  # noqa: E402
+
+from workloads import FORMATS, TOOLS  # noqa: E402
+
+
+class Adapter:
+    lib = ""
+    fmt = ""
+
+    def prepare(self, deltas: list[str]) -> Any:
+        return deltas
+
+    def full(self, text: str) -> int:
+        raise NotImplementedError
+
+    def stream(self, prepared: Any) -> int:
+        raise NotImplementedError
+
+
+# -- tooldialect -----------------------------------------------------------------------------------
+
+
+class Tooldialect(Adapter):
+    def __init__(self, fmt: str, every_family: bool = False) -> None:
+        self.fmt = fmt
+        self.families = None if every_family else [FORMATS[fmt].name]
+        self.lib = "tooldialect (every family)" if every_family else "tooldialect"
+        self.tools = td.Toolset.from_openai(TOOLS)
+
+    def full(self, text: str) -> int:
+        return len(td.parse(text, tools=self.tools, families=self.families).calls)
+
+    def stream(self, deltas: list[str]) -> int:
+        s = td.ToolStream(self.tools, families=self.families)
+        n = 0
+        for d in deltas:
+            for ev in s.feed(d):
+                n += type(ev) is td.CallEnd
+        for ev in s.close():
+            n += type(ev) is td.CallEnd
+        return n
+
+
+# -- SGLang ----------------------------------------------------------------------------------------
+
+SGLANG = {
+    "hermes": [("hermes_detector", "HermesDetector"), ("qwen25_detector", "Qwen25Detector")],
+    "qwen3_coder": [("qwen3_coder_detector", "Qwen3CoderDetector")],
+    "dsml": [("deepseekv4_detector", "DeepSeekV4Detector")],
+    "kimi_k2": [("kimik2_detector", "KimiK2Detector")],
+    "glm47": [("glm47_moe_detector", "Glm47MoeDetector")],
+    "mistral": [("mistral_detector", "MistralDetector")],
+    "harmony": [("gpt_oss_detector", "GptOssDetector")],
+    "pythonic": [("pythonic_detector", "PythonicDetector")],
+}
+
+
+class SGLang(Adapter):
+    def __init__(self, fmt: str, module: str, cls: str) -> None:
+        import importlib
+
+        from sglang.srt.entrypoints.openai.protocol import Tool
+
+        self.fmt = fmt
+        self.lib = f"sglang {cls}"
+        self.cls = getattr(importlib.import_module(f"sglang.srt.function_call.{module}"), cls)
+        self.tools = [Tool(**t) for t in TOOLS]
+
+    def full(self, text: str) -> int:
+        return len(self.cls().detect_and_parse(text, self.tools).calls)
+
+    def stream(self, deltas: list[str]) -> int:
+        d = self.cls()
+        names = 0
+        for delta in deltas:
+            res = d.parse_streaming_increment(delta, self.tools)
+            names += sum(1 for c in res.calls if c.name)
+        return names
+
+
+# -- vLLM ------------------------------------------------------------------------------------------
+
+VLLM = {
+    "hermes": "hermes",
+    "qwen3_coder": "qwen3_coder",
+    "dsml": "deepseek_v4",
+    "kimi_k2": "kimi_k2",
+    "glm47": "glm47",
+    "mistral": "mistral",
+    "pythonic": "pythonic",
+}
+
+
+class FakeTokenizer:
+    """Enough of a Hugging Face tokenizer for vLLM's parsers: each special token is one id,
+    every other character is ``1000 + code point``."""
+
+    def __init__(self, specials: tuple[str, ...]) -> None:
+        self.specials = list(dict.fromkeys(specials)) + ["<eos>"]
+        self.special_ids = {s: i + 1 for i, s in enumerate(self.specials)}
+        self.by_id = {i: s for s, i in self.special_ids.items()}
+        self.eos_token_id = self.special_ids["<eos>"]
+        self.all_special_tokens = list(self.specials)
+        self.all_special_ids = list(self.by_id)
+        self.tokenizer = self  # hermes looks for tokenizer.tokenizer on mistral tokenizers only
+        self.name_or_path = "fake"
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.special_ids)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self.get_vocab()
+
+    def __len__(self) -> int:
+        return 0x110000 + 1000
+
+    def encode(self, text: str, add_special_tokens: bool = False, **kw: Any) -> list[int]:
+        out: list[int] = []
+        i = 0
+        firsts = {s[0] for s in self.specials}
+        while i < len(text):
+            if text[i] in firsts:
+                tok = next((s for s in self.specials if text.startswith(s, i)), None)
+                if tok is not None:
+                    out.append(self.special_ids[tok])
+                    i += len(tok)
+                    continue
+            out.append(1000 + ord(text[i]))
+            i += 1
+        return out
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False, **kw: Any) -> str:
+        return "".join(self.by_id.get(i, "") if i < 1000 else chr(i - 1000) for i in ids)
+
+    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
+        if isinstance(ids, int):
+            return self.decode([ids])
+        return [self.decode([i]) for i in ids]
+
+    def convert_tokens_to_ids(self, tokens: Any) -> Any:
+        if isinstance(tokens, str):
+            return self.special_ids.get(tokens, 1000 + ord(tokens[0]) if len(tokens) == 1 else None)
+        return [self.convert_tokens_to_ids(t) for t in tokens]
+
+    def __call__(self, text: str, **kw: Any) -> dict[str, list[int]]:
+        return {"input_ids": self.encode(text)}
+
+
+class VLLM_(Adapter):
+    def __init__(self, fmt: str, name: str) -> None:
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.tool_parsers import ToolParserManager
+
+        self.fmt = fmt
+        self.lib = f"vllm {name}"
+        self.tok = FakeTokenizer(FORMATS[fmt].specials)
+        self.request = ChatCompletionRequest(messages=[{"role": "user", "content": "hi"}], model="x", tools=TOOLS)
+        self.cls = ToolParserManager.get_tool_parser(name)
+        self.engine = bool(getattr(self.cls, "engine_based_streaming", False))
+
+    def _parser(self) -> Any:
+        return self.cls(self.tok, self.request.tools)
+
+    def prepare(self, deltas: list[str]) -> Any:
+        return [(d, self.tok.encode(d)) for d in deltas]
+
+    def full(self, text: str) -> int:
+        info = self._parser().extract_tool_calls(text, self.request)
+        return len(info.tool_calls) if info.tools_called else 0
+
+    def stream(self, prepared: Any) -> int:
+        """vLLM's serving convention: an engine parser gets only the delta; a legacy
+        parser gets the accumulated text and token ids rebuilt on every delta."""
+        p = self._parser()
+        names = 0
+        prev_text, prev_ids = "", []
+        for text, ids in prepared:
+            if self.engine:
+                msg = p.extract_tool_calls_streaming("", text, text, [], ids, ids, self.request)
+            else:
+                cur_text, cur_ids = prev_text + text, prev_ids + ids
+                msg = p.extract_tool_calls_streaming(prev_text, cur_text, text, prev_ids, cur_ids, ids, self.request)
+                prev_text, prev_ids = cur_text, cur_ids
+            if msg is not None and msg.tool_calls:
+                names += sum(1 for c in msg.tool_calls if c.function and c.function.name)
+        finish = getattr(p, "finish_streaming", None)
+        if self.engine and finish is not None:
+            msg = finish()
+            if msg is not None and msg.tool_calls:
+                names += sum(1 for c in msg.tool_calls if c.function and c.function.name)
+        return names
+
+
+# -- openai-harmony (token ids) ------------------------------------------------------------------------
+
+
+class Harmony(Adapter):
+    """openai-harmony reads o200k token ids, not text: the text is encoded outside the
+    timed region, and the ratio to it is reported, not gated."""
+
+    fmt = "harmony"
+
+    def __init__(self, venv: Path) -> None:
+        os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(venv / "tiktoken_base"))
+        from openai_harmony import HarmonyEncodingName, Role, StreamableParser, load_harmony_encoding
+
+        self.enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+        self.Role = Role
+        self.StreamableParser = StreamableParser
+        self.lib = "openai-harmony (token ids)"
+        self.prefix = self.enc.encode("<|start|>assistant", allowed_special="all")
+
+    def _ids(self, text: str) -> list[int]:
+        return self.enc.encode(text, allowed_special="all")
+
+    def prepare(self, deltas: list[str]) -> Any:
+        return self._ids("".join(deltas))
+
+    def prepare_full(self, text: str) -> Any:
+        return self.prefix + self._ids(text)
+
+    def full(self, ids: Any) -> int:  # type: ignore[override]
+        msgs = self.enc.parse_messages_from_completion_tokens(ids, role=None)
+        return sum(1 for m in msgs if m.recipient)
+
+    def stream(self, ids: Any) -> int:
+        p = self.StreamableParser(self.enc, role=self.Role.ASSISTANT)
+        for t in ids:
+            p.process(t)
+        p.process_eos()
+        return sum(1 for m in p.messages if m.recipient)
+
+
+def adapters(fmt: str, venv: Path, peers: bool = True) -> list[Adapter]:
+    """Every parser of a format: tooldialect (its family, and every family), then the peers
+    that import here (a peer that fails to import is reported and skipped)."""
+    out: list[Adapter] = [Tooldialect(fmt), Tooldialect(fmt, every_family=True)]
+    if not peers:
+        return out
+    for module, cls in SGLANG.get(fmt, []):
+        out.append(_try(lambda: SGLang(fmt, module, cls), f"sglang {cls}"))
+    if fmt in VLLM:
+        out.append(_try(lambda: VLLM_(fmt, VLLM[fmt]), f"vllm {VLLM[fmt]}"))
+    if fmt == "harmony":
+        out.append(_try(lambda: Harmony(venv), "openai-harmony"))
+    return [a for a in out if a is not None]
+
+
+def _try(make: Any, name: str) -> Adapter | None:
+    try:
+        return make()
+    except Exception as exc:  # a peer that does not import is a finding, not a crash
+        print(f"# skipped {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
