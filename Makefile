@@ -38,7 +38,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis fuzz/corpus-out
-	
+
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
 # BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).
 BENCH_VENV ?= /work/benchvenv

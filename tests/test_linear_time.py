@@ -194,6 +194,7 @@ DYNAMIC = {
     ("markers.py", "analyse"): "a grammar terminal, audited with the terminals",
     ("markers.py", "_category"): "a one-character category test",
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",
+    ("openai.py", "__init__"): "the caller's id pattern (Ids(valid=...)), applied to call ids",
 }
 
 
