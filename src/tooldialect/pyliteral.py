@@ -37,6 +37,7 @@ __all__ = [
     "Refused",
     "decode_string",
     "is_identifier",
+    "keyword_argument",
     "keyword_name",
     "literal",
     "name_pattern",
@@ -417,6 +418,14 @@ def keyword_name(tok: Tok) -> str:
     if not is_identifier(tok.value, PYTHON):
         raise Refused(f"{tok.value!r} is not a Python identifier, so not a keyword argument")
     return tok.value
+
+
+def keyword_argument(item: Node, max_depth: int, *, language: str = PYTHON) -> tuple[str, Any]:
+    """A ``py_kwarg`` node (``name=value``): its keyword and the JSON value of its literal."""
+    key = item.children[0]
+    value = item.children[-1]
+    assert isinstance(key, Tok) and isinstance(value, Node)
+    return keyword_name(key), literal(value, max_depth, language=language)
 
 
 def name_pattern() -> re.Pattern[str]:

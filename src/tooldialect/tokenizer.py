@@ -143,6 +143,7 @@ class Cand:
         "sp_done",
         "cut_elem",
         "json_start",
+        "opened_at",
         "_accepted",
     )
 
@@ -207,6 +208,7 @@ class Cand:
         # where the last JSON payload began: a payload's calls are keyed by it, so a broken
         # payload's announced call never lends its announcement to the next payload
         self.json_start = -1
+        self.opened_at: set[int] = set()  # where the parser read an opener as a token
         self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
@@ -224,6 +226,8 @@ class Cand:
         name = tok.type
         self.last_type = name
         if name.endswith("_OPEN"):
+            if tok.start is not None:
+                self.opened_at.add(tok.start)
             key = name[: -len("_OPEN")]
             self.opens[key] = self.opens.get(key, 0) + 1
         elif name.endswith("_CLOSE"):
@@ -1062,14 +1066,14 @@ class Engine:
             if m.group(1) is None:  # a closer
                 b.repeats = 0
                 continue
+            if self.base + m.start() in self._loop_lead(b, self.base + lp).opened_at:
+                # the grammar read this opener as the block's own token: one marker per call
+                # (Mistral v11 writes [TOOL_CALLS] before each), not an opener met again
+                continue
             if b.repeats == 0:
                 b.loop_first = self.base + m.start()
             b.repeats += 1
-            if b.repeats > self.policy.max_repeats and self._productive(b, self.base + lp):
-                # calls completed inside the run: one marker per call (Mistral v11), not a loop
-                b.repeats = 1
-                b.loop_first = self.base + m.start()
-            elif b.repeats > self.policy.max_repeats:
+            if b.repeats > self.policy.max_repeats:
                 b.loop_at = self.base + lp
                 b.loop_pos = self.base + lp
                 self._loop_begin(b)
@@ -1086,11 +1090,6 @@ class Engine:
         rank = self.cat.rank
         alive = [c for c in b.cands if c.state != FAILED or c.reach >= at]
         return alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
-
-    def _productive(self, b: Block, at: int) -> bool:
-        """Whether the block completed a call inside the current run of openers."""
-        c0 = self._loop_lead(b, at)
-        return any(kind == "call" and b.loop_first < _item_end(obj) <= at for kind, obj, _ in c0.items)
 
     def _loop_begin(self, b: Block) -> None:
         """A loop: what the block completed before the loop was found stands; the rest of

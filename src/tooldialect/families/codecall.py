@@ -17,7 +17,7 @@ from typing import Any
 
 from ..coerce import type_literal
 from ..lalr import Node, Tok
-from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_name, literal, spellings
+from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_argument, literal, spellings
 from ..render.signatures import parameter_order
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
@@ -69,14 +69,10 @@ class Reader(GenericReader):
                     raise Refused("a positional argument after a keyword argument")
                 positional.append(literal(item, self.max_depth, language=language))
                 continue
-            key = item.children[0]
-            assert isinstance(key, Tok)
-            name_ = keyword_name(key)
+            name_, value = keyword_argument(item, self.max_depth, language=language)
             if name_ in keywords:
                 raise Refused(f"the keyword argument {name_!r} is repeated")
-            value = item.children[-1]
-            assert isinstance(value, Node)
-            keywords[name_] = literal(value, self.max_depth, language=language)
+            keywords[name_] = value
         return _bind(name, tool.parameters, positional, keywords)
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..argstream import member
 from ..lalr import Node, Tok
-from ..pyliteral import Refused, keyword_name, literal
+from ..pyliteral import Refused, keyword_argument
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
@@ -62,14 +62,10 @@ class Reader(GenericReader):
         for item in items:
             if item.name != "py_kwarg":
                 raise Refused("a positional argument (calls take keyword arguments only)")
-            key = item.children[0]
-            assert isinstance(key, Tok)
-            name = keyword_name(key)
+            name, value = keyword_argument(item, self.max_depth)
             if name in args:
                 raise Refused(f"the keyword argument {name!r} is repeated")
-            value = item.children[-1]
-            assert isinstance(value, Node)
-            args[name] = literal(value, self.max_depth)
+            args[name] = value
         return args
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
