@@ -405,7 +405,7 @@ def _as_json(value: Any, depth: int = 0) -> Any:
         items = [_as_json(v, depth + 1) for v in value]
         return _NOT_JSON if any(v is _NOT_JSON for v in items) else items
     if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
+        if not all(isinstance(k, str) and _as_json(k) == k for k in value):
             return _NOT_JSON
         out = {k: _as_json(v, depth + 1) for k, v in value.items()}
         return _NOT_JSON if any(v is _NOT_JSON for v in out.values()) else out
@@ -413,14 +413,18 @@ def _as_json(value: Any, depth: int = 0) -> Any:
 
 
 def python_literal(source: str) -> Any:
-    """Python's own reading of a literal (JSON constants allowed), as JSON; ``_NOT_JSON``
-    when Python does not read it as a literal or its value has no JSON form."""
+    """Python's own reading of ``f(v=X)``: the value of ``v`` when it is the call's only
+    argument and a literal (JSON constants allowed), as JSON; ``_NOT_JSON`` when Python
+    reads something else or the value has no JSON form."""
     if _outside_strings(source, "#\\"):
         return _NOT_JSON  # comments and line continuations are Python syntax, not literals
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes: Python warns, and so reads them
-            tree = _JsonNames().visit(ast.parse(source.strip(), mode="eval"))
+            call = ast.parse("f(v=" + source + ")", mode="eval").body
+        if not (isinstance(call, ast.Call) and not call.args and [k.arg for k in call.keywords] == ["v"]):
+            return _NOT_JSON  # "1, 2" is a second (positional) argument, not a tuple
+        tree = _JsonNames().visit(ast.Expression(call.keywords[0].value))
         return _as_json(ast.literal_eval(tree))
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return _NOT_JSON
