@@ -477,3 +477,14 @@ def test_restoring_a_parser_state_gives_back_the_list_items_read_since():
     p.restore(*saved)
     assert [list(v.children) for v in lists] == before
     assert p.feed(tok(66))
+
+
+def test_the_repair_ladder_reads_a_fence_in_linear_time():
+    """The fence pattern it used to have backtracked on a line of spaces: n² steps."""
+    from tooldialect.repair import strip_fence
+
+    for make in (lambda n: "```" + " " * n + "x", lambda n: "```json\n" + "a" * n + " " * n, lambda n: "\n" * n + "```"):
+        assert_linear(make, 250_000, strip_fence, calls=False)
+    assert strip_fence('```json\n{"a": 1}\n```') == '{"a": 1}'
+    assert strip_fence("~~~\r\n[1]\r\n  ~~~  ") == "[1]"
+    assert strip_fence("````\nx\n```") is None and strip_fence("``` a b\nx\n```") is None
