@@ -460,10 +460,10 @@ def fuzz_literal(data: bytes) -> None:
     reply = "[f(v=" + source + ")]"
     result = td.parse(reply, families=["pythonic"])
     check_result(reply, result, {"policy": td.Policy()})
-    if "\0" in source or "\r" in source:
+    if "\0" in source or "\r" in source or _has_surrogates(source):
         # Python refuses NUL characters in source text, and turns \r\n and \r into \n
         # before reading a literal; the reader keeps a string's characters as written
-        # (docs/decisions.md, Python calls)
+        # (docs/decisions.md, Python calls); text with lone surrogates is not Unicode
         return
     expected = python_literal(source)
     one = (
@@ -600,6 +600,8 @@ def fuzz_roundtrip(data: bytes) -> None:
         assert dialect != "xml" and "cannot write" in str(exc), exc  # a name or blank value the style cannot spell
         return
     got = d.parse(text, tools)
+    if [x.kind for x in got.diagnostics] == ["repetition_loop"]:
+        return  # a value that repeats the call opener past max_repeats reads as a loop (DESIGN §9)
     assert [(c.name, c.arguments, c.family) for c in got.calls] == [(name, arguments, _ROUNDTRIP_DIALECTS[dialect])], (
         text,
         got.diagnostics,
