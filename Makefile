@@ -5,13 +5,24 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test clean
+.PHONY: demo test fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
+
+# Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
+# Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+
+fuzz: $(VENV)/.installed-fuzz
+	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SECONDS)
+
+$(VENV)/.installed-fuzz: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev,fuzz]' || $(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed $(VENV)/.installed-dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +37,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis fuzz/corpus-out
 
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
 # BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).

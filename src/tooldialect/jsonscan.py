@@ -102,8 +102,8 @@ class JsonScanner:
             if self.quote:
                 if len(self.quote) > 1:
                     pos = self._in_sentinel(text, pos, n, eof)
-                    if pos < 0:
-                        return MORE, -pos - 1
+                    if pos < 0:  # the text ended inside the string
+                        return (CUT if eof else MORE), -pos - 1
                     continue
                 pos = self._in_string(text, pos, n)
                 continue

@@ -40,7 +40,7 @@ class Tok:
 class Node:
     """A parse-tree node: rule name, children (nodes and tokens) and span."""
 
-    __slots__ = ("name", "children", "start", "end", "data")
+    __slots__ = ("name", "children", "start", "end", "data", "size")
 
     def __init__(self, name: str, children: list[Any], start: int | None, end: int | None) -> None:
         self.name = name
@@ -48,6 +48,9 @@ class Node:
         self.start = start
         self.end = end
         self.data: Any = None  # filled by the transformer
+        # a structural node's own children are children[:size]: a longer list was taken
+        # over by the list node that extends it (see LRParser._reduce)
+        self.size = len(children)
 
     def find(self, name: str) -> Node | Tok | None:
         for child in self.children:
@@ -160,6 +163,15 @@ class LRParser:
                 return True
             self._reduce(act[1])
 
+    def restore(self, stack: list[int], values: list[Any]) -> None:
+        """Go back to a copy of ``stack`` and ``values`` taken earlier: list nodes give back
+        the items appended to them since."""
+        self.stack[:] = stack
+        self.values[:] = values
+        for v in values:
+            if isinstance(v, Node) and len(v.children) > v.size:
+                del v.children[v.size :]
+
     def end(self) -> bool:
         return self.feed(Tok(END, "", -1, -1))
 
@@ -207,7 +219,13 @@ class LRParser:
                 if not keep:
                     continue
                 if inline and isinstance(v, Node):
-                    children.extend(v.children)
+                    if not children and shape.structural and v.name[:1] == "_" and v.size == len(v.children):
+                        # a list rule lark made from X+ or X* (left-recursive, inlined): take
+                        # over the list it grew instead of copying it, or a list of n items
+                        # costs n²/2 copies
+                        children = v.children
+                    else:
+                        children.extend(v.children)
                 else:
                     children.append(v)
         if shape.expand1 and len(children) == 1 and not shape.structural:

@@ -304,7 +304,7 @@ def _escape(body: str, at: int) -> tuple[str, int]:
             raise Refused("a malformed \\N{…} escape")
         try:
             return unicodedata.lookup(body[at + 2 : close]), close + 1
-        except KeyError:
+        except (KeyError, UnicodeError):  # a name with characters no name has (lone surrogates)
             raise Refused("an unknown character name in \\N{…}") from None
     return "\\" + ch, at + 1  # an unknown escape keeps its backslash (C:\dir survives)
 

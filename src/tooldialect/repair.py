@@ -28,7 +28,9 @@ from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 
 __all__ = ["RepairFailed", "repair_json", "strip_fence"]
 
-_FENCE = re.compile(r"\A\s*(`{3,}|~{3,})[ \t]*[A-Za-z0-9_+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*\1[ \t]*\Z", re.S)
+# the opening line of a fence: its run and an optional info word (one quantifier per
+# character class, so a failing line is read once; the closing line is read from the end)
+_FENCE_OPEN = re.compile(r"\s*(`{3,}|~{3,})[ \t]*(?:[A-Za-z0-9_+.-]+[ \t]*)?\r?\n")
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z_$][\w$.\-]*")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -45,9 +47,25 @@ class RepairFailed(ValueError):
 
 
 def strip_fence(text: str) -> str | None:
-    """The body of a text that is one Markdown code fence, else None."""
-    m = _FENCE.match(text)
-    return m.group(2) if m else None
+    """The body of a text that is one Markdown code fence, else None.
+
+    The fence closes with its opening run at the very end of the text (white space
+    around it); the line break before the closing run is not part of the body.
+    """
+    m = _FENCE_OPEN.match(text)
+    if m is None:
+        return None
+    run = m.group(1)
+    end = len(text.rstrip(" \t"))
+    if not text.endswith(run, m.end(), end):
+        return None
+    close = end - len(run)
+    start = len(text[:close].rstrip(" \t"))  # a slice: no scan of the body
+    if text.startswith("\n", start - 1):
+        start -= 1
+    if text.startswith("\r", start - 1):
+        start -= 1
+    return text[m.end() : max(start, m.end())]
 
 
 def repair_json(text: str, *, quotes: Sequence[str] = (), max_depth: int = 64) -> tuple[Any, list[str]]:

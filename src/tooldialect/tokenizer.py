@@ -52,7 +52,12 @@ _NON_WS = re.compile(r"\S")
 _BACKTICKS = re.compile(r"`+")
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
+_SPACES = re.compile(r"[ \t]*")
+_RUN = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 _MAX_FENCE_LINE = 256
+#: A backtick or tilde run longer than this opens no fence and no code span: it is text.
+#: Deciding that early keeps a run from being held (and read again) while it grows.
+_MAX_RUN = 256
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _ESCAPE_GROUP = "escaped"
 _ESCAPE_PAIR = rf"(?P<{_ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
@@ -248,8 +253,7 @@ class Cand:
             return False
         stack, values, nitems, end = self.loose
         self.loose = None
-        self.parser.stack[:] = stack
-        self.parser.values[:] = values
+        self.parser.restore(stack, values)
         del self.items[nitems:]
         self.pos = self.last_end = end
         return True
@@ -465,6 +469,7 @@ class Engine:
         self.soft_floor = -1
         self.inline_floor = -1
         self._stop_cache: dict[Any, Any] = {}
+        self.long_run = ""  # inside a backtick or tilde run that is plain text (see _MAX_RUN)
 
     # -- public -----------------------------------------------------------------------------
 
@@ -520,9 +525,9 @@ class Engine:
         if b is not None:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
+            # (a value's tentative end, where its candidate reads on if the text ends with
+            # nothing better, stays in the block's pieces: _scan_text rewinds to it)
             need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-            # a value's tentative end is where its candidate reads on if nothing better comes
-            need += [c.text_tentative for c in b.cands if c.state in (RUN, WAIT) and c.text_tentative is not None]
             if b.phase == "recover":
                 need.append(b.absorb if b.absorb >= 0 else b.rpos)
             elif b.loop_rx is not None:
@@ -632,6 +637,13 @@ class Engine:
 
     def _step_prose(self) -> bool:
         win = self.win
+        if self.long_run:
+            end = _RUN[self.long_run].match(win, self.cur).end()
+            self._text(win[self.cur : end])
+            self.cur = end
+            if end == len(win) and not self.eof:
+                return False
+            self.long_run = ""
         if not self.reply_started and self.channel == TEXT_CHANNEL:
             m = _NON_WS.search(win, self.cur)
             if m is None:
@@ -785,17 +797,20 @@ class Engine:
     def _at_fence_char(self, q: int) -> bool:
         win = self.win
         ch = win[q]
-        run = (_BACKTICKS if ch == "`" else re.compile("~+")).match(win, q)
-        assert run is not None
-        if run.end() == len(win) and not self.eof:
+        run_end = _RUN[ch].match(win, q, min(len(win), q + _MAX_RUN + 1)).end()
+        if run_end - q > _MAX_RUN:
+            self.long_run = ch  # plain text to the end of the run (_step_prose)
+            self.cur = q
+            return True
+        if run_end == len(win) and not self.eof:
             return False
-        n = run.end() - q
+        n = run_end - q
         if n >= 3 and self._line_lead_ok(q):
-            nl = win.find("\n", run.end(), run.end() + _MAX_FENCE_LINE)
-            if nl < 0 and not self.eof and len(win) - run.end() < _MAX_FENCE_LINE:
+            nl = win.find("\n", run_end, run_end + _MAX_FENCE_LINE)
+            if nl < 0 and not self.eof and len(win) - run_end < _MAX_FENCE_LINE:
                 return False
-            line_end = nl if nl >= 0 else min(len(win), run.end() + _MAX_FENCE_LINE)
-            info = win[run.end() : line_end].strip()
+            line_end = nl if nl >= 0 else min(len(win), run_end + _MAX_FENCE_LINE)
+            info = win[run_end:line_end].strip()
             if ch == "`" and "`" in info:
                 info = ""  # not a fence line; treat the run as inline code below
             elif info:
@@ -804,25 +819,30 @@ class Engine:
                 self.fence = (ch, n)
                 return True
             else:
-                self._text(win[q : run.end()])
-                self.cur = run.end()
+                self._text(win[q : run_end])
+                self.cur = run_end
                 return True
         if ch == "~":
-            self._text(win[q : run.end()])
-            self.cur = run.end()
+            self._text(win[q : run_end])
+            self.cur = run_end
             return True
         if self.base + q < self.inline_floor:
-            self._text(win[q : run.end()])
-            self.cur = run.end()
+            self._text(win[q : run_end])
+            self.cur = run_end
             return True
-        self.inline = [self.base + q, n, self.base + run.end(), []]
+        self.inline = [self.base + q, n, self.base + run_end, [], -1, False]
         self.cur = q
         return True
 
     def _step_fence(self) -> bool:
         ch, n = self.fence
         win = self.win
-        closer = re.compile(r"\n {0,3}" + re.escape(ch) + "{" + str(n) + ",}")
+        key = ("fence", ch, n)
+        closer = self._stop_cache.get(key)
+        if closer is None:
+            # the closing run's first n characters; the rest of the run is plain text
+            # which never reads a run still growing twice
+            closer = self._stop_cache[key] = re.compile(r"\n {0,3}" + re.escape(ch) + "{" + str(n) + "}")
         m = closer.search(win, self.cur)
         rm = self._reasoning_close_in(self.cur, m.start() if m else len(win))
         if rm is not None:
@@ -830,10 +850,13 @@ class Engine:
             self._text(win[self.cur : rm])
             self.cur = rm
             return True
-        if m is not None and (m.end() < len(win) or self.eof):
+        if m is not None:
+            # the fence is closed; the rest of the closing run is text (_step_prose reads
+            # it, however long it grows)
             self._text(win[self.cur : m.end()])
             self.cur = m.end()
             self.fence = None
+            self.long_run = ch
             return True
         hold = len(win)
         if not self.eof:
@@ -871,11 +894,30 @@ class Engine:
         return -1
 
     def _step_inline(self) -> bool:
-        start, n, search, pieces = self.inline
+        start, n, search, pieces, blank, in_run = self.inline
         win = self.win
         pos = search - self.base
         limit = len(win)
         rm = self._reasoning_close_in(pos, limit)
+        if in_run:
+            # the rest of a backtick run already longer than the opening one: not a closer
+            pos = _RUN["`"].match(win, pos, rm if rm is not None else limit).end()
+            if pos == limit and not self.eof:
+                self.inline[2] = self.base + pos
+                return False
+            self.inline[5] = False
+        if blank >= 0:
+            # a line break followed so far only by spaces and tabs (read already): a blank
+            # line if the next other character is a line break
+            q = _SPACES.match(win, pos, rm if rm is not None else limit).end()
+            if q < limit and q != rm:
+                if win[q] == "\n":
+                    return self._inline_done(start, blank, False)
+                self.inline[4] = -1
+                pos = q
+            elif rm is None and not self.eof:
+                self.inline[2] = self.base + q
+                return False
         while True:
             m = _INLINE_STOP.search(win, pos, rm if rm is not None else limit)
             if m is None:
@@ -883,7 +925,11 @@ class Engine:
             tok = m.group()
             if tok.startswith("`"):
                 if m.end() == len(win) and not self.eof:
-                    self.inline[2] = self.base + m.start()
+                    if len(tok) > n:  # too long to close the span, however it grows
+                        self.inline[2] = self.base + m.end()
+                        self.inline[5] = True
+                    else:
+                        self.inline[2] = self.base + m.start()
                     return False
                 if len(tok) == n:
                     return self._inline_done(start, self.base + m.end(), True)
@@ -892,10 +938,14 @@ class Engine:
             return self._inline_done(start, self.base + m.start(), False)
         if rm is not None or self.eof:
             return self._inline_done(start, self.base + (rm if rm is not None else limit), False)
-        hold = limit
         nl = win.rfind("\n", pos)
-        if nl >= 0 and not win[nl + 1 :].strip(" \t"):
-            hold = nl
+        if nl >= 0 and _SPACES.match(win, nl + 1).end() == limit:
+            # the text ends in a line break and white space: read on from the end, and
+            # remember where the possible blank line began (never read that run again)
+            self.inline[2] = self.base + limit
+            self.inline[4] = self.base + nl
+            return False
+        hold = limit
         p = self._partial_reasoning_close(pos, hold)
         if p >= 0:
             hold = p
@@ -1211,6 +1261,8 @@ class Engine:
             if c.text_start >= 0:
                 if not self._scan_text(b, c):
                     return
+                win, base = self.win, self.base  # the value may have ended where text was rewound
+                n = len(win)
                 continue
             if c.resync >= 0:
                 if not self._resync(c):
@@ -1305,7 +1357,7 @@ class Engine:
                 c.text_stops, c.text_rx = self._stops(c)
                 c.text_tentative = None
                 continue
-            self._no_token(c, base + lp, f"unexpected {excerpt(win[lp : lp + 20])!r}")
+            self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
             if c.state == RUN:
                 continue  # resync: the block may go on after the junk
             return
@@ -1346,6 +1398,7 @@ class Engine:
             if m is None:
                 if self.eof and end == n:
                     if c.text_tentative is not None:
+                        self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
                     c.reach = base + n
                     c.fail(c.text_start, "cut", "value cut off by the end of the text")
@@ -1968,7 +2021,7 @@ class Engine:
                 (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
             )
             if closer_end is not None:
-                junk = win[c.fail_pos - self.base if c.fail_pos >= self.base else 0 : q]
+                junk = self._slice(max(c.fail_pos, b.start), self.base + q)
                 # a block that went over a limit (nesting) says so, like one cut off by it
                 kind = "limit_exceeded" if c.fail_kind == "limit" else "malformed_block"
                 detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, self.base + q))}
