@@ -479,6 +479,8 @@ def fuzz_literal(data: bytes) -> None:
         and result.calls[0].name == "f"
         and list(result.calls[0].arguments) == ["v"]
     )
+    if expected is not _NOT_JSON and not _spellable(expected):
+        return  # the number terminal reads at most 64 digits (docs/decisions.md, Python calls)
     if expected is not _NOT_JSON and _depth(expected) < td.Policy().max_depth:
         assert one, f"Python reads {source!r} as a literal; the reader gave {result.calls} {result.diagnostics}"
         assert result.calls[0].arguments["v"] == expected and _same_types(result.calls[0].arguments["v"], expected)
