@@ -425,7 +425,7 @@ def python_literal(source: str) -> Any:
     if _outside_strings(source, "#\\"):
         return _NOT_JSON  # comments and line continuations are Python syntax, not literals
     if _signed_apart(source):
-        return _SKIP  # "- 5": Python applies the sign; the reader's numbers carry it attached
+        return _SKIP  # "- 5", "05.5": spellings Python reads and the reader refuses on purpose
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes: Python warns, and so reads them
@@ -442,14 +442,17 @@ _SKIP = object()
 
 
 def _signed_apart(source: str) -> bool:
-    """A sign with white space before its number, outside strings (Python reads it)."""
+    """A sign with white space before its number, or a number with a leading zero, outside
+    strings: Python reads both."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, ValueError):
         return False
-    return any(
-        a.type == tokenize.OP and a.string in "+-" and b.start != a.end for a, b in zip(tokens, tokens[1:])
-    )
+    apart = any(a.type == tokenize.OP and a.string in "+-" and b.start != a.end for a, b in zip(tokens, tokens[1:]))
+    # a leading zero before a digit (05.5): Python floats allow it, the reader never does
+    # (pyliteral.number: neither Python integers nor TypeScript accept one)
+    zero = any(t.type == tokenize.NUMBER and len(t.string) > 1 and t.string[0] == "0" and t.string[1] in "0123456789_" for t in tokens)
+    return apart or zero
 
 
 def _outside_strings(source: str, chars: str) -> bool:
