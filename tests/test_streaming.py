@@ -200,6 +200,24 @@ def test_work_inside_one_long_argument_is_linear():
     assert large / small < 4.8, (small, large)
 
 
+def test_work_inside_one_long_argument_is_linear_with_a_toolset():
+    tools = [{"name": "write_file", "parameters": {"type": "object", "properties": {"content": {"type": "string"}}}}]
+
+    def ops(n: int) -> int:
+        text = '<tool_call>{"name": "write_file", "arguments": {"content": "' + "ab\\n" * n + '"}}</tool_call>'
+
+        def run() -> None:
+            s = td.ToolStream(tools=tools)
+            for i in range(0, len(text), 3):
+                s.feed(text[i : i + 3])
+            s.close()
+
+        return count_calls(run)
+
+    small, large = ops(2_000), ops(8_000)
+    assert large / small < 4.8, (small, large)
+
+
 def test_buffer_stays_small_inside_a_long_block():
     s = td.ToolStream()
     s.feed('<tool_call>{"name": "write_file", "arguments": {"content": "')

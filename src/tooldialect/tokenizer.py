@@ -1743,7 +1743,9 @@ class Engine:
         if held or hi <= lo + sent:
             return
         piece = self._slice(lo + sent, hi)
-        if self.binder.tools is not None and _first_key(self._slice(lo, hi)) in ARGUMENT_KEYS:
+        # the first key decides once, before anything past the opening brace is sent; its
+        # first few characters are enough (never the whole argument text again per delta)
+        if self.binder.tools is not None and sent <= 1 and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS:
             # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
             # brace (how every object begins), wait for the end
             b.sent[key] = (max(sent, 1), True)
