@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from .families import all_families
+from .families import Family, all_families
 from .models import DIAGNOSTIC_KINDS, Policy
 
 __all__ = ["SECTIONS", "render", "sync"]
@@ -21,9 +21,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;")
 
 
+def _builtin() -> list[Family]:
+    """The families this project ships; plugin families are documented by their authors."""
+    return [fam for fam in all_families() if fam.source is None]
+
+
 def families_table() -> str:
     rows = ["| family | what it reads | models (globs from the grammar header) |", "| --- | --- | --- |"]
-    for fam in all_families():
+    for fam in _builtin():
         models = ", ".join(f"`{m}`" for m in fam.models) or "—"
         rows.append(f"| `{fam.name}` | {_cell(fam.title)} | {models} |")
     return "\n".join(rows)
@@ -56,7 +61,7 @@ def policy_table() -> str:
 
 def family_sections() -> str:
     out = []
-    for fam in all_families():
+    for fam in _builtin():
         h = fam.header
         out.append(f"## {fam.name}\n")
         out.append(f"{_cell(h.title)}.\n")

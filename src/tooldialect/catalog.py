@@ -12,7 +12,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .families import get, names, piece
+from .families import generation, get, names, piece
 from .grammar import CompiledGrammar, Terminal
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
@@ -118,18 +118,23 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
     )
 
 
-_cache: dict[tuple[str, ...], Catalog] = {}
+_cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
 _lock = threading.Lock()
 
 
 def catalog_for(families: tuple[str, ...] | None) -> Catalog:
-    """The catalog for these families (all of them when None), built once per set."""
-    key = tuple(names()) if families is None else tuple(n for n in names() if n in set(families))
+    """The catalog for these families (all of them when None), built once per set and
+    registry generation (a family registered later gets a catalog of its own)."""
+    chosen = tuple(names()) if families is None else tuple(n for n in names() if n in set(families))
+    key = (generation(), chosen)
     cat = _cache.get(key)
     if cat is None:
         with _lock:
             cat = _cache.get(key)
             if cat is None:
-                cat = _build(key)
+                if len(_cache) > 64:  # catalogs of earlier generations are never asked for again
+                    for old in [k for k in _cache if k[0] != key[0]]:
+                        del _cache[old]
+                cat = _build(chosen)
                 _cache[key] = cat
     return cat

@@ -220,9 +220,12 @@ class _NoLexer(Lexer):
 _TO_PATTERN = PrepareLiterals() * TerminalTreeToPattern()
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, pieces: Path | None = None) -> Any:
+    """Load a grammar file; ``%import ._name`` looks in its own directory, then in ``pieces``
+    (the built-in grammars, so a plugin grammar can import the shared pieces)."""
+    where = [str(path.parent)] + ([str(pieces)] if pieces is not None and pieces != path.parent else [])
     try:
-        grammar, _files = load_grammar(path.read_text(encoding="utf-8"), str(path), [str(path.parent)], False)
+        grammar, _files = load_grammar(path.read_text(encoding="utf-8"), str(path), where, False)
     except (LarkError, OSError) as exc:
         raise GrammarError(f"grammar {path.name}: {exc}") from exc
     return grammar
@@ -267,9 +270,12 @@ def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, 
     return tuple(pairs)
 
 
-def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
-    """Compile a family grammar: LALR tables (strict: a conflict is an error) and tables."""
-    grammar = _load(path)
+def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> CompiledGrammar:
+    """Compile a family grammar: LALR tables (strict: a conflict is an error) and tables.
+
+    ``pieces`` is where ``%import``s not found beside the grammar are looked up (the
+    built-in grammars directory, for plugin grammars)."""
+    grammar = _load(path, pieces)
     rule_names = {str(r[0]) for r in grammar.rule_defs}
     starts = tuple(s for s in START_RULES if s in rule_names)
     if not starts:

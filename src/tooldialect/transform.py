@@ -567,16 +567,19 @@ _READERS: dict[str, type[Reader]] = {}
 
 
 def reader_class(family: str) -> type[Reader]:
-    """The reader for a family: ``Reader`` from ``tooldialect.families.<family>`` when that
-    module exists (a family with real quirks), else the generic one."""
+    """The reader for a family: ``Reader`` from ``tooldialect.families.<family>`` (for a
+    plugin family from an entry point, ``<package>.<family>``) when that module exists (a
+    family with real quirks), else the generic one."""
     cls = _READERS.get(family)
     if cls is None:
         import importlib
         import importlib.util
 
+        from .families import reader_module
+
         cls = Reader
-        name = f"tooldialect.families.{family}"
-        if name in sys.modules or importlib.util.find_spec(name) is not None:
+        name = reader_module(family)
+        if name is not None and (name in sys.modules or importlib.util.find_spec(name) is not None):
             module = importlib.import_module(name)
             custom = getattr(module, "Reader", None)
             if isinstance(custom, type) and issubclass(custom, Reader):

@@ -1,4 +1,9 @@
-"""The registry of families: one ``.lark`` grammar each, found by listing ``grammars/``.
+"""The registry of families: one ``.lark`` grammar each, found by listing directories.
+
+Families come from ordered, named sources: the built-in ``grammars/``, each directory on
+``TOOLDIALECT_GRAMMAR_PATH``, each directory given to :func:`register_path`, and each
+installed package that names itself in the ``tooldialect.families`` entry-point group.
+A family name defined by two sources is an error that names both.
 
 Listing reads grammar headers only.  A grammar compiles on first use, once (a lock
 makes concurrent first uses wait for one compilation), and stays in memory; nothing
@@ -8,6 +13,8 @@ is cached on disk.
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +26,27 @@ from ..errors import GrammarError, UnknownFamilyError
 from ..grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, read_terminals
 from ..models import Policy
 
-__all__ = ["Family", "ModelProfile", "all_families", "compile_count", "for_model", "get", "grammar_dir", "names"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PATH_VARIABLE",
+    "Family",
+    "ModelProfile",
+    "Source",
+    "all_families",
+    "compile_count",
+    "for_model",
+    "get",
+    "grammar_dir",
+    "names",
+    "register_path",
+    "reload",
+    "sources",
+]
+
+#: The environment variable listing extra grammar directories (``os.pathsep``-separated).
+PATH_VARIABLE = "TOOLDIALECT_GRAMMAR_PATH"
+#: The entry-point group through which installed packages provide families.
+ENTRY_POINT_GROUP = "tooldialect.families"
 
 
 def grammar_dir() -> Path:
@@ -43,6 +70,20 @@ def compile_count() -> int:
     return _compiles
 
 
+@dataclass(frozen=True)
+class Source:
+    """A place families come from: a directory, and what put it on the list."""
+
+    kind: str  # "built-in" | "environment" | "registered" | "entry point"
+    directory: Path
+    label: str  # how messages name it
+    module: str | None = None  # the package whose ``<family>`` submodule may define a Reader
+
+    @property
+    def builtin(self) -> bool:
+        return self.kind == "built-in"
+
+
 @dataclass(eq=False)
 class Family:
     """A family: its grammar file, its header, and its compiled grammar (on first use)."""
@@ -51,6 +92,7 @@ class Family:
     path: Path
     header: Header
     _compiled: CompiledGrammar | None = None
+    source: Source | None = None  # None: built in
 
     @property
     def title(self) -> str:
@@ -73,7 +115,7 @@ class Family:
                 compiled = self._compiled
                 if compiled is None:
                     global _compiles
-                    compiled = compile_grammar(self.path, self.header)
+                    compiled = compile_grammar(self.path, self.header, pieces=grammar_dir())
                     _compiles += 1
                     self._compiled = compiled
         return compiled
@@ -83,28 +125,164 @@ class Family:
 
 
 _registry: dict[str, Family] | None = None
+_registered: list[Path] = []  # directories given to register_path(), in order
+_loaded: list[Source] = []  # the sources the registry was read from, in order
+_generation = 0  # bumped whenever the set of families changes (catalogs key on it)
 _pieces: dict[str, dict[str, Terminal]] = {}
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def generation() -> int:
+    """A number that changes whenever the set of families changes."""
+    return _generation
+
+
+def _builtin_source() -> Source:
+    directory = grammar_dir()
+    return Source("built-in", directory, f"built-in grammars ({directory})", "tooldialect.families")
+
+
+def _directory(path: str | os.PathLike[str], what: str) -> Path:
+    directory = Path(path).expanduser()
+    if not directory.is_dir():
+        raise GrammarError(f"{what} {str(path)!r} is not a directory of .lark grammars")
+    return directory.resolve()
+
+
+def _entry_point_sources() -> list[Source]:
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        dist = getattr(ep, "dist", None)
+        who = f"entry point {ep.name} = {ep.value}" + (f" (package {dist.name})" if dist is not None else "")
+        try:
+            module = ep.load()
+        except Exception as exc:  # an installed plugin that does not import
+            raise GrammarError(f"{who}: cannot be loaded: {exc}") from exc
+        paths = list(getattr(module, "__path__", ()))
+        if len(paths) != 1 or not isinstance(getattr(module, "__name__", None), str):
+            raise GrammarError(
+                f"{who}: must name a package (a directory with an __init__.py) that holds the .lark files"
+            )
+        directory = _directory(paths[0], who + ": package directory")
+        found.append(Source("entry point", directory, who, module.__name__))
+    return found
+
+
+def _sources() -> list[Source]:
+    out = [_builtin_source()]
+    for entry in os.environ.get(PATH_VARIABLE, "").split(os.pathsep):
+        if entry.strip():
+            directory = _directory(entry, f"{PATH_VARIABLE} entry")
+            out.append(Source("environment", directory, f"{PATH_VARIABLE} entry {directory}"))
+    for directory in _registered:
+        out.append(Source("registered", directory, f"register_path({str(directory)!r})"))
+    out.extend(_entry_point_sources())
+    return out
+
+
+def _families_in(source: Source) -> list[Family]:
+    found = []
+    for path in sorted(source.directory.glob("*.lark")):
+        if path.name.startswith("_"):
+            continue  # a shared piece, imported by families; never a family itself
+        where = f"grammar {path} (from {source.label})"
+        if not _NAME.fullmatch(path.stem):
+            raise GrammarError(f"{where}: a family name is lowercase letters, digits and _; rename the file")
+        header = read_header(path.read_text(encoding="utf-8"), path.stem)
+        if header.family != path.stem:
+            raise GrammarError(f"{where}: header says family {header.family!r}; it must match the file name")
+        found.append(Family(path.stem, path, header, source=None if source.builtin else source))
+    return found
+
+
+def _add(reg: dict[str, Family], families: list[Family]) -> None:
+    for fam in families:
+        other = reg.get(fam.name)
+        if other is not None and other.path.resolve() != fam.path.resolve():
+            raise GrammarError(
+                f"family {fam.name!r} is defined twice: {other.path} (from {_label(other)}) and "
+                f"{fam.path} (from {_label(fam)}); rename one of the files"
+            )
+        reg.setdefault(fam.name, fam)
+
+
+def _label(fam: Family) -> str:
+    return fam.source.label if fam.source is not None else _builtin_source().label
 
 
 def _load_registry() -> dict[str, Family]:
-    global _registry
+    global _registry, _generation
     reg = _registry
     if reg is None:
         with _lock:
             reg = _registry
             if reg is None:
                 reg = {}
-                for path in sorted(grammar_dir().glob("*.lark")):
-                    if path.name.startswith("_"):
-                        continue
-                    header = read_header(path.read_text(encoding="utf-8"), path.stem)
-                    if header.family != path.stem:
-                        raise GrammarError(
-                            f"grammar {path.name}: header says family {header.family!r}; it must match the file name"
-                        )
-                    reg[path.stem] = Family(path.stem, path, header)
+                found = _sources()
+                for source in found:
+                    _add(reg, _families_in(source))
+                _loaded[:] = found
                 _registry = reg
+                _generation += 1
     return reg
+
+
+def register_path(directory: str | os.PathLike[str]) -> list[str]:
+    """Add the families of a directory of ``.lark`` grammars; returns their names.
+
+    The new families are visible at once to :func:`names`, :func:`get`,
+    :func:`for_model` and to ``parse``/``ToolStream`` with every family enabled.
+    Registering the same directory again changes nothing.  A family name that another
+    source already defines raises :class:`~tooldialect.GrammarError` naming both files,
+    and nothing is registered.  Grammars in the directory may ``%import`` the built-in
+    shared pieces (``._json``, ``._tagged`` …) and their own ``_`` pieces; no Python
+    in the directory is ever run.
+    """
+    global _registry, _generation
+    resolved = _directory(directory, "register_path():")
+    reg = _load_registry()
+    with _lock:
+        if resolved in _registered:
+            return [f.name for f in (_registry or reg).values() if f.source is not None and f.source.directory == resolved]
+        source = Source("registered", resolved, f"register_path({str(resolved)!r})")
+        added = _families_in(source)
+        new = dict(_registry or reg)
+        _add(new, added)
+        _registered.append(resolved)
+        _loaded.append(source)
+        _registry = new
+        _generation += 1
+    return [f.name for f in added]
+
+
+def reader_module(name: str) -> str | None:
+    """The module that may define a family's ``Reader``: ``tooldialect.families.<name>`` for a
+    built-in family, ``<package>.<name>`` for one from an entry point, None for a plain
+    directory (its grammars are data; no Python beside them is run)."""
+    fam = _load_registry().get(name)
+    if fam is None or fam.source is None:
+        return f"{__name__}.{name}"
+    return f"{fam.source.module}.{name}" if fam.source.module else None
+
+
+def reload() -> None:
+    """Read the sources again: ``TOOLDIALECT_GRAMMAR_PATH`` and the installed entry points
+    (after installing a plugin in a running process).  Registered directories stay."""
+    global _registry, _generation
+    with _lock:
+        _registry = None
+        _generation += 1
+    from .. import transform
+
+    transform._READERS.clear()
+
+
+def sources() -> list[Source]:
+    """The sources families come from, in order: built in, environment, registered, entry points."""
+    _load_registry()
+    return list(_loaded)
 
 
 def piece(name: str) -> dict[str, Terminal]:
