@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from support import CORPUS, Case, all_cases, check_invariants, cuts_for, options, read_corpus, run_stream, summary, write_corpus
+from support import CORPUS, Case, all_cases, options, read_corpus, summary, toolsets, write_corpus
 
 import tooldialect as td
+from tooldialect.corpus import MODES, case_problem
 
 CASES = all_cases()
-MODES = ["batch", "whole", "chars", "random"]
 
 
 @pytest.fixture(scope="session")
@@ -38,21 +38,11 @@ def test_titles_are_unique_per_family():
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_golden(case: Case, mode: str, request, golden_updates):
-    opts = options(case)
-    batch = td.parse(case.text, **opts)
-    got = summary(batch)
-    if mode == "batch":
-        if request.config.getoption("--update-goldens"):
-            golden_updates[case.family][case.title] = got
-            return
-        assert case.expected is not None, f"{case.id} has no expected result; run pytest --update-goldens"
-        assert got == case.expected
-        assert bool(got["diagnostics"]) == ("error" in case.flags), (
-            f"{case.id}: mark cases that expect diagnostics with :error (and only those)"
-        )
+    if mode == "batch" and request.config.getoption("--update-goldens"):
+        golden_updates[case.family][case.title] = summary(td.parse(case.text, **options(case)))
         return
-    events = run_stream(case.text, cuts_for(case.text, mode), **opts)
-    check_invariants(case.text, events, batch)
+    problem = case_problem(case, mode, toolsets())
+    assert problem is None, f"{case.id} ({mode}): {problem}"
 
 
 def test_corpus_sizes():

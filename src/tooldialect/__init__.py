@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import detect, dialects, families, openai, render, transcript
 from .errors import (
+    CorpusError,
     GrammarError,
     PolicyError,
     StreamClosedError,
@@ -45,6 +46,7 @@ __all__ = [
     "CallAbort",
     "CallEnd",
     "CallStart",
+    "CorpusError",
     "Diagnostic",
     "DiagnosticEvent",
     "Event",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "CorpusError",
     "GrammarError",
     "PolicyError",
     "StreamClosedError",
@@ -33,6 +34,10 @@ class PolicyError(ToolDialectError, ValueError):
 
 class GrammarError(ToolDialectError):
     """A grammar that does not load or compile, or that breaks the engine's conventions."""
+
+
+class CorpusError(ToolDialectError, ValueError):
+    """A golden-vector file that does not follow the corpus format, or names a toolset it lacks."""
 
 
 class StreamClosedError(ToolDialectError):
