@@ -1,4 +1,4 @@
-"""The ``tooldialect`` command: parse, stream, render, families, audit.
+"""The ``tooldialect`` command: parse, stream, render, families, grammar check, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
 one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
@@ -151,6 +151,14 @@ def _cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_grammar_check(args: argparse.Namespace) -> int:
+    from .grammar_check import check_grammar
+
+    report = check_grammar(args.grammar, args.corpus)
+    sys.stdout.write(report.text())
+    return 0 if report.ok else 1
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit_paths, total_bytes
 
@@ -262,6 +270,13 @@ def _build() -> _Parser:
     p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
     p_fam.set_defaults(run=_cmd_families)
+    p_grammar = sub.add_parser("grammar", help="work on a grammar file: 'grammar check FILE.lark'")
+    grammar_sub = p_grammar.add_subparsers(dest="grammar_command", metavar="ACTION", parser_class=_Parser)
+    grammar_sub.required = True
+    p_check = grammar_sub.add_parser("check", help="compile strictly, check header and markers, run the corpus four ways")
+    p_check.add_argument("grammar", metavar="FILE.lark", help="the grammar to check")
+    p_check.add_argument("--corpus", metavar="FILE.txt", help="golden vectors to run (the tests/corpus format)")
+    p_check.set_defaults(run=_cmd_grammar_check)
     p_audit = sub.add_parser("audit", help="find call markup leaked into assistant content of transcript stores")
     p_audit.add_argument("paths", nargs="+", metavar="PATH", help="JSON / JSON Lines files, or directories of them")
     p_audit.add_argument("--field", metavar="PATH", help="the text field of each record (dotted path), instead of messages")

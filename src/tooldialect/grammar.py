@@ -291,7 +291,7 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
             maybe_placeholders=False,
         )
     except (LarkGrammarError, LarkError) as exc:
-        raise GrammarError(f"grammar {path.name}: {exc}") from exc
+        raise GrammarError(_compile_message(path, str(exc))) from exc
     inner = lark.parser.parser
     table = inner._parse_table
     shapes = {}
@@ -363,6 +363,23 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
                     f"to a %declare'd scanner such as JSON)"
                 )
     return compiled
+
+
+_CONFLICT_RULE = re.compile(r"<([\w.]+) :")
+
+
+def _compile_message(path: Path, message: str) -> str:
+    """Lark's message, on one line; an LALR conflict also says which rules and what to do."""
+    flat = " ".join(message.split())
+    rules = list(dict.fromkeys(_CONFLICT_RULE.findall(message)))
+    if ("collision" in flat or "conflict" in flat.lower()) and rules:
+        which = ", ".join(f"'{r}'" for r in rules)
+        return (
+            f"grammar {path.name}: LALR conflict in rule{'s' * (len(rules) > 1)} {which} ({flat}); "
+            f"one token of look-ahead cannot decide between the readings: rewrite the rules so "
+            f"that the next token decides (or merge the rules that read the same text)"
+        )
+    return f"grammar {path.name}: {flat}"
 
 
 def _check_opener(term: Terminal, family: str) -> None:

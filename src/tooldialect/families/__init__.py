@@ -16,6 +16,8 @@ import fnmatch
 import os
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,7 +242,6 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
     shared pieces (``._json``, ``._tagged`` …) and their own ``_`` pieces; no Python
     in the directory is ever run.
     """
-    global _registry, _generation
     resolved = _directory(directory, "register_path():")
     reg = _load_registry()
     with _lock:
@@ -252,9 +253,29 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
         _add(new, added)
         _registered.append(resolved)
         _loaded.append(source)
-        _registry = new
-        _generation += 1
+        _swap(new)
     return [f.name for f in added]
+
+
+def _swap(new: dict[str, Family]) -> None:
+    """Install a new family table (callers hold the lock): catalogs and readers built for
+    the old one are not used again."""
+    global _registry, _generation
+    _registry = new
+    _generation += 1
+    from .. import transform
+
+    transform._READERS.clear()
+
+
+@contextmanager
+def _changing() -> Iterator[dict[str, Family]]:
+    """Change the family table: the caller edits a copy, installed when the block ends."""
+    reg = _load_registry()
+    with _lock:
+        new = dict(_registry or reg)
+        yield new
+        _swap(new)
 
 
 def reader_module(name: str) -> str | None:

@@ -1,0 +1,442 @@
+"""``tooldialect grammar check``: everything a grammar author needs to hear about one file.
+
+The checks, in order (each is one line of the report):
+
+1. the header: the file name is a family name, the header parses, ``family`` equals the
+   file stem, a title, model globs and a ``checked against`` line are present, every
+   ``key:`` line is a key the registry knows, and ``policy`` lines name real fields;
+2. the name is free: no other registered grammar file defines the family;
+3. the grammar compiles strictly (LALR; a conflict is an error naming the rules);
+4. its markers are its own: no marker it writes is one another grammar file already
+   writes (a shared container such as ``<tool_call>`` is ``%import``ed from its owner);
+5. with a corpus, every case passes four ways (batch, whole, one character at a time,
+   seeded random cuts), as the project's own golden vectors do.
+
+While the corpus runs the checked family is part of the registry, beside every family
+registered already (so the cases read as they will when the family is installed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from . import families as registry
+from .errors import CorpusError, GrammarError, ToolDialectError
+from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, read_terminals
+from .models import Policy
+
+try:  # Python 3.11+
+    import re._constants as _c
+    import re._parser as _p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _p  # type: ignore[no-redef]
+
+__all__ = ["Check", "Report", "check_grammar", "own_markers"]
+
+#: Header keys the registry reads (``policy GLOB`` lines aside).
+HEADER_KEYS = ("family", "title", "models", "checked against", "rank", "reply", "value newlines", "text escapes", "gated")
+_KEYISH = re.compile(r"([a-z][a-z-]{0,20}(?: [a-z-]{1,20}){0,2})\s*:")
+_IMPORT = re.compile(r"^%import\s+([\w.]+)(?:\s*->\s*(\w+))?(?:\s*\(([^)]*)\))?", re.M)
+
+
+@dataclass
+class Check:
+    """One line of the report."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        first, *rest = (self.detail or "").splitlines() or [""]
+        out = f"  {mark}  {self.name}" + (f": {first}" if first else "")
+        return "\n".join([out, *(f"          {r}" for r in rest)])
+
+
+@dataclass
+class Report:
+    """What ``grammar check`` found: one :class:`Check` per line, failed or not."""
+
+    path: Path
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def text(self) -> str:
+        failed = sum(1 for c in self.checks if not c.ok)
+        lines = [f"grammar check {self.path}"] + [c.line() for c in self.checks]
+        verdict = "passed" if not failed else f"{failed} failed"
+        lines.append(f"{len(self.checks)} checks, {verdict}")
+        return "\n".join(lines) + "\n"
+
+
+def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
+    """Check one grammar file (and its golden vectors).  Problems with the grammar are
+    failed checks in the report; a file that cannot be read raises
+    :class:`~tooldialect.GrammarError` (or :class:`~tooldialect.CorpusError` for the corpus)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GrammarError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    cases = None
+    if corpus is not None:
+        from .corpus import read_corpus
+
+        try:
+            cases = read_corpus(Path(corpus))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CorpusError(f"cannot read {corpus}: {getattr(exc, 'strerror', None) or exc}") from None
+    report = Report(path)
+    header = _check_header(report, path, text)
+    _check_name(report, path)
+    compiled = _check_compiles(report, path, header)
+    if compiled is None:
+        report.checks.append(Check("markers", False, "not checked: the grammar does not compile"))
+        if cases is not None:
+            report.checks.append(Check("corpus", False, "not run: the grammar does not compile"))
+        return report
+    _check_markers(report, path, text, compiled)
+    if cases is not None:
+        _check_corpus(report, path, compiled, cases, Path(corpus))  # type: ignore[arg-type]
+    return report
+
+
+# -- header ------------------------------------------------------------------------------
+
+
+def _check_header(report: Report, path: Path, text: str) -> Header:
+    fallback = Header(family=path.stem)
+    if path.stem.startswith("_"):
+        report.checks.append(Check("header", False, f"{path.name} is a shared piece (its name starts with _), not a family"))
+        return fallback
+    if not registry._NAME.fullmatch(path.stem):
+        report.checks.append(
+            Check("header", False, f"{path.stem!r} is not a family name: use lowercase letters, digits and _")
+        )
+        return fallback
+    try:
+        header = read_header(text, path.stem)
+    except GrammarError as exc:
+        report.checks.append(Check("header", False, str(exc)))
+        return fallback
+    problems = []
+    if header.family != path.stem:
+        problems.append(f"family is {header.family!r}; it must equal the file name {path.stem!r}")
+    if not header.title:
+        problems.append("no title: add '// title: what the format looks like, in one line'")
+    if not header.models:
+        problems.append("no models: add '// models: org/model-*' (comma-separated globs; * for any model)")
+    if not header.checked_against:
+        problems.append("no 'checked against' line: name the template or document the syntax was checked against")
+    for note in header.notes:
+        m = _KEYISH.match(note.strip())
+        if m and not m.group(1).startswith("policy "):
+            key = m.group(1)
+            close = difflib.get_close_matches(key, HEADER_KEYS, n=1, cutoff=0.75)
+            if close and close[0] != key:  # a misspelt key would silently become a note
+                problems.append(f"unknown header key {key!r} (did you mean {close[0]!r}?)")
+    for glob, pairs in header.policies:
+        settings = {k: registry._coerce(k, v) for k, v in pairs}
+        try:
+            Policy(**settings)
+        except (ValidationError, ToolDialectError) as exc:
+            first = str(exc).splitlines()
+            problems.append(f"policy {glob}: {' '.join(first[:3])}")
+    if problems:
+        report.checks.append(Check("header", False, "\n".join(problems)))
+    else:
+        n = len(header.models)
+        report.checks.append(
+            Check("header", True, f"family {header.family}, {n} model glob{'s' * (n != 1)}, {header.title!r}")
+        )
+    return header
+
+
+def _check_name(report: Report, path: Path) -> None:
+    try:
+        other = registry._load_registry().get(path.stem)
+    except GrammarError as exc:
+        report.checks.append(Check("name", False, f"the registry does not load: {exc}"))
+        return
+    if other is not None and other.path.resolve() != path.resolve():
+        report.checks.append(
+            Check("name", False, f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); rename the file")
+        )
+    else:
+        where = "registered from this file" if other is not None else "not registered yet"
+        report.checks.append(Check("name", True, f"{path.stem!r} is free ({where})"))
+
+
+def _check_compiles(report: Report, path: Path, header: Header) -> CompiledGrammar | None:
+    try:
+        compiled = compile_grammar(path, header, pieces=registry.grammar_dir())
+    except GrammarError as exc:
+        report.checks.append(Check("compiles (LALR, strict)", False, str(exc)))
+        return None
+    openers = sorted(t.name for t in compiled.openers.get("start", ()))
+    detail = "rules " + ", ".join(compiled.starts) + (f"; openers {', '.join(openers)}" if openers else "")
+    report.checks.append(Check("compiles (LALR, strict)", True, detail))
+    return compiled
+
+
+# -- markers -----------------------------------------------------------------------------
+
+
+def imported_names(text: str) -> set[str]:
+    """The names a grammar's ``%import`` statements bring in (their aliases)."""
+    out = set()
+    for m in _IMPORT.finditer(text):
+        dotted, alias, names = m.groups()
+        if names is not None:
+            out |= {n.strip() for n in names.split(",") if n.strip()}
+        else:
+            out.add(alias or dotted.rsplit(".", 1)[-1])
+    return out
+
+
+def own_markers(text: str, terminals: dict[str, Terminal], compiled: CompiledGrammar | None = None) -> list[Terminal]:
+    """The markers a grammar file writes itself: its terminals with a pattern that are
+    markup (see :func:`_is_marker`), neither ``%import``ed nor ``%ignore``d, other than
+    one-character punctuation."""
+    imported = imported_names(text)
+    skipped = {t.name for t in compiled.ignore} if compiled is not None else set()
+    out = []
+    for term in terminals.values():
+        pat = term.pattern
+        if pat is None or term.name in imported or term.name in skipped:
+            continue
+        if pat.max_width < 2 or not _is_marker(term, compiled):
+            continue
+        out.append(term)
+    return out
+
+
+@dataclass
+class _File:
+    stem: str
+    label: str
+    text: str
+    markers: list[Terminal]
+
+
+def _others(path: Path) -> Iterator[_File]:
+    """Every other grammar file and its own markers: the built-in shared pieces, then every
+    registered family but the one at ``path``."""
+    for piece in sorted(registry.grammar_dir().glob("_*.lark")):
+        text = piece.read_text(encoding="utf-8")
+        yield _File(piece.stem, piece.name, text, own_markers(text, read_terminals(piece)))
+    for fam in registry.all_families():
+        if fam.path.resolve() == path.resolve():
+            continue
+        text = fam.path.read_text(encoding="utf-8")
+        yield _File(fam.name, f"{fam.path.name} (family {fam.name})", text, own_markers(text, fam.grammar.terminals, fam.grammar))
+
+
+_OVERLAPS = re.compile(r"//\s*overlaps\s+(\w+)\.([A-Z_][A-Z0-9_]*)\s*:\s*\S")
+
+
+def declared_overlaps(text: str, terminal: str) -> set[tuple[str, str]]:
+    """The ``// overlaps FILE.TERMINAL: why`` comments right above a terminal's definition:
+    spellings the grammar shares on purpose, each with its reason."""
+    lines = text.splitlines()
+    definition = re.compile(rf"{re.escape(terminal)}(?:\.-?\d+)?\s*:")
+    out: set[tuple[str, str]] = set()
+    for i, line in enumerate(lines):
+        if definition.match(line):
+            j = i - 1
+            while j >= 0 and lines[j].lstrip().startswith("//"):
+                m = _OVERLAPS.match(lines[j].strip())
+                if m:
+                    out.add((m.group(1), m.group(2)))
+                j -= 1
+    return out
+
+
+def _check_markers(report: Report, path: Path, text: str, compiled: CompiledGrammar) -> None:
+    mine = own_markers(text, compiled.terminals, compiled)
+    problems = []
+    shared = 0
+    try:
+        for other in _others(path):
+            for term in mine:
+                for theirs in other.markers:
+                    example = _overlap(term, theirs)
+                    if example is None:
+                        continue
+                    if (other.stem, theirs.name) in declared_overlaps(text, term.name) or (
+                        path.stem,
+                        term.name,
+                    ) in declared_overlaps(other.text, theirs.name):
+                        shared += 1
+                        continue
+                    problems.append(
+                        f"{term.name} writes {example!r}, a marker {other.label} already writes as {theirs.name}: "
+                        f"use '%import .{other.stem} ({theirs.name})' instead of writing it again "
+                        f"(or, if both must read it, say why in '// overlaps {other.stem}.{theirs.name}: …' above {term.name})"
+                    )
+    except GrammarError as exc:
+        report.checks.append(Check("markers", False, f"another registered grammar does not compile: {exc}"))
+        return
+    if problems:
+        report.checks.append(Check("markers", False, "\n".join(problems)))
+    else:
+        note = f" ({shared} shared on purpose, with the reason written)" if shared else ""
+        report.checks.append(Check("markers", True, f"{len(mine)} written here, none written by another grammar{note}"))
+
+
+def _overlap(a: Terminal, b: Terminal) -> str | None:
+    """A spelling both markers write (one of the spellings each pattern lists, matched by
+    both), or None.  An open class (a name, a namespace) lists only its first character, so
+    ``<seed:tool_call>`` is not a spelling of ``<NS:tool_call>``; ``<tool_call>`` is one of
+    ``<[|]{0,3}tool[_-]?call>``."""
+    assert a.pattern is not None and b.pattern is not None
+    theirs = {t.casefold() for t in samples(b.pattern.source)}
+    for example in samples(a.pattern.source):
+        if example.casefold() in theirs and a.pattern.regex.fullmatch(example) and b.pattern.regex.fullmatch(example):
+            return example
+    for example in samples(b.pattern.source):
+        if a.pattern.regex.fullmatch(example) and b.pattern.regex.fullmatch(example):
+            if example.casefold() in {t.casefold() for t in samples(a.pattern.source)}:
+                return example
+    return None
+
+
+def _is_marker(term: Terminal, compiled: CompiledGrammar | None) -> bool:
+    """Markup rather than payload: a terminal with a role (an opener, a closer, furniture,
+    a reasoning wrapper, a quote) or one whose every spelling has a character that is not
+    a letter, digit, ``_ . -`` or white space (``<arg_key>``, ``[ARGS]``, ``to=``)."""
+    name = term.name
+    if name.endswith("_CLOSE") or name.startswith(("FURNITURE_", "REASONING_", "QUOTE_", "SOFT_")):
+        return True
+    if compiled is not None and any(term in openers for openers in compiled.openers.values()):
+        return True
+    assert term.pattern is not None
+    return all(any(not (ch.isalnum() or ch in "_.-" or ch.isspace()) for ch in s) for s in samples(term.pattern.source))
+
+
+_CAP = 24
+_CATEGORY_EXAMPLE = {"DIGIT": "0", "SPACE": " ", "WORD": "a"}
+
+
+def samples(source: str) -> list[str]:
+    """A few strings a marker pattern matches (every alternative; repetitions at their
+    minimum and, when optional, once): enough to tell two markers apart or the same."""
+    return _seq(list(_p.parse(source, 0)), False) or [""]
+
+
+def _seq(items: list, ic: bool) -> list[str]:
+    out = [""]
+    for op, av in items:
+        alts = _one(op, av, ic)
+        out = [x + y for x, y in itertools.islice(itertools.product(out, alts), _CAP)]
+    return out
+
+
+def _one(op, av, ic: bool) -> list[str]:  # noqa: ANN001 - sre parse items
+    if op is _c.LITERAL:
+        return [chr(av)]
+    if op is _c.NOT_LITERAL:
+        return ["a" if av != ord("a") else "b"]
+    if op is _c.IN:
+        if any(o is _c.NEGATE for o, _ in av):
+            return [next((ch for ch in "a_x0 -.:" if not _in_class(av, ch)), "a")]
+        for o, a in av:
+            if o is _c.LITERAL:
+                return [chr(a)]
+            if o is _c.RANGE:
+                return [chr(a[0])]
+            if o is _c.CATEGORY:
+                return [_category_example(a)]
+        return ["a"]
+    if op is _c.SUBPATTERN:
+        return _seq(list(av[3]), ic)
+    if op is _c.BRANCH:
+        out: list[str] = []
+        for alt in av[1]:
+            out += _seq(list(alt), ic)
+        return out[:_CAP]
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        lo, _hi, sub = av
+        inner = _seq(list(sub), ic)[0]
+        return [inner * lo] + ([inner] if lo == 0 else [])
+    if op is _c.AT:
+        return [""]
+    return ["a"]
+
+
+def _category_example(cat) -> str:  # noqa: ANN001
+    name = str(cat).upper()
+    for key, example in _CATEGORY_EXAMPLE.items():
+        if name.endswith(key) and "NOT" not in name:
+            return example
+    return "." if "WORD" in name else "a"
+
+
+def _in_class(av, ch: str) -> bool:  # noqa: ANN001
+    for o, a in av:
+        if o is _c.LITERAL and chr(a) == ch:
+            return True
+        if o is _c.RANGE and a[0] <= ord(ch) <= a[1]:
+            return True
+        if o is _c.CATEGORY and _category_example(a) == ch:
+            return True
+    return False
+
+
+# -- corpus ------------------------------------------------------------------------------
+
+
+def _check_corpus(report: Report, path: Path, compiled: CompiledGrammar, cases: list, corpus: Path) -> None:
+    from .corpus import MODES, case_problem
+
+    if not cases:
+        report.checks.append(Check(f"corpus {corpus.name}", False, "no cases: write at least one (see docs/authoring.md)"))
+        return
+    failed = 0
+    with _trial(path, compiled):
+        for case in cases:
+            for mode in MODES:
+                try:
+                    problem = case_problem(case, mode)
+                except ToolDialectError as exc:
+                    problem = str(exc)
+                if problem is not None:
+                    failed += 1
+                    report.checks.append(Check(f"case {case.title!r} (line {case.line}, {mode})", False, problem))
+                    if mode == "batch":
+                        break  # the stream checks compare with a batch result that is already wrong
+    n = len(cases)
+    detail = f"{n} case{'s' * (n != 1)}, four ways each"
+    report.checks.append(Check(f"corpus {corpus.name}", failed == 0, detail + (f"; {failed} failed" if failed else "")))
+
+
+@contextmanager
+def _trial(path: Path, compiled: CompiledGrammar) -> Iterator[None]:
+    """The checked family in the registry (with its compiled grammar) while the corpus runs."""
+    reg = registry._load_registry()
+    existing = reg.get(path.stem)
+    if existing is not None and existing.path.resolve() == path.resolve():
+        yield
+        return
+    fam = registry.Family(path.stem, path, compiled.header, compiled, registry.Source("trial", path.parent, f"grammar check {path}"))
+    with registry._changing() as current:
+        current[fam.name] = fam
+    try:
+        yield
+    finally:
+        with registry._changing() as current:
+            if current.get(fam.name) is fam:
+                del current[fam.name]
