@@ -134,7 +134,13 @@ def _cmd_families(args: argparse.Namespace) -> int:
     fams = registry.all_families()
     if args.json:
         rows = [
-            {"family": f.name, "title": f.title, "models": list(f.models), "checked_against": list(f.checked_against)}
+            {
+                "family": f.name,
+                "title": f.title,
+                "models": list(f.models),
+                "checked_against": list(f.checked_against),
+                "source": f.source.label if f.source is not None else "built-in",
+            }
             for f in fams
         ]
         sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
@@ -144,10 +150,13 @@ def _cmd_families(args: argparse.Namespace) -> int:
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     docs = [()] + [f.checked_against for f in fams]
-    for (name, title, models), checked in zip(rows, docs):
+    origins = [None] + [f.source for f in fams]
+    for (name, title, models), checked, origin in zip(rows, docs, origins):
         sys.stdout.write(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
         for doc in checked:
             sys.stdout.write(f"{'':<{w0}}  checked against: {doc}\n")
+        if origin is not None:  # a plugin family: say where it comes from
+            sys.stdout.write(f"{'':<{w0}}  from: {origin.label}\n")
     return 0
 
 
