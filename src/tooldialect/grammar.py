@@ -371,7 +371,7 @@ _CONFLICT_RULE = re.compile(r"<([\w.]+) :")
 def _compile_message(path: Path, message: str) -> str:
     """Lark's message, on one line; an LALR conflict also says which rules and what to do."""
     flat = " ".join(message.split())
-    rules = list(dict.fromkeys(_CONFLICT_RULE.findall(message)))
+    rules = sorted(set(_CONFLICT_RULE.findall(message)))
     if ("collision" in flat or "conflict" in flat.lower()) and rules:
         which = ", ".join(f"'{r}'" for r in rules)
         return (

@@ -24,13 +24,14 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from . import families as registry
 from .errors import CorpusError, GrammarError, ToolDialectError
-from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, read_terminals
+from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header
 from .models import Policy
 
 try:  # Python 3.11+
@@ -237,7 +238,7 @@ def _others(path: Path) -> Iterator[_File]:
     registered family but the one at ``path``."""
     for piece in sorted(registry.grammar_dir().glob("_*.lark")):
         text = piece.read_text(encoding="utf-8")
-        yield _File(piece.stem, piece.name, text, own_markers(text, read_terminals(piece)))
+        yield _File(piece.stem, piece.name, text, own_markers(text, registry.piece(piece.stem)))
     for fam in registry.all_families():
         if fam.path.resolve() == path.resolve():
             continue
@@ -303,14 +304,12 @@ def _overlap(a: Terminal, b: Terminal) -> str | None:
     ``<seed:tool_call>`` is not a spelling of ``<NS:tool_call>``; ``<tool_call>`` is one of
     ``<[|]{0,3}tool[_-]?call>``."""
     assert a.pattern is not None and b.pattern is not None
-    theirs = {t.casefold() for t in samples(b.pattern.source)}
-    for example in samples(a.pattern.source):
-        if example.casefold() in theirs and a.pattern.regex.fullmatch(example) and b.pattern.regex.fullmatch(example):
+    if not _folded(a.pattern.source) & _folded(b.pattern.source):
+        return None
+    for example in samples(a.pattern.source) + samples(b.pattern.source):
+        common = example.casefold() in _folded(a.pattern.source) and example.casefold() in _folded(b.pattern.source)
+        if common and a.pattern.regex.fullmatch(example) and b.pattern.regex.fullmatch(example):
             return example
-    for example in samples(b.pattern.source):
-        if a.pattern.regex.fullmatch(example) and b.pattern.regex.fullmatch(example):
-            if example.casefold() in {t.casefold() for t in samples(a.pattern.source)}:
-                return example
     return None
 
 
@@ -331,10 +330,16 @@ _CAP = 24
 _CATEGORY_EXAMPLE = {"DIGIT": "0", "SPACE": " ", "WORD": "a"}
 
 
-def samples(source: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def samples(source: str) -> tuple[str, ...]:
     """A few strings a marker pattern matches (every alternative; repetitions at their
     minimum and, when optional, once): enough to tell two markers apart or the same."""
-    return _seq(list(_p.parse(source, 0)), False) or [""]
+    return tuple(_seq(list(_p.parse(source, 0)), False)) or ("",)
+
+
+@lru_cache(maxsize=4096)
+def _folded(source: str) -> frozenset[str]:
+    return frozenset(t.casefold() for t in samples(source))
 
 
 def _seq(items: list, ic: bool) -> list[str]:

@@ -1,0 +1,382 @@
+"""Families from outside grammars/: the authoring walkthrough, registry sources, grammar check."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from support import ROOT, check_invariants, cuts_for, run_stream
+
+import tooldialect as td
+from tooldialect import families as registry
+from tooldialect import transform
+from tooldialect.cli import main
+from tooldialect.corpus import MODES, case_problem, read_corpus
+
+GUIDE = ROOT / "docs" / "authoring.md"
+GRAMMARS = ROOT / "grammars"
+REPLY = 'Checking.\n<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n<<arg days>>\n3\n<</arg>>\n<</call>> Done.'
+
+
+@pytest.fixture(autouse=True)
+def restore_registry(monkeypatch):
+    """Each test starts and ends with the registry as it was (no plugin leaks out)."""
+    monkeypatch.delenv(registry.PATH_VARIABLE, raising=False)
+    registry._load_registry()  # keep the compiled built-in grammars across tests
+    saved = (registry._registry, list(registry._registered), list(registry._loaded))
+    yield
+    with registry._lock:
+        registry._registered[:] = saved[1]
+        registry._loaded[:] = saved[2]
+        registry._swap(saved[0])
+
+
+def guide_files() -> dict[str, str]:
+    """The files the walkthrough writes, exactly as the guide shows them."""
+    text = GUIDE.read_text(encoding="utf-8")
+    return dict(re.findall(r"<!-- file: (\S+) -->\n```[a-z]*\n(.*?)```\n", text, re.S))
+
+
+def write_walkthrough(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, body in guide_files().items():
+        (directory / name).write_text(body, encoding="utf-8")
+    return directory
+
+
+def ledger_grammar(family: str = "ledger") -> str:
+    return guide_files()["ledger.lark"].replace("// family: ledger", f"// family: {family}")
+
+
+def check(capsys, *args: str) -> tuple[int, str]:
+    code = main(["grammar", "check", *args])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+# -- the walkthrough ---------------------------------------------------------------------
+
+
+def test_the_guide_shows_a_grammar_and_a_corpus_and_nothing_else(tmp_path):
+    files = guide_files()
+    assert set(files) == {"ledger.lark", "ledger.txt"}  # no Python
+    assert "%import ._json" in files["ledger.lark"]
+    cases = read_corpus(write_walkthrough(tmp_path) / "ledger.txt")
+    assert len(cases) == 4 and all(c.expected is not None for c in cases)
+
+
+def test_walkthrough_family_passes_grammar_check(tmp_path, capsys):
+    d = write_walkthrough(tmp_path / "my_grammars")
+    code, out = check(capsys, str(d / "ledger.lark"), "--corpus", str(d / "ledger.txt"))
+    assert code == 0, out
+    assert "corpus ledger.txt: 4 cases" in out and "checks, passed" in out
+    assert "ledger" not in td.families.names()  # the check registers nothing for good
+
+
+def test_walkthrough_family_parses_and_streams_once_registered(tmp_path):
+    d = write_walkthrough(tmp_path / "my_grammars")
+    assert td.parse(REPLY).calls == []  # not a family yet
+    assert td.families.register_path(d) == ["ledger"]
+    assert "ledger" in td.families.names()
+    fam = td.families.get("ledger")
+    assert fam.source is not None and fam.source.kind == "registered" and fam.path == d.resolve() / "ledger.lark"
+    assert "ledger" in td.families.for_model("example-org/ledger-7b").families
+    result = td.parse(REPLY)  # every family, the new one included
+    assert [(c.name, c.arguments, c.family) for c in result.calls] == [
+        ("get_weather", {"city": "Paris", "days": 3}, "ledger")
+    ]
+    assert result.text == "Checking.\n Done."
+    for mode in MODES[1:]:
+        check_invariants(REPLY, run_stream(REPLY, cuts_for(REPLY, mode)), result)
+    events = run_stream(REPLY, range(1, len(REPLY)), families=["ledger"])
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("CallStart") < kinds.index("ArgumentsDelta") < kinds.index("CallEnd")
+    tools = td.Toolset([td.Tool(name="get_weather", parameters={"type": "object", "properties": {"days": {"type": "string"}}})])
+    assert td.parse(REPLY, tools=tools).calls[0].arguments == {"city": "Paris", "days": "3"}
+    for case in read_corpus(d / "ledger.txt"):
+        for mode in MODES:
+            assert case_problem(case, mode) is None, (case.title, mode)
+
+
+# -- sources -------------------------------------------------------------------------------
+
+
+def test_registering_the_same_directory_twice_changes_nothing(tmp_path):
+    d = write_walkthrough(tmp_path / "g")
+    td.families.register_path(d)
+    before = td.families.names()
+    td.families.register_path(str(d))
+    assert td.families.names() == before
+    assert [s.kind for s in td.families.sources()] == ["built-in", "registered"]
+
+
+def test_a_duplicate_name_names_both_sources(tmp_path):
+    first = write_walkthrough(tmp_path / "first")
+    second = write_walkthrough(tmp_path / "second")
+    td.families.register_path(first)
+    with pytest.raises(td.GrammarError) as err:
+        td.families.register_path(second)
+    message = str(err.value)
+    assert str(first.resolve() / "ledger.lark") in message and str(second.resolve() / "ledger.lark") in message
+    assert "register_path" in message
+    assert td.families.get("ledger").path.parent == first.resolve()
+    assert [s.directory for s in td.families.sources()][1:] == [first.resolve()]
+
+
+def test_a_plugin_cannot_replace_a_builtin_family(tmp_path):
+    d = tmp_path / "g"
+    d.mkdir()
+    (d / "hermes.lark").write_text(ledger_grammar("hermes"), encoding="utf-8")
+    with pytest.raises(td.GrammarError) as err:
+        td.families.register_path(d)
+    assert str(GRAMMARS.resolve() / "hermes.lark") in str(err.value).replace(str(registry.grammar_dir()), str(GRAMMARS.resolve()))
+    assert str(d.resolve() / "hermes.lark") in str(err.value)
+    assert td.families.get("hermes").source is None
+
+
+def test_a_missing_directory_is_an_error(tmp_path):
+    with pytest.raises(td.GrammarError, match="not a directory"):
+        td.families.register_path(tmp_path / "nope")
+
+
+def test_grammar_path_variable(tmp_path, monkeypatch):
+    d = write_walkthrough(tmp_path / "env")
+    monkeypatch.setenv(registry.PATH_VARIABLE, str(d))
+    td.families.reload()
+    assert td.families.get("ledger").source.kind == "environment"
+    assert [c.family for c in td.parse(REPLY).calls] == ["ledger"]
+    monkeypatch.setenv(registry.PATH_VARIABLE, str(tmp_path / "missing"))
+    td.families.reload()
+    with pytest.raises(td.GrammarError, match=registry.PATH_VARIABLE):
+        td.families.names()
+
+
+def test_python_beside_a_registered_grammar_is_never_run(tmp_path):
+    d = write_walkthrough(tmp_path / "g")
+    (d / "ledger.py").write_text("raise RuntimeError('a grammar directory was imported')\n", encoding="utf-8")
+    td.families.register_path(d)
+    assert [c.name for c in td.parse(REPLY).calls] == ["get_weather"]
+    assert transform.reader_class("ledger") is transform.Reader
+
+
+def test_a_plugin_imports_its_own_pieces_and_the_builtin_ones(tmp_path):
+    d = tmp_path / "g"
+    d.mkdir()
+    grammar = guide_files()["ledger.lark"]
+    markers = grammar[grammar.index('CALL_OPEN: "<<call"') :]
+    (d / "_ledger_tags.lark").write_text("// Shared piece: Ledger tags\n" + markers, encoding="utf-8")
+    own = grammar[: grammar.index('CALL_OPEN: "<<call"')]
+    own += "%import ._ledger_tags (CALL_OPEN, CALL_CLOSE, ARG_OPEN, ARG_CLOSE, TAG_END)\n"
+    (d / "ledger.lark").write_text(own, encoding="utf-8")
+    assert td.families.register_path(d) == ["ledger"]  # the _ piece is not a family
+    assert [c.arguments for c in td.parse(REPLY).calls] == [{"city": "Paris", "days": 3}]
+
+
+def _install_entry_point(site: Path, target: str, monkeypatch) -> None:
+    info = site / "ledger_dialects-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ledger-dialects\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[tooldialect.families]\nledger = {target}\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    for name in [m for m in sys.modules if m.startswith("ledger_dialects")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+@pytest.fixture
+def forget_plugin_modules():
+    yield
+    for name in [m for m in sys.modules if m.startswith("ledger_dialects")]:
+        del sys.modules[name]
+
+
+def test_an_entry_point_package_provides_grammars_and_a_reader(tmp_path, monkeypatch, forget_plugin_modules):
+    site = tmp_path / "site"
+    package = write_walkthrough(site / "ledger_dialects")
+    (package / "ledger.txt").unlink()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ledger.py").write_text(
+        textwrap.dedent(
+            """
+            from tooldialect.transform import Reader as Generic
+
+            class Reader(Generic):
+                def read(self, node):
+                    got = super().read(node)
+                    if got:
+                        for call in got[0]:
+                            call.name = call.name.upper()
+                    return got
+            """
+        ),
+        encoding="utf-8",
+    )
+    _install_entry_point(site, "ledger_dialects", monkeypatch)
+    td.families.reload()
+    fam = td.families.get("ledger")
+    assert fam.source.kind == "entry point" and "ledger = ledger_dialects" in fam.source.label
+    assert "ledger-dialects" in fam.source.label
+    assert [c.name for c in td.parse(REPLY).calls] == ["GET_WEATHER"]
+
+
+def test_an_entry_point_must_name_a_package(tmp_path, monkeypatch, forget_plugin_modules):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "ledger_dialects.py").write_text("", encoding="utf-8")
+    _install_entry_point(site, "ledger_dialects", monkeypatch)
+    td.families.reload()
+    with pytest.raises(td.GrammarError, match="must name a package"):
+        td.families.names()
+
+
+def test_families_command_lists_plugins_and_generated_docs_do_not(tmp_path, capsys):
+    from tooldialect._docs import families_table, family_sections, sync
+
+    td.families.register_path(write_walkthrough(tmp_path / "g"))
+    assert main(["families", "--json"]) == 0
+    rows = {r["family"]: r for r in json.loads(capsys.readouterr().out)}
+    assert "register_path" in rows["ledger"]["source"] and rows["hermes"]["source"] == "built-in"
+    assert main(["families"]) == 0
+    table = capsys.readouterr().out
+    assert "ledger" in table and "from: register_path" in table
+    assert "`ledger`" not in families_table() and "## ledger" not in family_sections()
+    assert not sync(ROOT, write=False)
+
+
+# -- grammar check -------------------------------------------------------------------------
+
+BUILTIN = sorted(p for p in GRAMMARS.glob("*.lark") if not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("path", BUILTIN, ids=[p.stem for p in BUILTIN])
+def test_every_builtin_grammar_passes_grammar_check(path, capsys):
+    code, out = check(capsys, str(path))
+    assert code == 0, out
+    assert out.count("  ok  ") == 4
+
+
+@pytest.mark.parametrize("family", ["glm_lines", "kimi_k2"])
+def test_builtin_grammar_check_with_its_corpus(family, capsys):
+    code, out = check(capsys, str(GRAMMARS / f"{family}.lark"), "--corpus", str(ROOT / "tests" / "corpus" / f"{family}.txt"))
+    assert code == 0, out
+    assert f"corpus {family}.txt" in out
+
+
+def _grammar(tmp_path: Path, name: str, body: str, header: str | None = None) -> Path:
+    path = tmp_path / f"{name}.lark"
+    if header is None:
+        header = f"// family: {name}\n// title: t\n// models: acme/*\n// checked against: a test\n"
+    path.write_text(header + textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def test_a_conflict_fails_naming_the_rules(tmp_path, capsys):
+    path = _grammar(tmp_path, "clash", 'start: OPEN a | OPEN b\na: X\nb: X\nOPEN: "<<clash>>"\nX: "x"\n')
+    code, out = check(capsys, str(path))
+    assert code == 1
+    assert "FAIL  compiles (LALR, strict)" in out and "LALR conflict in rules 'a', 'b'" in out
+
+
+def test_a_marker_another_family_owns_fails_naming_it(tmp_path, capsys):
+    body = """
+        start: OPEN json_calls CLOSE?
+        json_calls: JSON
+        OPEN: "<tool_call>"
+        CLOSE: "</tool_call>"
+        %import ._json (JSON, WS)
+        %ignore WS
+        """
+    code, out = check(capsys, str(_grammar(tmp_path, "thief", body)))
+    assert code == 1
+    assert "FAIL  markers: OPEN writes '<tool_call>'" in out
+    assert "_tagged.lark already writes as TOOL_CALL_OPEN" in out and "%import ._tagged (TOOL_CALL_OPEN)" in out
+    imported = """
+        start: TOOL_CALL_OPEN json_calls TOOL_CALL_CLOSE?
+        json_calls: JSON
+        %import ._json (JSON, WS)
+        %import ._tagged (TOOL_CALL_OPEN, TOOL_CALL_CLOSE)
+        %ignore WS
+        """
+    code, out = check(capsys, str(_grammar(tmp_path, "borrower", imported)))
+    assert code == 0, out
+
+
+def test_an_overlap_written_down_is_accepted(tmp_path, capsys):
+    body = """
+        start: OPEN json_calls
+        json_calls: JSON
+        // overlaps _tagged.TOOL_CALL_OPEN: this model's own token, also a <tool_call> spelling
+        // overlaps _tagged.CANONICAL_TOOL_CALL_OPEN: the same spelling
+        OPEN: "<tool_call>"
+        %import ._json (JSON, WS)
+        %ignore WS
+        """
+    code, out = check(capsys, str(_grammar(tmp_path, "sharer", body)))
+    assert code == 0, out
+    assert "2 shared on purpose" in out
+
+
+def test_a_marker_of_a_registered_plugin_counts(tmp_path, capsys):
+    td.families.register_path(write_walkthrough(tmp_path / "g"))
+    other = tmp_path / "other"
+    other.mkdir()
+    code, out = check(capsys, str(_grammar(other, "copycat", 'start: "<<call" JSON\n%import ._json (JSON)\n')))
+    assert code == 1 and "ledger.lark (family ledger) already writes as CALL_OPEN" in out
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("// family: other\n// title: t\n// models: a/*\n// checked against: x\n", "it must equal the file name"),
+        ("// family: bad\n// models: a/*\n// checked against: x\n", "no title"),
+        ("// family: bad\n// title: t\n// checked against: x\n", "no models"),
+        ("// family: bad\n// title: t\n// models: a/*\n", "no 'checked against' line"),
+        ("// family: bad\n// title: t\n// modles: a/*\n// checked against: x\n", "did you mean 'models'"),
+        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// reply: sometimes\n", "reply must be"),
+        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// policy a/*: max_depth=0\n", "policy a/*"),
+        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// policy a/*: no_such=1\n", "no_such"),
+    ],
+)
+def test_header_problems_fail(tmp_path, capsys, header, expected):
+    path = _grammar(tmp_path, "bad", 'start: "<<bad>>" JSON\n%import ._json (JSON)\n', header=header)
+    code, out = check(capsys, str(path))
+    assert code == 1
+    assert "FAIL  header" in out and expected in out
+
+
+def test_a_taken_name_fails(tmp_path, capsys):
+    path = tmp_path / "hermes.lark"
+    path.write_text(ledger_grammar("hermes"), encoding="utf-8")
+    code, out = check(capsys, str(path))
+    assert code == 1 and "FAIL  name: family 'hermes' is already defined by" in out
+
+
+def test_corpus_failures_name_the_case(tmp_path, capsys):
+    d = write_walkthrough(tmp_path / "g")
+    corpus = (d / "ledger.txt").read_text(encoding="utf-8")
+    (d / "ledger.txt").write_text(corpus.replace('"city": "Paris"', '"city": "Lyon"'), encoding="utf-8")
+    code, out = check(capsys, str(d / "ledger.lark"), "--corpus", str(d / "ledger.txt"))
+    assert code == 1
+    assert "FAIL  case 'a call with two parameters after prose' (line 1, batch): result differs" in out
+    assert '"city": "Paris"' in out  # what it reads instead
+    assert "1 failed" in out
+
+
+def test_a_case_without_expectation_prints_what_it_reads(tmp_path, capsys):
+    d = write_walkthrough(tmp_path / "g")
+    rule, sep = "=" * 80, "-" * 80
+    (d / "new.txt").write_text(f"{rule}\nfresh\n{rule}\n<<call f>><</call>>\n{sep}\n\n", encoding="utf-8")
+    code, out = check(capsys, str(d / "ledger.lark"), "--corpus", str(d / "new.txt"))
+    assert code == 1 and "no expected result written" in out and '"name": "f"' in out
+
+
+def test_unreadable_files_are_usage_errors(tmp_path, capsys):
+    code, out = check(capsys, str(tmp_path / "missing.lark"))
+    assert code == 2 and "cannot read" in out
+    d = write_walkthrough(tmp_path / "g")
+    code, out = check(capsys, str(d / "ledger.lark"), "--corpus", str(tmp_path / "missing.txt"))
+    assert code == 2 and "missing.txt" in out
+    assert main(["grammar"]) == 2
