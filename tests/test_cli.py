@@ -466,6 +466,7 @@ def test_families_json(capsys):
             "title": fam.title,
             "models": list(fam.models),
             "checked_against": list(fam.checked_against),
+            "source": "built-in",
         }
 
 

@@ -246,6 +246,7 @@ def _others(path: Path) -> Iterator[_File]:
         yield _File(fam.name, f"{fam.path.name} (family {fam.name})", text, own_markers(text, fam.grammar.terminals, fam.grammar))
 
 
+_DEFINITION = re.compile(r"([A-Z_][A-Z0-9_]*)(?:\.-?\d+)?\s*:")
 _OVERLAPS = re.compile(r"//\s*overlaps\s+(\w+)\.([A-Z_][A-Z0-9_]*)\s*:\s*\S")
 
 
@@ -253,10 +254,10 @@ def declared_overlaps(text: str, terminal: str) -> set[tuple[str, str]]:
     """The ``// overlaps FILE.TERMINAL: why`` comments right above a terminal's definition:
     spellings the grammar shares on purpose, each with its reason."""
     lines = text.splitlines()
-    definition = re.compile(rf"{re.escape(terminal)}(?:\.-?\d+)?\s*:")
     out: set[tuple[str, str]] = set()
     for i, line in enumerate(lines):
-        if definition.match(line):
+        m = _DEFINITION.match(line)
+        if m and m.group(1) == terminal:
             j = i - 1
             while j >= 0 and lines[j].lstrip().startswith("//"):
                 m = _OVERLAPS.match(lines[j].strip())

@@ -63,7 +63,7 @@ def grammar_dir() -> Path:
     raise GrammarError(f"no grammars directory next to {here} (a broken installation?)")
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: an entry-point package may use the registry as it loads
 _compiles = 0
 
 
