@@ -348,10 +348,13 @@ def test_header_problems_fail(tmp_path, capsys, header, expected):
 
 
 def test_a_taken_name_fails(tmp_path, capsys):
+    d = write_walkthrough(tmp_path)
     path = tmp_path / "hermes.lark"
     path.write_text(ledger_grammar("hermes"), encoding="utf-8")
-    code, out = check(capsys, str(path))
+    code, out = check(capsys, str(path), "--corpus", str(d / "ledger.txt"))
     assert code == 1 and "FAIL  name: family 'hermes' is already defined by" in out
+    assert "FAIL  corpus: not run" in out
+    assert td.families.get("hermes").source is None
 
 
 def test_corpus_failures_name_the_case(tmp_path, capsys):

@@ -102,7 +102,7 @@ def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
             raise CorpusError(f"cannot read {corpus}: {getattr(exc, 'strerror', None) or exc}") from None
     report = Report(path)
     header = _check_header(report, path, text)
-    _check_name(report, path)
+    free = _check_name(report, path)
     compiled = _check_compiles(report, path, header)
     if compiled is None:
         report.checks.append(Check("markers", False, "not checked: the grammar does not compile"))
@@ -110,7 +110,9 @@ def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
             report.checks.append(Check("corpus", False, "not run: the grammar does not compile"))
         return report
     _check_markers(report, path, text, compiled)
-    if cases is not None:
+    if cases is not None and not free:
+        report.checks.append(Check("corpus", False, "not run: another grammar has the family's name"))
+    elif cases is not None:
         _check_corpus(report, path, compiled, cases, Path(corpus))  # type: ignore[arg-type]
     return report
 
@@ -166,19 +168,19 @@ def _check_header(report: Report, path: Path, text: str) -> Header:
     return header
 
 
-def _check_name(report: Report, path: Path) -> None:
+def _check_name(report: Report, path: Path) -> bool:
     try:
         other = registry._load_registry().get(path.stem)
     except GrammarError as exc:
         report.checks.append(Check("name", False, f"the registry does not load: {exc}"))
-        return
+        return False
     if other is not None and other.path.resolve() != path.resolve():
-        report.checks.append(
-            Check("name", False, f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); rename the file")
-        )
-    else:
-        where = "registered from this file" if other is not None else "not registered yet"
-        report.checks.append(Check("name", True, f"{path.stem!r} is free ({where})"))
+        taken = f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); rename the file"
+        report.checks.append(Check("name", False, taken))
+        return False
+    where = "registered from this file" if other is not None else "not registered yet"
+    report.checks.append(Check("name", True, f"{path.stem!r} is free ({where})"))
+    return True
 
 
 def _check_compiles(report: Report, path: Path, header: Header) -> CompiledGrammar | None:
