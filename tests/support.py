@@ -8,12 +8,8 @@ from typing import Any
 
 import tooldialect as td
 from tooldialect.corpus import (  # noqa: F401 - re-exported for the tests
-    RULE,
-    SEP,
     Case,
-    canonical,
     cuts_for,
-    marker_chars,
     read_corpus,
     run_stream,
     stream_problem,

@@ -95,7 +95,8 @@ def test_walkthrough_family_parses_and_streams_once_registered(tmp_path):
     events = run_stream(REPLY, range(1, len(REPLY)), families=["ledger"])
     kinds = [type(e).__name__ for e in events]
     assert kinds.index("CallStart") < kinds.index("ArgumentsDelta") < kinds.index("CallEnd")
-    tools = td.Toolset([td.Tool(name="get_weather", parameters={"type": "object", "properties": {"days": {"type": "string"}}})])
+    schema = {"type": "object", "properties": {"days": {"type": "string"}}}
+    tools = td.Toolset([td.Tool(name="get_weather", parameters=schema)])
     assert td.parse(REPLY, tools=tools).calls[0].arguments == {"city": "Paris", "days": "3"}
     for case in read_corpus(d / "ledger.txt"):
         for mode in MODES:
@@ -133,7 +134,7 @@ def test_a_plugin_cannot_replace_a_builtin_family(tmp_path):
     (d / "hermes.lark").write_text(ledger_grammar("hermes"), encoding="utf-8")
     with pytest.raises(td.GrammarError) as err:
         td.families.register_path(d)
-    assert str(GRAMMARS.resolve() / "hermes.lark") in str(err.value).replace(str(registry.grammar_dir()), str(GRAMMARS.resolve()))
+    assert str(registry.grammar_dir() / "hermes.lark") in str(err.value)
     assert str(d.resolve() / "hermes.lark") in str(err.value)
     assert td.families.get("hermes").source is None
 
@@ -260,7 +261,8 @@ def test_every_builtin_grammar_passes_grammar_check(path, capsys):
 
 @pytest.mark.parametrize("family", ["glm_lines", "kimi_k2"])
 def test_builtin_grammar_check_with_its_corpus(family, capsys):
-    code, out = check(capsys, str(GRAMMARS / f"{family}.lark"), "--corpus", str(ROOT / "tests" / "corpus" / f"{family}.txt"))
+    corpus = ROOT / "tests" / "corpus" / f"{family}.txt"
+    code, out = check(capsys, str(GRAMMARS / f"{family}.lark"), "--corpus", str(corpus))
     assert code == 0, out
     assert f"corpus {family}.txt" in out
 
@@ -327,17 +329,20 @@ def test_a_marker_of_a_registered_plugin_counts(tmp_path, capsys):
     assert code == 1 and "ledger.lark (family ledger) already writes as CALL_OPEN" in out
 
 
+GOOD = "// family: bad\n// title: t\n// models: a/*\n// checked against: x\n"
+
+
 @pytest.mark.parametrize(
     ("header", "expected"),
     [
-        ("// family: other\n// title: t\n// models: a/*\n// checked against: x\n", "it must equal the file name"),
-        ("// family: bad\n// models: a/*\n// checked against: x\n", "no title"),
-        ("// family: bad\n// title: t\n// checked against: x\n", "no models"),
-        ("// family: bad\n// title: t\n// models: a/*\n", "no 'checked against' line"),
-        ("// family: bad\n// title: t\n// modles: a/*\n// checked against: x\n", "did you mean 'models'"),
-        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// reply: sometimes\n", "reply must be"),
-        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// policy a/*: max_depth=0\n", "policy a/*"),
-        ("// family: bad\n// title: t\n// models: a/*\n// checked against: x\n// policy a/*: no_such=1\n", "no_such"),
+        (GOOD.replace("family: bad", "family: other"), "it must equal the file name"),
+        (GOOD.replace("// title: t\n", ""), "no title"),
+        (GOOD.replace("// models: a/*\n", ""), "no models"),
+        (GOOD.replace("// checked against: x\n", ""), "no 'checked against' line"),
+        (GOOD.replace("models:", "modles:"), "did you mean 'models'"),
+        (GOOD + "// reply: sometimes\n", "reply must be"),
+        (GOOD + "// policy a/*: max_depth=0\n", "policy a/*"),
+        (GOOD + "// policy a/*: no_such=1\n", "no_such"),
     ],
 )
 def test_header_problems_fail(tmp_path, capsys, header, expected):

@@ -171,7 +171,8 @@ def _toolsets_beside(case: Case) -> dict[str, Any]:
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise CorpusError(f"case {case.title!r} names toolset {case.attrs['tools']!r}: cannot read {where}: {exc}") from None
+        named = f"case {case.title!r} names toolset {case.attrs['tools']!r}"
+        raise CorpusError(f"{named}: cannot read {where}: {exc}") from None
     if not isinstance(data, dict):
         raise CorpusError(f"{where}: must be a JSON object mapping toolset names to tool lists")
     return data

@@ -44,7 +44,9 @@ except ImportError:  # pragma: no cover - Python 3.10
 __all__ = ["Check", "Report", "check_grammar", "own_markers"]
 
 #: Header keys the registry reads (``policy GLOB`` lines aside).
-HEADER_KEYS = ("family", "title", "models", "checked against", "rank", "reply", "value newlines", "text escapes", "gated")
+HEADER_KEYS = (
+    "family", "title", "models", "checked against", "rank", "reply", "value newlines", "text escapes", "gated",
+)
 _KEYISH = re.compile(r"([a-z][a-z-]{0,20}(?: [a-z-]{1,20}){0,2})\s*:")
 _IMPORT = re.compile(r"^%import\s+([\w.]+)(?:\s*->\s*(\w+))?(?:\s*\(([^)]*)\))?", re.M)
 
@@ -123,7 +125,8 @@ def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
 def _check_header(report: Report, path: Path, text: str) -> Header:
     fallback = Header(family=path.stem)
     if path.stem.startswith("_"):
-        report.checks.append(Check("header", False, f"{path.name} is a shared piece (its name starts with _), not a family"))
+        piece = f"{path.name} is a shared piece (its name starts with _), not a family"
+        report.checks.append(Check("header", False, piece))
         return fallback
     if not registry._NAME.fullmatch(path.stem):
         report.checks.append(
@@ -175,7 +178,10 @@ def _check_name(report: Report, path: Path) -> bool:
         report.checks.append(Check("name", False, f"the registry does not load: {exc}"))
         return False
     if other is not None and other.path.resolve() != path.resolve():
-        taken = f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); rename the file"
+        taken = (
+            f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); "
+            f"rename the file"
+        )
         report.checks.append(Check("name", False, taken))
         return False
     where = "registered from this file" if other is not None else "not registered yet"
@@ -245,7 +251,8 @@ def _others(path: Path) -> Iterator[_File]:
         if fam.path.resolve() == path.resolve():
             continue
         text = fam.path.read_text(encoding="utf-8")
-        yield _File(fam.name, f"{fam.path.name} (family {fam.name})", text, own_markers(text, fam.grammar.terminals, fam.grammar))
+        markers = own_markers(text, fam.grammar.terminals, fam.grammar)
+        yield _File(fam.name, f"{fam.path.name} (family {fam.name})", text, markers)
 
 
 _DEFINITION = re.compile(r"([A-Z_][A-Z0-9_]*)(?:\.-?\d+)?\s*:")
@@ -289,7 +296,8 @@ def _check_markers(report: Report, path: Path, text: str, compiled: CompiledGram
                     problems.append(
                         f"{term.name} writes {example!r}, a marker {other.label} already writes as {theirs.name}: "
                         f"use '%import .{other.stem} ({theirs.name})' instead of writing it again "
-                        f"(or, if both must read it, say why in '// overlaps {other.stem}.{theirs.name}: …' above {term.name})"
+                        f"(or, if both must read it, say why in '// overlaps {other.stem}.{theirs.name}: …' "
+                        f"above {term.name})"
                     )
     except GrammarError as exc:
         report.checks.append(Check("markers", False, f"another registered grammar does not compile: {exc}"))
@@ -411,7 +419,8 @@ def _check_corpus(report: Report, path: Path, compiled: CompiledGrammar, cases: 
     from .corpus import MODES, case_problem
 
     if not cases:
-        report.checks.append(Check(f"corpus {corpus.name}", False, "no cases: write at least one (see docs/authoring.md)"))
+        empty = "no cases: write at least one (see docs/authoring.md)"
+        report.checks.append(Check(f"corpus {corpus.name}", False, empty))
         return
     failed = 0
     with _trial(path, compiled):
@@ -439,7 +448,8 @@ def _trial(path: Path, compiled: CompiledGrammar) -> Iterator[None]:
     if existing is not None and existing.path.resolve() == path.resolve():
         yield
         return
-    fam = registry.Family(path.stem, path, compiled.header, compiled, registry.Source("trial", path.parent, f"grammar check {path}"))
+    source = registry.Source("trial", path.parent, f"grammar check {path}")
+    fam = registry.Family(path.stem, path, compiled.header, compiled, source)
     with registry._changing() as current:
         current[fam.name] = fam
     try:

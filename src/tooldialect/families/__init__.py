@@ -246,7 +246,8 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
     reg = _load_registry()
     with _lock:
         if resolved in _registered:
-            return [f.name for f in (_registry or reg).values() if f.source is not None and f.source.directory == resolved]
+            current = (_registry or reg).values()
+            return [f.name for f in current if f.source is not None and f.source.directory == resolved]
         source = Source("registered", resolved, f"register_path({str(resolved)!r})")
         added = _families_in(source)
         new = dict(_registry or reg)
