@@ -272,10 +272,15 @@ def _prose_before(grammar: CompiledGrammar, first: tuple[Part, ...]) -> bool:
     return any(t.pattern is not None and t.pattern.regex.match(text) for t in grammar.openers.get("start", ()))
 
 
+def _is_raw(part: Part) -> bool:
+    """A slot written as its characters, which the text after it must be able to end."""
+    return (isinstance(part, (Name, Key)) and part.encoding == "raw") or (isinstance(part, Value) and part.syntax == "text")
+
+
 class _LineReader:
     def __init__(self, grammar: CompiledGrammar) -> None:
         self.g = grammar
-        self.markers: dict[int, Terminal] = {}  # id(Lit) -> the terminal it spells
+        self.markers: dict[str, Terminal] = {}  # the terminals the lines write
         self.accept: dict[int, Terminal] = {}  # id(raw slot part) -> its terminal
 
     def fail(self, line: str, why: str) -> GrammarError:
@@ -323,9 +328,8 @@ class _LineReader:
                 f"{name} is a pattern, not one string: add a string terminal CANONICAL_{name.lstrip('_')} with the "
                 "spelling to write (in the grammar that defines it) and name that",
             )
-        lit = Lit(pat.literal)
-        self.markers[id(lit)] = term
-        return lit
+        self.markers[name] = term
+        return Lit(pat.literal)
 
     def slot(self, slot: str, opt: str | None, line: str, kind: str, param: tuple[Part, ...], spec: str, pos: int) -> Part:
         if slot not in _SLOTS[kind]:
@@ -385,8 +389,7 @@ class _LineReader:
                 after = call[i + 1 :] + tail
                 item = list(part.item)
                 for j, inner in enumerate(item):
-                    raw = (isinstance(inner, Key) and inner.encoding == "raw") or (isinstance(inner, Value) and inner.syntax == "text")
-                    if raw:
+                    if _is_raw(inner):
                         # the next item begins with the item's own head, so all its markers follow too
                         writer.raw[id(inner)] = self._raw(inner, item[j + 1 :] + [Lit(part.sep)] + item[:j] + after)
 
@@ -417,7 +420,4 @@ class _LineReader:
 
     def _spelled(self, lit: Lit) -> list[tuple[str, Terminal]]:
         """The markers a (merged) fixed text holds, as (literal, terminal)."""
-        return [(t.pattern.literal, t) for t in self._marker_terms() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
-
-    def _marker_terms(self) -> list[Terminal]:
-        return list({id(t): t for t in self.markers.values()}.values())
+        return [(t.pattern.literal, t) for t in self.markers.values() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
