@@ -81,7 +81,25 @@ def family_sections() -> str:
             out.append("")
             out.append(_cell(" ".join(n.strip() for n in h.notes if n.strip())))
         out.append("")
+        out.append(_written(fam))
+        out.append("")
     return "\n".join(out).rstrip()
+
+
+#: The calls every family's example shows (generated, so it is what render_calls writes).
+_EXAMPLE_CALLS = (
+    {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+    {"name": "get_time", "arguments": {"zone": "CET"}},
+)
+
+
+def _written(fam: Family) -> str:
+    """How ``render_call`` writes a call (two calls where the family writes several)."""
+    calls = _EXAMPLE_CALLS if fam.shape.parallel else _EXAMPLE_CALLS[:1]
+    text = fam.render_calls(list(calls))
+    what = "two calls" if len(calls) > 1 else "one call (the family writes one per reply)"
+    fence = "~~~~" if "```" in text else "```"
+    return f"Written back (`render_call`, {what}):\n\n{fence}\n{text}\n{fence}"
 
 
 SECTIONS = {
