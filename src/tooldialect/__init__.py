@@ -9,8 +9,9 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, dialects, families, openai, render, transcript
+from . import detect, dialects, export, families, openai, render, transcript
 from .errors import (
+    ExportError,
     GrammarError,
     PolicyError,
     StreamClosedError,
@@ -48,6 +49,7 @@ __all__ = [
     "Diagnostic",
     "DiagnosticEvent",
     "Event",
+    "ExportError",
     "GrammarError",
     "ParseResult",
     "Policy",
@@ -65,6 +67,7 @@ __all__ = [
     "UnknownFamilyError",
     "detect",
     "dialects",
+    "export",
     "families",
     "openai",
     "parse",

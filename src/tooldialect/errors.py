@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ExportError",
     "GrammarError",
     "PolicyError",
     "StreamClosedError",
@@ -37,3 +38,8 @@ class GrammarError(ToolDialectError):
 
 class StreamClosedError(ToolDialectError):
     """``feed()`` or ``close()`` on a stream that was already closed."""
+
+
+class ExportError(ToolDialectError, ValueError):
+    """A constrained-decoding export that the target format cannot express exactly (a
+    schema keyword it lacks, a family shape it cannot follow): never a looser grammar."""
