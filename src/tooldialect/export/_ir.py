@@ -334,7 +334,7 @@ def _bnf_char(cp: int, in_class: bool) -> str:
     if ch in specials:
         return specials[ch]
     if in_class and ch in "]^-[":
-        return "\\" + ch
+        return f"\\x{cp:02X}"
     if not in_class and ch == '"':
         return '\\"'
     if cp < 0x20 or cp == 0x7F:

@@ -374,7 +374,8 @@ class ValueCompiler:
 
     def text(self, schema: Any, stop: str, path: tuple[str, ...]) -> Node:
         """A value written as text up to ``stop`` (which the node includes): a string as its
-        raw characters, any other value as compact JSON."""
+        raw characters, any other value as JSON (the family writes it compact; white space
+        between tokens is allowed, as the reader allows it)."""
         schema, path = self.resolve(schema, path)
         if schema is True or schema == {}:
             return Until(stop)
@@ -399,20 +400,9 @@ class ValueCompiler:
         if rest:
             sub = {k: v for k, v in schema.items() if k not in ("minLength", "maxLength")}
             sub["type"] = rest
-            if self.target == "lark":
-                out.append(seq(self.lark_json(sub, compact=True), Lit(stop)))
-            else:
-                out.append(seq(self.compact(sub, path), Lit(stop)))
+            json_value = self.lark_json(sub) if self.target == "lark" else self.value(sub, "json", path)
+            out.append(seq(json_value, Lit(stop)))
         return alt(*out)
-
-    def compact(self, schema: Mapping[str, Any], path: tuple[str, ...]) -> Node:
-        """A JSON value with no white space between tokens (what a text value holds)."""
-        saved = self.ws
-        self.ws = lambda syntax: EMPTY  # type: ignore[method-assign]
-        try:
-            return self.value(schema, "json", path)
-        finally:
-            self.ws = saved  # type: ignore[method-assign]
 
 
 def _lengths(schema: Mapping[str, Any], comp: ValueCompiler, path: tuple[str, ...]) -> tuple[int, int | None]:
