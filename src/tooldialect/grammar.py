@@ -71,6 +71,9 @@ START_RULES = ("start", "reply")
 #: Furniture recognised only at the first visible character of the reply (a header the
 #: prompt left open, which would be ordinary words anywhere else).
 REPLY_FURNITURE = "FURNITURE_REPLY_"
+#: The written spelling of a marker that reads several (``CANONICAL_TOOL_CALL_OPEN``):
+#: named by ``// write`` lines, read by no rule.
+CANONICAL = "CANONICAL_"
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,14 @@ class Header:
     text_escapes: str = "none"  # "backslash": a backslash in a TEXT value takes the next character
     gated: bool = False  # a registry-gated body: read only against a toolset, by exact name
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
+    writes: tuple[tuple[str, str], ...] = ()  # `// write KIND: SPEC` lines, read by render/family.py
     notes: tuple[str, ...] = ()
 
 
 _HEADER_LINE = re.compile(r"//\s?(.*)")
+_WRITE_LINE = re.compile(r"write\s+([a-z]+)\s*(?::\s*(.*))?|write\s*", re.DOTALL)
+#: The kinds of ``// write`` line (docs/authoring.md, "Writing calls back").
+WRITE_KINDS = ("call", "block", "sep", "param", "single")
 _POLICY_KEY = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
 
 
@@ -101,6 +108,7 @@ def read_header(text: str, stem: str) -> Header:
     models: list[str] = []
     checked: list[str] = []
     policies: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    writes: list[tuple[str, str]] = []
     notes: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -110,6 +118,10 @@ def read_header(text: str, stem: str) -> Header:
         if m is None:
             break
         body = m.group(1)
+        wm = _WRITE_LINE.fullmatch(body.strip())
+        if wm is not None:
+            writes.append(_write_line(stem, body.strip(), wm))
+            continue
         key, sep, value = body.partition(":")
         if not sep:
             notes.append(body)
@@ -165,9 +177,24 @@ def read_header(text: str, stem: str) -> Header:
         models=tuple(models),
         checked_against=tuple(checked),
         policies=tuple(policies),
+        writes=tuple(writes),
         notes=tuple(notes),
         **fields,
     )
+
+
+def _write_line(stem: str, line: str, m: re.Match[str]) -> tuple[str, str]:
+    """A ``// write KIND: SPEC`` line as (kind, spec); its items are read on first use."""
+    kind, spec = m.group(1), (m.group(2) or "").strip()
+    if kind not in WRITE_KINDS:
+        raise GrammarError(
+            f"grammar {stem!r}: line '// {line}': unknown write line; write one of "
+            + ", ".join(f"'write {k}'" for k in WRITE_KINDS)
+        )
+    if (kind == "single") != (not spec):
+        want = "'// write single' takes nothing after it" if kind == "single" else f"'// write {kind}: …' needs items after the colon"
+        raise GrammarError(f"grammar {stem!r}: line '// {line}': {want}")
+    return kind, spec
 
 
 @dataclass(frozen=True)
@@ -334,7 +361,10 @@ def compile_grammar(path: Path, header: Header) -> CompiledGrammar:
             for term in openers:
                 _check_opener(term, header.family)
         compiled.openers[start] = openers
-    compiled.closers = tuple(t for t in terminals.values() if t.closer and t.pattern is not None)
+    # CANONICAL_… terminals are spellings the writer uses (render_call), read by no rule
+    compiled.closers = tuple(
+        t for t in terminals.values() if t.closer and t.pattern is not None and not t.name.startswith(CANONICAL)
+    )
     compiled.reasoning = _pairs(terminals, header.family)
     compiled.furniture = tuple(
         t for n, t in terminals.items() if n.startswith("FURNITURE_") and not n.startswith(REPLY_FURNITURE)

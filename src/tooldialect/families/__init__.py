@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import GrammarError, UnknownFamilyError
 from ..grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, read_terminals
 from ..models import Policy
+from ..shape import Shape
 
 __all__ = ["Family", "ModelProfile", "all_families", "compile_count", "for_model", "get", "grammar_dir", "names"]
 
@@ -51,6 +53,7 @@ class Family:
     path: Path
     header: Header
     _compiled: CompiledGrammar | None = None
+    _writer: Any = None
 
     @property
     def title(self) -> str:
@@ -77,6 +80,39 @@ class Family:
                     _compiles += 1
                     self._compiled = compiled
         return compiled
+
+    @property
+    def shape(self) -> Shape:
+        """How the family writes a call (its grammar's ``// write`` lines), for
+        :meth:`render_call` and ``td.export``."""
+        return self._write().shape
+
+    def render_call(self, call: Any, tools: Any = None) -> str:
+        """``call`` (a ``td.ToolCall``, a transcript call or ``{"name", "arguments"[, "id"]}``)
+        written as this family's model writes it; parsing the text gives the call back.
+        ``tools`` gives the parameter order of P-Format and code calls (without it, the
+        arguments' own order).  A call the syntax cannot say raises ``PolicyError``."""
+        return self._write().render([call], tools)
+
+    def render_calls(self, calls: Any, tools: Any = None) -> str:
+        """Several calls written as one reply of this family (its block and separator)."""
+        if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, Iterable):
+            from ..errors import PolicyError
+
+            raise PolicyError(f"render_calls() takes a list of calls, got {type(calls).__name__}")
+        return self._write().render(list(calls), tools)
+
+    def _write(self) -> Any:
+        writer = self._writer
+        if writer is None:
+            from ..render.family import compile_writer
+
+            grammar = self.grammar
+            with _lock:
+                writer = self._writer
+                if writer is None:
+                    writer = self._writer = compile_writer(grammar)
+        return writer
 
     def __repr__(self) -> str:
         return f"<Family {self.name}>"
