@@ -89,6 +89,11 @@ class ReplyBuilder:
         self.plain_object(comp, schema)
         props = schema.get("properties") or {}
         required = set(schema.get("required") or [])
+        if syntax == "keywords":  # keyword arguments only
+            bad = [k for k in order if not is_identifier(k, PYTHON)]
+            if bad:
+                raise comp.refuse(f"the parameter name {bad[0]!r}, which keyword arguments cannot write", ("properties",))
+            syntax = "python"
         if syntax == "python":
             if all(is_identifier(k, PYTHON) for k in order):
                 members = [(seq(Lit(f"{k}="), comp.value(props[k], "python", ("properties", k))), k in required) for k in order]
