@@ -540,3 +540,71 @@ def test_structural_tag_for_a_block_and_for_text_parameters():
 def test_structural_tag_refuses_a_weak_trigger():
     with pytest.raises(td.ExportError, match="prose writes too"):
         export.structural_tag(HAND_SHAPES["python_list"], TOOLSETS["weather"])
+
+
+def test_names_the_family_cannot_write_are_refused():
+    with pytest.raises(td.ExportError, match="not an identifier"):
+        export.grammar("pythonic", [td.Tool(name="get-weather")])
+    odd_key = td.Tool(name="f", parameters={"type": "object", "properties": {"a>b": {"type": "string"}}})
+    with pytest.raises(td.ExportError, match="'a>b'"):
+        export.grammar("qwen3_coder", [odd_key])
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+from tooldialect import cli  # noqa: E402
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def tools_file(tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]))
+    return str(path)
+
+
+def test_cli_export_prints_the_lark_grammar(capsys, tools_file):
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file)
+    assert rc == 0 and err == ""
+    assert out == export.grammar("hermes", td.Toolset.from_openai(json.load(open(tools_file))))
+    assert accepts(out, td.families.get("hermes").render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}))
+
+
+def test_cli_export_gbnf_and_structural_tag_are_json(capsys, tools_file):
+    rc, out, err = _run(capsys, "export", "--family", "qwen3_coder", "--tools", tools_file, "--format", "gbnf")
+    obj = json.loads(out)
+    assert rc == 0 and obj["format"] == "gbnf" and obj["lazy"] is True and obj["grammar"].startswith("root ::= ")
+    assert obj["triggers"] == [{"type": "word", "value": obj["triggers"][0]["value"]}]
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "structural-tag", "--mode", "required")
+    tag = json.loads(out)
+    assert rc == 0 and tag["type"] == "structural_tag" and tag["format"]["at_least_one"] is True
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "ebnf", "--force-tool", "get_weather", "--no-parallel")
+    assert rc == 0 and json.loads(out)["lazy"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--family", "no_such"], "unknown family"),
+        (["--family", "hermes", "--format", "regex"], "invalid choice"),
+        (["--family", "hermes", "--force-tool", "nope"], "not among the tools"),
+        (["--family", "hermes", "--mode", "required", "--force-tool", "get_weather"], "not allowed with"),
+    ],
+)
+def test_cli_export_usage_errors_exit_2_with_one_line(capsys, tools_file, argv, needle):
+    rc, out, err = _run(capsys, "export", "--tools", tools_file, *argv)
+    assert rc == 2 and out == ""
+    assert needle in err and err.count("\n") == 1, err
+
+
+def test_cli_export_refusal_is_one_line(capsys, tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "a+"}}}}]))
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", str(path), "--format", "gbnf")
+    assert rc == 2 and out == "" and "pattern" in err and err.count("\n") == 1

@@ -92,9 +92,33 @@ def _prepare(family: Any, tools: Any, mode: Any, parallel: Any) -> tuple[Shape, 
         raise PolicyError(f"mode must be 'auto', 'required' or {{'name': TOOL}}, got {mode!r}")
     if choice == "none":
         raise PolicyError("mode 'none' allows no call, so there is nothing to export: send no grammar")
-    if isinstance(choice, dict):
-        return shape, [toolset.get(choice["name"])], True  # type: ignore[list-item]
-    return shape, list(toolset), choice == "required"
+    allowed = [toolset.get(choice["name"])] if isinstance(choice, dict) else list(toolset)
+    _check_names(family, shape, allowed)  # type: ignore[arg-type]
+    return shape, allowed, isinstance(choice, dict) or choice == "required"  # type: ignore[return-value]
+
+
+def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
+    """A tool or parameter name the family cannot write (a raw name holding what ends it)
+    cannot be in its grammar either: the family's own writer says which."""
+    if isinstance(family, Shape):
+        return
+    from .. import families
+    from .. import shape as sh
+
+    fam = families.get(family) if isinstance(family, str) else family
+    writer = fam._write()
+    for tool in tools:
+        try:
+            for part in shape.call:
+                if isinstance(part, sh.Name) and part.encoding == "raw":
+                    writer._raw(part, tool.name, f"the tool name {tool.name!r}")
+                if isinstance(part, sh.Params):
+                    for key in (tool.parameters.get("properties") or {}):
+                        for inner in part.item:
+                            if isinstance(inner, sh.Key) and inner.encoding == "raw":
+                                writer._raw(inner, key, f"the parameter name {key!r}")
+        except PolicyError as exc:
+            raise ExportError(f"tool {tool.name!r}: {exc}") from None
 
 
 def grammar(

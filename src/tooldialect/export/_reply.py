@@ -89,7 +89,9 @@ class ReplyBuilder:
         self.plain_object(comp, schema)
         props = schema.get("properties") or {}
         required = set(schema.get("required") or [])
-        if syntax == "keywords":  # keyword arguments only
+        if syntax == "keywords":  # keyword arguments only, in a call whose name is an identifier
+            if not is_identifier(tool.name, PYTHON):
+                raise ExportError(f"tool {tool.name!r}: {self.shape.family} writes it as a Python call, and it is not an identifier")
             bad = [k for k in order if not is_identifier(k, PYTHON)]
             if bad:
                 raise comp.refuse(f"the parameter name {bad[0]!r}, which keyword arguments cannot write", ("properties",))
