@@ -502,7 +502,7 @@ def _xgrammar_accepts(xgr: Any, grammar: str, text: str) -> bool:
     info = xgr.TokenizerInfo(tokens, vocab_type=xgr.VocabType.RAW, stop_token_ids=[])
     compiled = xgr.GrammarCompiler(info).compile_grammar(grammar)
     matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
-    return all(matcher.accept_string(ch) for ch in [text]) and matcher.is_terminated()
+    return bool(matcher.accept_string(text)) and matcher.is_terminated()
 
 
 # -- structural tags -----------------------------------------------------------------------------
@@ -535,6 +535,40 @@ def test_structural_tag_for_a_block_and_for_text_parameters():
     (only,) = xml["tags"]
     assert only["content"]["type"] == "grammar" and only["content"]["grammar"].startswith("root ::= ")
     assert only["begin"].endswith("get_weather>\n")
+
+
+@pytest.mark.parametrize("which", _real_shapes())
+def test_structural_tag_frames_what_the_family_writes(which):
+    """Each tag's begin and end are the fixed text around the arguments of the family's own
+    call, and JSON-schema content is exactly the arguments the family wrote."""
+    tools = TOOLSETS["weather"]
+    try:
+        tag = export.structural_tag(which, tools)
+    except td.ExportError as exc:
+        assert "prose writes too" in str(exc)
+        return
+    json.dumps(tag)
+    fmt = tag["format"]
+    reply = td.families.get(which).render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}, tools)
+    (trigger,) = fmt["triggers"]
+    assert trigger and trigger in reply
+    if export.shape_of(which).block_open:
+        (block,) = fmt["tags"]
+        assert reply.startswith(block["begin"]) and reply.endswith(block["end"])
+        reply = reply[len(block["begin"]) : len(reply) - len(block["end"])]
+        items = block["content"]["tags"]
+    else:
+        items = fmt["tags"]
+    (item,) = [t for t in items if "get_weather" in t["begin"]]
+    assert item["begin"].startswith(trigger) or export.shape_of(which).block_open
+    start = reply.index(item["begin"])
+    assert reply.endswith(item["end"])
+    middle = reply[start + len(item["begin"]) : len(reply) - len(item["end"])]
+    if item["content"]["type"] == "json_schema":
+        assert json.loads(middle) == {"city": "Oslo"}
+    else:
+        lark = gbnf_to_lark(item["content"]["grammar"])
+        assert accepts(lark, middle) and not accepts(lark, "")  # city is required
 
 
 def test_structural_tag_refuses_a_weak_trigger():
