@@ -25,7 +25,7 @@ from ..shape import Shape
 from ..toolset import Tool, Toolset
 from ._reply import ReplyBuilder
 
-__all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "shape_of", "structural_tag"]
+__all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "shape_of", "stops_of", "structural_tag"]
 
 #: The grammar formats :func:`grammar` writes.
 FORMATS = ("lark", "gbnf", "ebnf")
@@ -97,6 +97,25 @@ def _prepare(family: Any, tools: Any, mode: Any, parallel: Any) -> tuple[Shape, 
     return shape, allowed, isinstance(choice, dict) or choice == "required"  # type: ignore[return-value]
 
 
+def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
+    """Where the family's reader ends each raw value of its shape (regexes, by part id):
+    a text value in the grammar may hold none of them."""
+    if isinstance(family, Shape):
+        return {}
+    from .. import families
+    from .. import shape as sh
+
+    fam = families.get(family) if isinstance(family, str) else family
+    writer = fam._write()
+    out: dict[int, tuple[str, ...]] = {}
+    for part in fam.shape.call:
+        for inner in part.item if isinstance(part, sh.Params) else ():
+            checks = writer.raw.get(id(inner))
+            if isinstance(inner, sh.Value) and checks is not None:
+                out[id(inner)] = tuple(p.pattern for p in checks.stops)
+    return out
+
+
 def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
     """A tool or parameter name the family cannot write (a raw name holding what ends it)
     cannot be in its grammar either: the family's own writer says which."""
@@ -141,7 +160,7 @@ def grammar(
     if format not in FORMATS:
         raise PolicyError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, format)
+    builder = ReplyBuilder(shape, allowed, format, stops_of(family))
     rules = builder.build(allowed, required=required, parallel=parallel)
     if format == "lark":
         text = rules.lark()

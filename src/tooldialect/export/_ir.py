@@ -62,12 +62,13 @@ class Json:
 
 @dataclass(frozen=True)
 class Until:
-    """Text that does not contain ``stop``, then ``stop`` itself; ``min``/``max`` bound the
-    length of the text in characters."""
+    """Text that does not contain ``stop`` nor a match of any ``avoid`` regex (Python
+    syntax), then ``stop`` itself; ``min``/``max`` bound the length of the text."""
 
     stop: str
     min: int = 0
     max: int | None = None
+    avoid: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,10 +279,14 @@ class _LarkWriter:
         if isinstance(node, Json):
             return f"%json {node.schema}"
         if isinstance(node, Until):
+            from ._stops import rust_regex
+
             stop = rx_escape(node.stop)
-            if node.min == 0 and node.max is None:
+            if node.min == 0 and node.max is None and not node.avoid:
                 return self.lazy(hint, f"/{_ANY}{stop}/")
-            body = f"(/(?s:.{_bounds(node.min, node.max, lark=False)})/ & ~/{_ANY}{stop}{_ANY}/) /{stop}/"
+            avoid = "|".join([stop, *(rust_regex(p) for p in node.avoid)])
+            length = "*" if node.min == 0 and node.max is None else _bounds(node.min, node.max, lark=False)
+            body = f"(/(?s:.{length})/ & ~/{_ANY}(?:{avoid}){_ANY}/) /{stop}/"
             return self.lazy(hint, body)
         if isinstance(node, Prose):
             return self.prose(node, hint)
@@ -398,54 +403,31 @@ class _BnfWriter:
         return text
 
     def until(self, node: Until) -> str:
-        """Text without ``stop`` then ``stop``: the string-matching automaton of ``stop``
-        (Knuth–Morris–Pratt), one rule per state.  A length bound needs a counter the
-        notation lacks, so it is refused."""
+        """Text holding no stop, then the marker: one rule per state of the automaton that
+        searches for them (:mod:`._stops`).  A length bound needs a counter the notation
+        lacks, so it is refused."""
+        from ._stops import search_automaton
+
         if node.min != 0 or node.max is not None:
             raise ExportError(
                 f"{self.flavour} cannot bound the length of a text value (minLength/maxLength on a value "
                 "written as raw text); remove the bound or use the lark format"
             )
-        key = (node.stop, node.min, node.max)
+        key = (node.stop, node.avoid)
         got = self.until_rules.get(key)
         if got is not None:
             return got
-        stop = node.stop
         base = f"until-{len(self.until_rules) + 1}"
         self.until_rules[key] = f"{base}-0"
-        fail = _kmp_failure(stop)
-        alphabet = sorted(set(stop))
-        for q in range(len(stop)):
+        alphabet, moves = search_automaton(node.stop, node.avoid)
+        others = _bnf_class(Class(tuple((ord(c), ord(c)) for c in alphabet), negated=True))
+        for state in sorted(moves):
             alts = []
-            moves: dict[int, list[str]] = {}
-            for ch in alphabet:
-                nxt = _kmp_step(stop, fail, q, ch)
-                moves.setdefault(nxt, []).append(ch)
-            others = _bnf_class(Class(tuple((ord(c), ord(c)) for c in alphabet), negated=True))
-            for nxt, chars in sorted(moves.items()):
-                cls = _bnf_class(Class(tuple((ord(c), ord(c)) for c in chars)))
-                alts.append(cls if nxt == len(stop) else f"{cls} {base}-{nxt}")
-            alts.append(f"{others} {base}-0")
-            self.extra.append((f"{base}-{q}", " | ".join(alts)))
+            for chars, target in moves[state]:
+                cls = others if chars is None else _bnf_class(Class(tuple((ord(c), ord(c)) for c in sorted(chars))))
+                alts.append(cls if target is None else f"{cls} {base}-{target}")
+            self.extra.append((f"{base}-{state}", " | ".join(alts)))
         return f"{base}-0"
-
-
-def _kmp_failure(stop: str) -> list[int]:
-    fail = [0] * len(stop)
-    k = 0
-    for i in range(1, len(stop)):
-        while k and stop[i] != stop[k]:
-            k = fail[k - 1]
-        if stop[i] == stop[k]:
-            k += 1
-        fail[i] = k
-    return fail
-
-
-def _kmp_step(stop: str, fail: list[int], q: int, ch: str) -> int:
-    while q and stop[q] != ch:
-        q = fail[q - 1]
-    return q + 1 if stop[q] == ch else 0
 
 
 def json_text(schema: Any) -> str:

@@ -26,6 +26,7 @@ __all__ = ["Opening", "ReplyBuilder"]
 _DIGIT = Class(((ord("0"), ord("9")),))
 _DIGIT19 = Class(((ord("1"), ord("9")),))
 _WORD = re.compile(r"\w")
+_QUANTIFIER = re.compile(r"\{(\d{1,4})(?:,(\d{0,4}))?\}|[+*?]?")
 #: A name of any tool, offered or not, as the raw and JSON encodings write it.
 _NAME_RX = {"raw": r"[A-Za-z_$][A-Za-z0-9_.$\-]*", "json": r'"[^"\n]*"'}
 
@@ -44,8 +45,10 @@ class Opening:
 class ReplyBuilder:
     """Builds the rules of one export: ``target`` is ``lark``, ``gbnf`` or ``ebnf``."""
 
-    def __init__(self, shape: sh.Shape, tools: list[Tool], target: str) -> None:
+    def __init__(self, shape: sh.Shape, tools: list[Tool], target: str, stops: dict[int, tuple[str, ...]] | None = None) -> None:
         self.shape = shape
+        #: per raw value part (by id): the regexes at which the family's reader ends it
+        self.stops = stops or {}
         self.tools = tools
         self.target = target
         self.g = Grammar()
@@ -176,7 +179,7 @@ class ReplyBuilder:
                 if not isinstance(nxt, sh.Lit) or not nxt.text.strip():
                     raise ExportError(f"family {self.shape.family}: a text value must be followed by fixed text")
                 pre, core, post = _split_marker(nxt.text)
-                out.append(self.text_value(comp, schema, pre, core, path))
+                out.append(self.text_value(comp, schema, pre, core, path, self.stops.get(id(part), ())))
                 out.append(Lit(post))
                 i += 1
             elif isinstance(part, sh.Value):
@@ -186,26 +189,43 @@ class ReplyBuilder:
             i += 1
         return seq(*out)
 
-    def text_value(self, comp: ValueCompiler, schema: Any, pre: str, core: str, path: tuple[str, ...]) -> Node:
+    def text_value(
+        self, comp: ValueCompiler, schema: Any, pre: str, core: str, path: tuple[str, ...], avoid: tuple[str, ...] = ()
+    ) -> Node:
         """Raw text up to ``core`` for a string (white space before the marker is part of the
         text, and the reader drops the template's newline); compact JSON then ``pre + core``
         for any other value."""
-        node = comp.text(schema, core, path)
+        node = comp.text(schema, core, path, avoid)
         return node if not pre else _insert_pre(node, pre, core)
 
     def id_pattern(self, pattern: str) -> Node:
-        m = re.fullmatch(r"\[((?:[A-Za-z0-9]-[A-Za-z0-9]|[A-Za-z0-9_])+)\](?:\{(\d+)(?:,(\d*))?\}|([+*?]))?", pattern)
+        """The family's id regex, when it is one character class repeated (``[A-Za-z0-9]{9}``):
+        the one form every target can write."""
+        refuse = ExportError(f"family {self.shape.family}: the id pattern {pattern!r} is not a character class repetition")
+        close = pattern.find("]")
+        if not pattern.startswith("[") or close < 2:
+            raise refuse
+        body, tail = pattern[1:close], pattern[close + 1 :]
+        ranges: list[tuple[int, int]] = []
+        k = 0
+        while k < len(body):
+            if not (body[k].isascii() and (body[k].isalnum() or body[k] == "_")):
+                raise refuse
+            if k + 2 < len(body) and body[k + 1] == "-":
+                ranges.append((ord(body[k]), ord(body[k + 2])))
+                k += 3
+            else:
+                ranges.append((ord(body[k]), ord(body[k])))
+                k += 1
+        m = _QUANTIFIER.fullmatch(tail)
         if m is None:
-            raise ExportError(f"family {self.shape.family}: the id pattern {pattern!r} is not a character class repetition")
-        ranges = tuple((ord(a), ord(b)) for a, b in re.findall(r"(\w)-(\w)", m.group(1)))
-        singles = tuple((ord(c), ord(c)) for c in re.sub(r"\w-\w", "", m.group(1)))
-        cls = Class(ranges + singles)
-        if m.group(2):
-            lo = int(m.group(2))
-            hi: int | None = lo if m.group(3) is None else (int(m.group(3)) if m.group(3) else None)
+            raise refuse
+        if m.group(1):
+            lo = int(m.group(1))
+            hi: int | None = lo if m.group(2) is None else (int(m.group(2)) if m.group(2) else None)
         else:
-            lo, hi = {"+": (1, None), "*": (0, None), "?": (0, 1), None: (1, 1)}[m.group(4)]
-        return Pattern(cls, lo, hi)
+            lo, hi = {"+": (1, None), "*": (0, None), "?": (0, 1), "": (1, 1)}[tail]
+        return Pattern(Class(tuple(ranges)), lo, hi)
 
     # -- the block and the reply ------------------------------------------------------------------
 

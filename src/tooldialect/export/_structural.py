@@ -15,7 +15,7 @@ from typing import Any
 from .. import shape as sh
 from ..errors import ExportError
 from ._reply import ReplyBuilder
-from . import _prepare
+from . import _prepare, stops_of
 
 __all__ = ["structural_tag"]
 
@@ -25,7 +25,7 @@ def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: boo
     the value of an OpenAI-style ``response_format``).  ``mode`` and ``parallel`` as for
     :func:`grammar`."""
     shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, "ebnf")
+    builder = ReplyBuilder(shape, allowed, "ebnf", stops_of(family))
     opening = builder.opening()
     if not opening.marker:
         raise ExportError(
@@ -96,7 +96,7 @@ def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
         builder.values[tool.name].value(builder.values[tool.name].root, "json", ("parameters",))  # same refusals as EBNF
         content: dict[str, Any] = {"type": "json_schema", "json_schema": tool.parameters}
     else:
-        sub = ReplyBuilder(builder.shape, [tool], "ebnf")
+        sub = ReplyBuilder(builder.shape, [tool], "ebnf", builder.stops)
         sub.g.rules["start"] = sub.call(tool, middle)
         content = {"type": "grammar", "grammar": sub.g.ebnf()}
     if not builder.shape.block_open:

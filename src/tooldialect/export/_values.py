@@ -75,6 +75,9 @@ class ValueCompiler:
         self.root = _openapi_nullable(dict(schema), 0)
         self.refs: dict[tuple[str, str], _ir.Ref] = {}
         self.prefix = f"t_{tool}"
+        #: characters a JSON string may not hold literally (inside a value written as text,
+        #: where they could begin a stop marker); set while such a value is compiled
+        self.exclude: frozenset[str] = frozenset()
 
     # -- errors and checks ------------------------------------------------------------------
 
@@ -277,10 +280,11 @@ class ValueCompiler:
             dq = self.g.rule("py_dq_char", alt(Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()))
             sq = self.g.rule("py_sq_char", alt(Class(((ord("'"), ord("'")), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()))
             return alt(seq(Lit('"'), Rep(dq, lo, hi), Lit('"')), seq(Lit("'"), Rep(sq, lo, hi), Lit("'")))
+        banned = tuple((ord(c), ord(c)) for c in sorted(self.exclude))
         char = self.g.rule(
-            "json_char",
+            "json_char" if not banned else "json_char_in_text",
             alt(
-                Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True),
+                Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F), *banned), negated=True),
                 seq(Lit("\\"), alt(Class(tuple((ord(c), ord(c)) for c in '"\\/bfnrt')), seq(Lit("u"), Rep(_HEX, 4, 4)))),
             ),
         )
@@ -372,13 +376,32 @@ class ValueCompiler:
 
     # -- values written as raw text ------------------------------------------------------------
 
-    def text(self, schema: Any, stop: str, path: tuple[str, ...]) -> Node:
+    def json_in_text(self, schema: Mapping[str, Any], stop: str, path: tuple[str, ...], avoid: tuple[str, ...]) -> Node:
+        """A JSON value inside a text value: its strings may not hold a character that can
+        begin the marker or a stop (stricter than the schema, never looser: the reader ends
+        the value at the first stop, even inside a JSON string)."""
+        import re as _re
+
+        from ._stops import first_chars
+
+        if self.target == "lark" and not _could_hold_text(schema):
+            return self.lark_json(schema)
+        starts = first_chars((_re.escape(stop), *avoid))
+        if starts is None:
+            raise self.refuse("a non-string value in text whose stops can begin with any character", path)
+        saved, self.exclude = self.exclude, frozenset(starts)
+        try:
+            return self.value(schema, "json", path)
+        finally:
+            self.exclude = saved
+
+    def text(self, schema: Any, stop: str, path: tuple[str, ...], avoid: tuple[str, ...] = ()) -> Node:
         """A value written as text up to ``stop`` (which the node includes): a string as its
         raw characters, any other value as JSON (the family writes it compact; white space
         between tokens is allowed, as the reader allows it)."""
         schema, path = self.resolve(schema, path)
         if schema is True or schema == {}:
-            return Until(stop)
+            return Until(stop, avoid=avoid)
         if not isinstance(schema, Mapping):
             raise self.refuse("a schema that accepts nothing", path)
         if "const" in schema or "enum" in schema:
@@ -387,7 +410,7 @@ class ValueCompiler:
         if "anyOf" in schema or "oneOf" in schema:
             key = "anyOf" if "anyOf" in schema else "oneOf"
             self.combination(key, schema, "json", path, 0)  # the same checks as a JSON value
-            return alt(*(self.text(b, stop, (*path, key, str(i))) for i, b in enumerate(schema[key])))
+            return alt(*(self.text(b, stop, (*path, key, str(i)), avoid) for i, b in enumerate(schema[key])))
         kinds = self.types(schema, path)
         out = []
         if "string" in kinds:
@@ -395,14 +418,22 @@ class ValueCompiler:
                 if key in schema:
                     raise self.refuse(f"the keyword {key!r}", path)
             lo, hi = _lengths(schema, self, path)
-            out.append(Until(stop, lo, hi))
+            out.append(Until(stop, lo, hi, avoid))
         rest = [k for k in kinds if k != "string"]
         if rest:
             sub = {k: v for k, v in schema.items() if k not in ("minLength", "maxLength")}
             sub["type"] = rest
-            json_value = self.lark_json(sub) if self.target == "lark" else self.value(sub, "json", path)
-            out.append(seq(json_value, Lit(stop)))
+            out.append(seq(self.json_in_text(sub, stop, path, avoid), Lit(stop)))
         return alt(*out)
+
+
+def _could_hold_text(schema: Any) -> bool:
+    """Whether a JSON value of ``schema`` can hold a string (a text marker could hide in it)."""
+    if not isinstance(schema, Mapping):
+        return True
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    return not (isinstance(kinds, list) and set(kinds) <= {"integer", "number", "boolean", "null"})
 
 
 def _lengths(schema: Mapping[str, Any], comp: ValueCompiler, path: tuple[str, ...]) -> tuple[int, int | None]:
