@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from .families import all_families
+from .families import Family, all_families
 from .models import DIAGNOSTIC_KINDS, Policy
 
 __all__ = ["SECTIONS", "render", "sync"]
@@ -76,6 +76,8 @@ def family_sections() -> str:
             out.append("")
             out.append(_cell(" ".join(n.strip() for n in h.notes if n.strip())))
         out.append("")
+        out.append(_written(fam))
+        out.append("")
     return "\n".join(out).rstrip()
 
 
@@ -124,6 +126,22 @@ def _tags(fmt: dict) -> list[dict]:
         inner = tag["content"]
         out.extend(inner["tags"] if inner.get("type") == "tags_with_separator" else [tag])
     return out
+
+
+#: The calls every family's example shows (generated, so it is what render_calls writes).
+_EXAMPLE_CALLS = (
+    {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+    {"name": "get_time", "arguments": {"zone": "CET"}},
+)
+
+
+def _written(fam: Family) -> str:
+    """How ``render_call`` writes a call (two calls where the family writes several)."""
+    calls = _EXAMPLE_CALLS if fam.shape.parallel else _EXAMPLE_CALLS[:1]
+    text = fam.render_calls(list(calls))
+    what = "two calls" if len(calls) > 1 else "one call (the family writes one per reply)"
+    fence = "~~~~" if "```" in text else "```"
+    return f"Written back (`render_call`, {what}):\n\n{fence}\n{text}\n{fence}"
 
 
 SECTIONS = {

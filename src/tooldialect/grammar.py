@@ -17,7 +17,10 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 * ``REASONING_OPEN_<X>`` / ``REASONING_CLOSE_<X>`` pair a reasoning wrapper, and
   ``FURNITURE_…`` terminals are framing removed from the visible text
   (``FURNITURE_REPLY_…`` ones only at the first visible character of the reply);
-* ``QUOTE_…`` strings stand for ``"`` inside the family's JSON (``<|"|>``).
+* ``QUOTE_…`` strings stand for ``"`` inside the family's JSON (``<|"|>``);
+* ``// write …`` header lines: how the family writes a call back, naming terminals
+  (``CANONICAL_…`` ones give the written spelling of a marker read in several; no rule
+  uses them and they are never closers) — read by ``render/family.py``.
 """
 
 from __future__ import annotations

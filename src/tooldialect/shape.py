@@ -37,12 +37,14 @@ class Arguments:
     """The whole argument object in one syntax.
 
     ``json``: a JSON object.  ``python``: the inside of a Python call's parentheses
-    (keyword arguments, or one dict when a key is not an identifier).  ``typescript``: a
+    (keyword arguments, or one dict when a key is not an identifier).  ``keywords``:
+    Python keyword arguments only (pythonic reads no positional dict, so a key that is
+    not an identifier cannot be written).  ``typescript``: a
     TypeScript call's argument (an object literal).  ``pformat``: P-Format slots
     ``0|v0|1|v1`` keyed by parameter position.
     """
 
-    syntax: Literal["json", "python", "typescript", "pformat"] = "json"
+    syntax: Literal["json", "python", "keywords", "typescript", "pformat"] = "json"
 
 
 @dataclass(frozen=True)

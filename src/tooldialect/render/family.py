@@ -153,6 +153,10 @@ class Writer:
             if bad:
                 raise PolicyError(f"{self.shape.family} writes keyword arguments: {bad[0]!r} is not a Python identifier")
             return ", ".join(f"{k}={_py_literal(v)}" for k, v in arguments.items())
+        if part.syntax in ("python", "typescript"):
+            unset = next((k for k, v in arguments.items() if v is None), None)
+            if unset is not None:
+                raise PolicyError(f"{self.shape.family} cannot write {unset!r}: None: a code call reads a top-level None as not given")
         tool = _tool_for(name, arguments, tools, self.shape.family)
         writer = {"python": _python, "typescript": _typescript, "pformat": _pformat}[part.syntax]
         body = writer(tool, arguments)  # name(…) or name[…]: the slot is what the brackets hold
