@@ -119,6 +119,8 @@ def _text_value(value: Any) -> str:
 
 
 def _python_args(tool: td.Tool, arguments: dict[str, Any]) -> str:
+    if any(v is None for v in arguments.values()):  # as the code-call writer: None means not given
+        raise td.PolicyError("a code call reads a top-level None as not given")
     return ", ".join(f"{k}={_py_literal(v)}" for k, v in arguments.items())
 
 
@@ -260,6 +262,7 @@ def test_lark_export_accepts_each_call_the_family_writes_and_refuses_broken_ones
     grammar = export.grammar(target, tools)
     assert isinstance(grammar, str)
     for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
         reply = render(tools, [(name, good)])
         assert accepts(grammar, reply), reply
         for bad in bads:
@@ -268,7 +271,7 @@ def test_lark_export_accepts_each_call_the_family_writes_and_refuses_broken_ones
                 assert not accepts(grammar, broken), broken
     first, good, _ = CASES[toolset][0]
     wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
-    unknown = render(wider, [("delete_everything", good)])
+    unknown = render(wider, [("delete_everything", _writable(render, tools, first, good))])
     assert not accepts(grammar, unknown), unknown
 
 
@@ -286,6 +289,11 @@ def _text_hides_type(target: Any, tool: td.Tool, arguments: dict[str, Any]) -> b
         props.get(k, {}).get("type") == "string" and not isinstance(v, str) and "enum" not in props.get(k, {})
         for k, v in arguments.items()
     )
+
+
+def _writable(render, tools, name, arguments) -> dict[str, Any]:
+    """The arguments, less top-level None where the syntax reads None as "not given"."""
+    return arguments if _renders(render, tools, name, arguments) else {k: v for k, v in arguments.items() if v is not None}
 
 
 def _renders(render, tools, name, arguments) -> bool:
@@ -414,6 +422,18 @@ def test_what_a_format_can_express_is_not_refused():
     assert not accepts(grammar, '<tool_call>\n{"name": "f", "arguments": {"x": 0}}\n</tool_call>')
 
 
+def test_a_code_call_never_writes_a_top_level_none():
+    """The code-call reader takes ``f(x=None)`` as x not given, so the grammar leaves None out."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": ["integer", "null"]}}, "required": ["x"]})
+    grammar = export.grammar("codecall", [tool])
+    write = td.families.get("codecall").render_call
+    assert accepts(grammar, write({"name": "f", "arguments": {"x": 1}}, [tool]))
+    assert not accepts(grammar, write({"name": "f", "arguments": {"x": 1}}, [tool]).replace("x=1", "x=None"))
+    only_null = td.Tool(name="g", parameters={"type": "object", "properties": {"x": {"type": "null"}}})
+    with pytest.raises(td.ExportError, match="None"):
+        export.grammar("codecall", [only_null])
+
+
 def test_values_a_syntax_cannot_carry_are_refused():
     tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "array"}}})
     pformat = sh.Shape(family="pformat_like", call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("["), sh.Arguments("pformat"), sh.Lit("]\n</tool_call>")))
@@ -437,6 +457,7 @@ def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
     lazy = export.grammar(target, tools, format="gbnf")
     assert lazy.lazy and lazy.triggers
     for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
         reply = render(tools, [(name, good)])
         assert gbnf_accepts(lazy, "Let me check. " + reply if export.shape_of(target).prose_before else reply), reply
         for bad in bads:
@@ -444,7 +465,8 @@ def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
                 assert not gbnf_accepts(lazy, render(tools, [(name, bad)]))
     forced = export.grammar(target, tools, format="gbnf", mode="required")
     assert not forced.lazy and not forced.triggers
-    assert gbnf_accepts(forced, render(tools, [(CASES[toolset][0][0], CASES[toolset][0][1])]))
+    first, good, _ = CASES[toolset][0]
+    assert gbnf_accepts(forced, render(tools, [(first, _writable(render, tools, first, good))]))
     assert not gbnf_accepts(forced, "plain text")
 
 

@@ -363,7 +363,7 @@ class _BnfWriter:
         self.g = grammar
         self.flavour = flavour
         self.extra: list[tuple[str, str]] = []
-        self.until_rules: dict[tuple[str, int, int | None], str] = {}
+        self.until_rules: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def name(self, name: str) -> str:
         return "root" if name == "start" else name.replace("_", "-")

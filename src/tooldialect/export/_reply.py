@@ -92,6 +92,7 @@ class ReplyBuilder:
         self.plain_object(comp, schema)
         props = schema.get("properties") or {}
         required = set(schema.get("required") or [])
+        code_call = syntax in ("python", "typescript")
         if syntax == "keywords":  # keyword arguments only, in a call whose name is an identifier
             if not is_identifier(tool.name, PYTHON):
                 raise ExportError(f"tool {tool.name!r}: {self.shape.family} writes it as a Python call, and it is not an identifier")
@@ -100,13 +101,17 @@ class ReplyBuilder:
                 raise comp.refuse(f"the parameter name {bad[0]!r}, which keyword arguments cannot write", ("properties",))
             syntax = "python"
         if syntax == "python":
+            if code_call:  # a code call reads a top-level None as "not given": never written
+                props = {k: _without_null(comp, v, ("properties", k)) for k, v in props.items()}
             if all(is_identifier(k, PYTHON) for k in order):
                 members = [(seq(Lit(f"{k}="), comp.value(props[k], "python", ("properties", k))), k in required) for k in order]
                 return comp.members(members, Lit(", "))
-            whole = comp.value(schema, "python", ())
+            whole = comp.value({**schema, "properties": props}, "python", ())
             return whole if required else alt(whole, EMPTY)
         if syntax == "typescript":
             from ..render.signatures import _ts_key
+
+            props = {k: _without_null(comp, v, ("properties", k)) for k, v in props.items()}
 
             members = [(seq(Lit(f"{_ts_key(k)}: "), self.json_value(comp, props[k], ("properties", k))), k in required) for k in order]
             body = seq(Lit("{"), comp.members(members, Lit(", ")), Lit("}"))
@@ -337,6 +342,29 @@ class ReplyBuilder:
         if _WORD.match(lead[:1] or "x"):
             return [{"type": "pattern", "value": f"(?:^|[^A-Za-z0-9_])({body})"}]
         return [{"type": "pattern", "value": f"({body})"}]
+
+
+def _without_null(comp: ValueCompiler, schema: Any, path: tuple[str, ...]) -> Any:
+    """``schema`` less its null values (a top-level ``None`` in a code call means "not
+    given").  A parameter that can only be null cannot be written."""
+    schema, path = comp.resolve(schema, path)
+    if schema is True or schema == {}:
+        return {"type": ["string", "number", "boolean", "object", "array"]}
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    kind = out.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        out["type"] = [k for k in kind if k != "null"]
+    if isinstance(out.get("enum"), list):
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [b for b in out[key] if not (isinstance(b, dict) and b.get("type") == "null" and len(b) == 1)]
+    if kind == "null" or out.get("type") == [] or out.get("enum") == [] or "const" in out and out["const"] is None \
+            or any(out.get(k) == [] for k in ("anyOf", "oneOf")):
+        raise comp.refuse("a parameter that can only be None, which a code call reads as not given", path)
+    return out
 
 
 def _re_escape(text: str) -> str:
