@@ -349,6 +349,18 @@ def test_prose_cannot_hold_a_call_opener(which):
     assert not accepts(grammar, "Sure: " + half + " and more text")
 
 
+@pytest.mark.parametrize("spelling", ["<tool-call>", "<TOOL_CALL>", "<|tool_call>", "<tools>", "```tool_call\n"])
+def test_prose_cannot_hold_a_call_in_another_spelling_the_reader_knows(spelling):
+    """The reader finds a Hermes block under every opener spelling its grammar knows; free
+    text holds none of them, so no unconstrained call hides in the text."""
+    tools = TOOLSETS["weather"]
+    grammar = export.grammar("hermes", tools)
+    body = '{"name": "delete_everything", "arguments": {}}'
+    assert td.parse(f"Sure. {spelling}{body}</tool_call>", tools=tools).calls  # the reader takes it as a call
+    assert not accepts(grammar, f"Sure. {spelling}{body}</tool_call>")
+    assert accepts(grammar, "Sure. <b>bold</b>, <em>tool_call</em> and a_tool_call are fine")
+
+
 def test_text_value_runs_to_its_closing_marker_and_keeps_every_other_character():
     tools = TOOLSETS["weather"]
     shape = HAND_SHAPES["xml_params"]
@@ -487,6 +499,21 @@ def test_marker_triggers_are_words():
     assert [t.type for t in lazy.triggers] == ["word"]
     assert lazy.grammar.startswith("root ::= ")
     assert lazy.triggers[0].value in hand_render(HAND_SHAPES["json_in_tags"], TOOLSETS["weather"], [("auto", {})])
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_a_text_value_holds_none_of_the_readers_stops(fmt):
+    """qwen3_coder's reader ends a parameter at </function> or </tool_call> (any spelling)
+    too: a value holding one would be cut there, so the grammar refuses it."""
+    tools = TOOLSETS["weather"]
+    write = td.families.get("qwen3_coder").render_call
+    ok = write({"name": "get_weather", "arguments": {"city": "a <b>c</b> <func"}}, tools)
+    cut = ok.replace("a <b>c</b> <func", "a </TOOL-CALL> b")
+    lazy = export.grammar("qwen3_coder", tools, format=fmt)
+    check = (lambda text: accepts(lazy, text)) if fmt == "lark" else (lambda text: gbnf_accepts(lazy, text))
+    assert check(ok)
+    assert not check(cut)
+    assert not check(ok.replace("a <b>c</b> <func", "x</function>y"))
 
 
 def test_text_values_in_gbnf_run_to_the_first_closing_marker():

@@ -25,7 +25,7 @@ from ..shape import Shape
 from ..toolset import Tool, Toolset
 from ._reply import ReplyBuilder
 
-__all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "shape_of", "stops_of", "structural_tag"]
+__all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "openers_of", "shape_of", "stops_of", "structural_tag"]
 
 #: The grammar formats :func:`grammar` writes.
 FORMATS = ("lark", "gbnf", "ebnf")
@@ -116,6 +116,16 @@ def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
     return out
 
 
+def openers_of(family: Any) -> tuple[str, ...]:
+    """The regexes of every block opener the family's reader finds anywhere in text."""
+    if isinstance(family, Shape):
+        return ()
+    from .. import families
+
+    fam = families.get(family) if isinstance(family, str) else family
+    return tuple(t.pattern.source for t in fam.grammar.openers.get("start", ()) if t.pattern is not None)
+
+
 def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
     """A tool or parameter name the family cannot write (a raw name holding what ends it)
     cannot be in its grammar either: the family's own writer says which."""
@@ -160,7 +170,7 @@ def grammar(
     if format not in FORMATS:
         raise PolicyError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, format, stops_of(family))
+    builder = ReplyBuilder(shape, allowed, format, stops_of(family), openers_of(family))
     rules = builder.build(allowed, required=required, parallel=parallel)
     if format == "lark":
         text = rules.lark()

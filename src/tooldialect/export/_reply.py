@@ -45,8 +45,18 @@ class Opening:
 class ReplyBuilder:
     """Builds the rules of one export: ``target`` is ``lark``, ``gbnf`` or ``ebnf``."""
 
-    def __init__(self, shape: sh.Shape, tools: list[Tool], target: str, stops: dict[int, tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        shape: sh.Shape,
+        tools: list[Tool],
+        target: str,
+        stops: dict[int, tuple[str, ...]] | None = None,
+        openers: tuple[str, ...] = (),
+    ) -> None:
         self.shape = shape
+        #: every spelling of a block opener the family's reader knows (regexes): free text
+        #: holds none of them, so no call hides in the text in another spelling
+        self.openers = openers
         #: per raw value part (by id): the regexes at which the family's reader ends it
         self.stops = stops or {}
         self.tools = tools
@@ -294,6 +304,10 @@ class ReplyBuilder:
             avoid = rx_escape(lead)
         else:
             raise ExportError(f"family {s.family}: its calls begin with no fixed text, so free text cannot be told from a call")
+        if self.openers:
+            from ._stops import rust_regex
+
+            avoid = "|".join([avoid, *(rust_regex(p) for p in self.openers)])
         if s.prose_before and opening.marker:
             i = lead.index(opening.marker) + len(opening.marker)
             with_calls = seq(Prose(avoid=avoid, then=rx_escape(lead[:i])), Lit(lead[i:]), heads[0][1])
