@@ -183,15 +183,38 @@ def grammar(
 
 
 def _validate_lark(text: str) -> None:
-    """Where llguidance is installed, let it check the grammar (its JSON Schema support is
-    the final word on ``%json``): a grammar it refuses is an :class:`ExportError`."""
+    """Where llguidance is installed, let it build a matcher for the grammar (its JSON
+    Schema support is the final word on ``%json``, and building the lexer finds a regex
+    too costly to match): a grammar it refuses is an :class:`ExportError`."""
     try:
         import llguidance
     except ImportError:  # the export extra is not installed: the grammar is still written
         return
-    err = llguidance.LLMatcher.validate_grammar(text)
-    if err and not err.startswith("WARNING"):
-        raise ExportError(f"llguidance refuses the exported grammar: {err.strip().splitlines()[0]}")
+    matcher = llguidance.LLMatcher(_byte_tokenizer(llguidance), text, log_level=0)
+    if matcher.is_error():
+        raise ExportError(f"llguidance refuses the exported grammar: {matcher.get_error().strip().splitlines()[0]}")
+
+
+_TOKENIZER: Any = None
+
+
+def _byte_tokenizer(llguidance: Any) -> Any:
+    """A tokenizer of 256 byte tokens and an end token: enough to build a matcher, no
+    model needed (built once)."""
+    global _TOKENIZER
+    if _TOKENIZER is None:
+
+        class _Bytes:
+            eos_token_id = 256
+            bos_token_id = None
+            tokens = [bytes([i]) for i in range(256)] + [b""]
+            special_token_ids = [256]
+
+            def __call__(self, text: Any) -> list[int]:
+                return list(text.encode("utf-8") if isinstance(text, str) else text)
+
+        _TOKENIZER = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Bytes()))
+    return _TOKENIZER
 
 
 from ._structural import structural_tag  # noqa: E402  (uses the helpers above)
