@@ -281,6 +281,7 @@ def test_a_write_line_naming_a_pattern_terminal_asks_for_a_canonical_one(tmp_pat
         ("// write call: OPEN arguments\n", "needs a name slot"),
         ("// write call: OPEN name params\n", "needs a '// write param"),
         ("// write call: OPEN name 'x' arguments\n", "cannot read"),
+        ('// write call: OPEN name "\\q" arguments\n', "is not a JSON string"),
         ("// write block: OPEN\n// write call: name arguments\n", "write 'calls' once"),
         ("// write sideways: OPEN\n", "unknown write line"),
         ("// write single: yes\n// write call: name arguments\n", "takes nothing"),
@@ -299,3 +300,24 @@ def test_a_family_without_write_lines_says_so(tmp_path):
 def test_write_lines_are_not_header_notes():
     fam = td.families.get("hermes")
     assert fam.header.writes and not any(n.startswith("write") for n in fam.header.notes)
+
+
+def test_an_id_slot_writes_the_calls_own_id_and_never_makes_one_up(tmp_path):
+    writer = _writer(tmp_path, '// write call: OPEN name:NAME "#" id ":" index " " arguments\n')
+    assert isinstance(writer.shape.call[3], sh.Id)
+    assert writer.render([{"name": "f", "arguments": {"a": 1}, "id": "abcDEF123"}]) == '<<f#abcDEF123:0 {"a": 1}'
+    with pytest.raises(td.PolicyError, match="give 'f' an id"):
+        writer.render([{"name": "f", "arguments": {}}])
+    with pytest.raises(td.PolicyError, match="cannot write the id 'call-1'"):
+        writer.render([{"name": "f", "arguments": {}, "id": "call-1"}])
+
+
+def test_an_id_slot_with_a_terminal_takes_the_terminals_ids(tmp_path):
+    from tooldialect.render.family import _DEFAULT_ID
+
+    assert _DEFAULT_ID.pattern == sh.Id().pattern
+    writer = _writer(tmp_path, '// write call: OPEN name:NAME "#" id:NAME " " arguments\n')
+    assert writer.shape.call[3] == sh.Id("[a-z]{1,20}")  # the terminal's pattern, for exports
+    assert writer.render([{"name": "f", "arguments": {}, "id": "call"}]) == "<<f#call {}"
+    with pytest.raises(td.PolicyError, match="cannot write the id 'abcDEF123'"):
+        writer.render([{"name": "f", "arguments": {}, "id": "abcDEF123"}])

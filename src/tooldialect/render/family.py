@@ -34,6 +34,8 @@ __all__ = ["Writer", "compile_writer"]
 #: One item of a write line; groups: a "quoted" JSON string, a TERMINAL, a slot and its option.
 _ITEM = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)')
 _STR, _TERM, _SLOT, _OPT = 1, 2, 3, 4
+#: The ids an ``id`` slot without a terminal accepts: ``shape.Id``'s default pattern.
+_DEFAULT_ID = re.compile(r"[A-Za-z0-9]{9}")
 _SLOTS = {
     "call": ("name", "arguments", "params", "id", "index"),
     "param": ("key", "value"),
@@ -57,7 +59,7 @@ class _Raw:
     """What a raw slot may not hold: its terminal (when named) and the text that ends it."""
 
     accept: re.Pattern[str] | None = None
-    stops: tuple[re.Pattern[str], ...] = ()
+    stops: tuple[str | re.Pattern[str], ...] = ()  # fixed text, or a terminal's own pattern
 
 
 @dataclass
@@ -108,7 +110,9 @@ class Writer:
             elif isinstance(part, Id):
                 if not isinstance(call_id, str) or not call_id:
                     raise PolicyError(f"{fam} writes the call's id: give {name!r} an id (parse never makes one up)")
-                if re.fullmatch(part.pattern, call_id) is None:
+                checks = self.raw.get(id(part))
+                accept = checks.accept if checks is not None and checks.accept is not None else _DEFAULT_ID
+                if accept.fullmatch(call_id) is None:
                     raise PolicyError(f"{fam} cannot write the id {call_id!r}: it must match {part.pattern}")
                 out.append(call_id)
             elif isinstance(part, Index):
@@ -138,9 +142,13 @@ class Writer:
         if checks.accept is not None and checks.accept.fullmatch(text) is None:
             raise PolicyError(f"{fam} cannot write {what}: it must match {checks.accept.pattern}")
         for stop in checks.stops:
-            m = stop.search(text)
-            if m is not None:
-                raise PolicyError(f"{fam} cannot write {what}: it holds {m.group(0)!r}, which ends it in this syntax")
+            if isinstance(stop, str):
+                found = stop if stop in text else None
+            else:
+                m = stop.search(text)
+                found = m.group(0) if m is not None else None
+            if found is not None:
+                raise PolicyError(f"{fam} cannot write {what}: it holds {found!r}, which ends it in this syntax")
         return text
 
     def _arguments(self, part: Arguments, name: str, arguments: dict[str, Any], tools: Toolset | None) -> str:
@@ -264,10 +272,15 @@ def _prose_before(grammar: CompiledGrammar, first: tuple[Part, ...]) -> bool:
     return any(t.pattern is not None and t.pattern.regex.match(text) for t in grammar.openers.get("start", ()))
 
 
+def _is_raw(part: Part) -> bool:
+    """A slot written as its characters, which the text after it must be able to end."""
+    return (isinstance(part, (Name, Key)) and part.encoding == "raw") or (isinstance(part, Value) and part.syntax == "text")
+
+
 class _LineReader:
     def __init__(self, grammar: CompiledGrammar) -> None:
         self.g = grammar
-        self.markers: dict[int, Terminal] = {}  # id(Lit) -> the terminal it spells
+        self.markers: dict[str, Terminal] = {}  # the terminals the lines write
         self.accept: dict[int, Terminal] = {}  # id(raw slot part) -> its terminal
 
     def fail(self, line: str, why: str) -> GrammarError:
@@ -283,7 +296,7 @@ class _LineReader:
                 raise self.fail(line, f"cannot read {spec[pos:].strip()[:30]!r}: write TERMINAL names, \"quoted text\" or slots")
             pos = m.end()
             if m.group(_STR) is not None:
-                out.append(Lit(json.loads(m.group(_STR))))
+                out.append(Lit(self.string(m.group(_STR), line)))
             elif m.group(_TERM) is not None:
                 out.append(self.marker(m.group(_TERM), line))
             else:
@@ -298,6 +311,12 @@ class _LineReader:
             raise self.fail(line, "a param is a key slot, then a value slot (with text and markers around them)")
         return tuple(out)
 
+    def string(self, quoted: str, line: str) -> str:
+        try:
+            return str(json.loads(quoted))
+        except ValueError as exc:
+            raise self.fail(line, f"{quoted} is not a JSON string ({exc.msg}); escape \\ and \" as JSON does") from None
+
     def marker(self, name: str, line: str) -> Lit:
         term = self.g.terminals.get(name)
         if term is None:
@@ -309,9 +328,8 @@ class _LineReader:
                 f"{name} is a pattern, not one string: add a string terminal CANONICAL_{name.lstrip('_')} with the "
                 "spelling to write (in the grammar that defines it) and name that",
             )
-        lit = Lit(pat.literal)
-        self.markers[id(lit)] = term
-        return lit
+        self.markers[name] = term
+        return Lit(pat.literal)
 
     def slot(self, slot: str, opt: str | None, line: str, kind: str, param: tuple[Part, ...], spec: str, pos: int) -> Part:
         if slot not in _SLOTS[kind]:
@@ -347,7 +365,7 @@ class _LineReader:
             if not param:
                 raise self.fail(line, "a params slot needs a '// write param: …' line (how one parameter is written)")
             m = _ITEM.match(spec, pos)
-            sep = json.loads(m.group(_STR)) if m is not None and m.group(_STR) is not None else ""
+            sep = self.string(m.group(_STR), line) if m is not None and m.group(_STR) is not None else ""
             part = Params(tuple(_merge(param)), sep)
         if term is not None:
             self.accept[id(part)] = term
@@ -364,30 +382,32 @@ class _LineReader:
         for i, part in enumerate(call):
             if isinstance(part, Name) and part.encoding == "raw":
                 writer.raw[id(part)] = self._raw(part, call[i + 1 :] + tail)
+            if isinstance(part, Id) and id(part) in self.accept:
+                pattern = self.accept[id(part)].pattern
+                writer.raw[id(part)] = _Raw(pattern.regex if pattern is not None else None)
             if isinstance(part, Params):
                 after = call[i + 1 :] + tail
                 item = list(part.item)
                 for j, inner in enumerate(item):
-                    raw = (isinstance(inner, Key) and inner.encoding == "raw") or (isinstance(inner, Value) and inner.syntax == "text")
-                    if raw:
+                    if _is_raw(inner):
                         # the next item begins with the item's own head, so all its markers follow too
                         writer.raw[id(inner)] = self._raw(inner, item[j + 1 :] + [Lit(part.sep)] + item[:j] + after)
 
     def _raw(self, part: Part, after: list[Part]) -> _Raw:
-        stops: list[re.Pattern[str]] = []
+        stops: list[str | re.Pattern[str]] = []
         nxt = ""
         for p in after:
             if not isinstance(p, Lit):
                 break
             nxt += p.text
         if nxt.strip():
-            stops.append(re.compile(re.escape(nxt.strip())))
+            stops.append(nxt.strip())
         slot_terms = set(self.accept.values())
         for p in after:
             if not isinstance(p, Lit) or not p.text.strip():
                 continue
             for lit, term in self._spelled(p):
-                stops.append(re.compile(re.escape(lit)))
+                stops.append(lit)
                 for reader in self.g.terminals.values():
                     pat = reader.pattern
                     if pat is None or reader in slot_terms or reader in self.g.ignore or pat.regex.fullmatch("a"):
@@ -400,7 +420,4 @@ class _LineReader:
 
     def _spelled(self, lit: Lit) -> list[tuple[str, Terminal]]:
         """The markers a (merged) fixed text holds, as (literal, terminal)."""
-        return [(t.pattern.literal, t) for t in self._marker_terms() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
-
-    def _marker_terms(self) -> list[Terminal]:
-        return list({id(t): t for t in self.markers.values()}.values())
+        return [(t.pattern.literal, t) for t in self.markers.values() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
