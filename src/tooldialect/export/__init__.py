@@ -14,6 +14,7 @@ docs/export.md for what each format covers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -112,7 +113,8 @@ def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
         for inner in part.item if isinstance(part, sh.Params) else ():
             checks = writer.raw.get(id(inner))
             if isinstance(inner, sh.Value) and checks is not None:
-                out[id(inner)] = tuple(p.pattern for p in checks.stops)
+                # a stop is fixed text or a terminal's own pattern: as regexes, both
+                out[id(inner)] = tuple(re.escape(p) if isinstance(p, str) else p.pattern for p in checks.stops)
     return out
 
 
