@@ -1,4 +1,4 @@
-"""xgrammar structural tags, in the ``format`` form (xgrammar ≥ 0.1.25):
+"""xgrammar structural tags, in the newer ``format`` form (not the older ``structures``/``triggers`` one):
 ``{"type": "structural_tag", "format": {"type": "triggered_tags", …}}``.
 
 Each call of a tool is a ``tag``: its fixed text up to the arguments (name included) is
