@@ -482,6 +482,17 @@ def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
     assert not gbnf_accepts(forced, "plain text")
 
 
+@pytest.mark.parametrize("which", SHAPES)
+def test_gbnf_one_call_when_not_parallel(which):
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    if not export.shape_of(target).parallel:
+        pytest.skip("the family writes one call per reply")
+    two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+    assert gbnf_accepts(export.grammar(target, tools, format="gbnf", mode="required"), two)
+    assert not gbnf_accepts(export.grammar(target, tools, format="gbnf", mode="required", parallel=False), two)
+
+
 def test_word_like_triggers_are_word_bounded():
     tools = td.Toolset([td.Tool(name="get")])
     bare = sh.Shape(family="bare_call", call=(sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")")), prose_before=False)
