@@ -19,7 +19,7 @@ import pytest
 import tooldialect as td
 from tooldialect import export
 from tooldialect import shape as sh
-from tooldialect.render.signatures import _py_literal, parameter_order
+from tooldialect.render.signatures import _py_literal
 
 llg = pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
 from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
