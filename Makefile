@@ -21,7 +21,7 @@ fuzz: $(VENV)/.installed-fuzz
 	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 $(VENV)/.installed-fuzz: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev,fuzz]' || $(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,export,fuzz]' || $(BIN)/python -m pip install -q -e '.[dev,export]'
 	touch $@ $(VENV)/.installed $(VENV)/.installed-dev
 
 $(BIN)/python:
@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,export]'
 	touch $@ $(VENV)/.installed
 
 clean:

@@ -9,9 +9,10 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, dialects, families, openai, render, transcript
+from . import detect, dialects, export, families, openai, render, transcript
 from .errors import (
     CorpusError,
+    ExportError,
     GrammarError,
     PolicyError,
     StreamClosedError,
@@ -50,6 +51,7 @@ __all__ = [
     "Diagnostic",
     "DiagnosticEvent",
     "Event",
+    "ExportError",
     "GrammarError",
     "ParseResult",
     "Policy",
@@ -67,6 +69,7 @@ __all__ = [
     "UnknownFamilyError",
     "detect",
     "dialects",
+    "export",
     "families",
     "openai",
     "parse",

@@ -86,6 +86,53 @@ def family_sections() -> str:
     return "\n".join(out).rstrip()
 
 
+def export_table() -> str:
+    """What each family's export looks like, for a sample tool ``get_weather(city)``."""
+    from . import export
+    from . import shape as sh
+    from .errors import ExportError
+    from .toolset import Tool
+
+    tool = Tool(
+        name="get_weather",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    )
+    rows = [
+        "| family | arguments | prose before calls | parallel | GBNF trigger (for `get_weather`) | structural tag |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for fam in all_families():
+        shape = fam.shape
+        syntax = []
+        for part in shape.call:
+            if isinstance(part, sh.Arguments):
+                syntax.append(part.syntax)
+            elif isinstance(part, sh.Params):
+                values = [p.syntax for p in part.item if isinstance(p, sh.Value)]
+                syntax.append(f"parameters ({', '.join(values)})")
+        lazy = export.grammar(fam.name, [tool], format="gbnf")
+        trigger = "; ".join(f"{t.type} `{t.value}`" for t in lazy.triggers).replace("|", "\\|")  # type: ignore[union-attr]
+        try:
+            content = {t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool])["format"])}
+            tag = ", ".join(sorted(content))
+        except ExportError:
+            tag = "refused (weak trigger)"
+        yes = {True: "yes", False: "no"}
+        rows.append(
+            f"| `{fam.name}` | {', '.join(syntax)} | {yes[shape.prose_before]} | {yes[shape.parallel]} "
+            f"| {trigger} | {tag} |"
+        )
+    return "\n".join(rows)
+
+
+def _tags(fmt: dict) -> list[dict]:
+    out = []
+    for tag in fmt["tags"]:
+        inner = tag["content"]
+        out.extend(inner["tags"] if inner.get("type") == "tags_with_separator" else [tag])
+    return out
+
+
 #: The calls every family's example shows (generated, so it is what render_calls writes).
 _EXAMPLE_CALLS = (
     {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
@@ -103,6 +150,7 @@ def _written(fam: Family) -> str:
 
 
 SECTIONS = {
+    "export": export_table,
     "family_sections": family_sections,
     "families": families_table,
     "diagnostics": diagnostics_table,

@@ -1,4 +1,4 @@
-"""The ``tooldialect`` command: parse, stream, render, families, grammar check, audit.
+"""The ``tooldialect`` command: parse, stream, render, export, families, grammar check, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
 one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
@@ -127,6 +127,26 @@ def _cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from . import export
+
+    registry.get(args.family)  # an unknown family is a usage error, before any work
+    tools = _tools(args.tools)
+    mode: Any = {"name": args.force_tool} if args.force_tool is not None else args.mode
+    parallel = not args.no_parallel
+    if args.format == "structural-tag":
+        out: Any = export.structural_tag(args.family, tools, mode=mode, parallel=parallel)
+    else:
+        got = export.grammar(args.family, tools, format=args.format, mode=mode, parallel=parallel)
+        if isinstance(got, str):
+            sys.stdout.write(got)
+            return 0
+        out = got.to_json()
+    json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
     return 0
 
 
@@ -276,6 +296,22 @@ def _build() -> _Parser:
     p_render.add_argument("--turn-tools", metavar="TOOLS.json", help="tools made for this turn (always catalogued)")
     p_render.add_argument("--json", action="store_true", help="print {dialect, instructions, request} as one JSON object")
     p_render.set_defaults(run=_cmd_render)
+    p_export = sub.add_parser(
+        "export", help="print a constrained-decoding grammar for a family's replies with calls (docs/export.md)"
+    )
+    p_export.add_argument("--family", required=True, metavar="NAME", help="the family whose replies to constrain")
+    p_export.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+    p_export.add_argument(
+        "--format",
+        choices=["lark", "gbnf", "ebnf", "structural-tag"],
+        default="lark",
+        help="llguidance Lark (default, printed as is); GBNF or EBNF with triggers, or an xgrammar structural tag (JSON)",
+    )
+    mode = p_export.add_mutually_exclusive_group()
+    mode.add_argument("--mode", choices=["auto", "required"], default="auto", help="default auto")
+    mode.add_argument("--force-tool", metavar="NAME", help="the reply must call this tool")
+    p_export.add_argument("--no-parallel", action="store_true", help="one call per reply")
+    p_export.set_defaults(run=_cmd_export)
     p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
     p_fam.set_defaults(run=_cmd_families)

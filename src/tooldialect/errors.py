@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "CorpusError",
+    "ExportError",
     "GrammarError",
     "PolicyError",
     "StreamClosedError",
@@ -42,3 +43,8 @@ class CorpusError(ToolDialectError, ValueError):
 
 class StreamClosedError(ToolDialectError):
     """``feed()`` or ``close()`` on a stream that was already closed."""
+
+
+class ExportError(ToolDialectError, ValueError):
+    """A constrained-decoding export that the target format cannot express exactly (a
+    schema keyword it lacks, a family shape it cannot follow): never a looser grammar."""

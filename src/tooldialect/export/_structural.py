@@ -1,0 +1,104 @@
+"""xgrammar structural tags, in the newer ``format`` form (not the older ``structures``/``triggers`` one):
+``{"type": "structural_tag", "format": {"type": "triggered_tags", …}}``.
+
+Each call of a tool is a ``tag``: its fixed text up to the arguments (name included) is
+``begin``, the fixed text after them ``end``, and the arguments are the ``content`` — a
+``json_schema`` where the family writes JSON arguments, else a ``grammar`` (xgrammar EBNF
+compiled here).  A family that wraps its calls in a block (``block_open``) is one tag
+whose content is the calls as ``tags_with_separator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import shape as sh
+from ..errors import ExportError
+from ._reply import ReplyBuilder
+from . import _prepare, stops_of
+
+__all__ = ["structural_tag"]
+
+
+def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
+    """The structural tag for replies of ``family`` calling ``tools`` (a JSON-ready dict,
+    the value of an OpenAI-style ``response_format``).  ``mode`` and ``parallel`` as for
+    :func:`grammar`."""
+    shape, allowed, required = _prepare(family, tools, mode, parallel)
+    builder = ReplyBuilder(shape, allowed, "ebnf", stops_of(family))
+    opening = builder.opening()
+    if not opening.marker:
+        raise ExportError(
+            f"family {shape.family}: its calls begin with {opening.lead!r}, which prose writes too; a structural "
+            "tag's trigger would fire inside ordinary text (use format='lark', or a lazy GBNF with its word-bounded "
+            "pattern triggers)"
+        )
+    tags = [_tag(builder, tool) for tool in allowed]
+    one = not (shape.parallel and parallel)
+    if shape.block_open:
+        open_text, _ = builder.literal_prefix(shape.block_open)
+        close_text = "".join(p.text for p in builder_lits(shape.block_close, shape.family))
+        inner = {
+            "type": "tags_with_separator",
+            "tags": tags,
+            "separator": shape.sep,
+            "at_least_one": True,
+            "stop_after_first": one,
+        }
+        block = {"type": "tag", "begin": open_text, "content": inner, "end": close_text}
+        fmt = {
+            "type": "triggered_tags",
+            "triggers": [_trigger(open_text)],
+            "tags": [block],
+            "at_least_one": required,
+            "stop_after_first": True,
+        }
+    else:
+        fmt = {
+            "type": "triggered_tags",
+            "triggers": [_trigger(opening.lead)],
+            "tags": tags,
+            "at_least_one": required,
+            "stop_after_first": one,
+        }
+    return {"type": "structural_tag", "format": fmt}
+
+
+def builder_lits(parts: tuple[sh.Part, ...], family: str) -> list[sh.Lit]:
+    out = []
+    for part in parts:
+        if not isinstance(part, sh.Lit):
+            raise ExportError(f"family {family}: block_close holds more than fixed text")
+        out.append(part)
+    return out
+
+
+def _trigger(lead: str) -> str:
+    """The trigger: the lead without leading white space (a prefix of every tag's begin)."""
+    return lead.lstrip()
+
+
+def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
+    parts = builder.shape.call
+    begin = ""
+    i = 0
+    while i < len(parts) and isinstance(parts[i], (sh.Lit, sh.Name)):
+        part = parts[i]
+        begin += part.text if isinstance(part, sh.Lit) else builder.name(tool.name, part.encoding)
+        i += 1
+    j = len(parts)
+    end = ""
+    while j > i and isinstance(parts[j - 1], sh.Lit):
+        end = parts[j - 1].text + end  # type: ignore[union-attr]
+        j -= 1
+    middle = parts[i:j]
+    if len(middle) == 1 and isinstance(middle[0], sh.Arguments) and middle[0].syntax == "json":
+        builder.values[tool.name].value(builder.values[tool.name].root, "json", ("parameters",))  # same refusals as EBNF
+        content: dict[str, Any] = {"type": "json_schema", "json_schema": tool.parameters}
+    else:
+        sub = ReplyBuilder(builder.shape, [tool], "ebnf", builder.stops)
+        sub.g.rules["start"] = sub.call(tool, middle)
+        content = {"type": "grammar", "grammar": sub.g.ebnf()}
+    if not builder.shape.block_open:
+        begin = begin.lstrip()  # the trigger, a prefix of it, is matched from the marker on
+    return {"type": "tag", "begin": begin, "content": content, "end": end}

@@ -1,0 +1,704 @@
+"""Constrained-decoding exports (td.export): the grammar accepts what the family writes for
+the offered tools and refuses a call to another tool or arguments that break the schema.
+
+The Lark export is checked by llguidance itself, with a byte-level tokenizer built here
+(256 byte tokens and an end-of-sequence token: no model download).  GBNF is checked by
+converting it with llguidance's GBNF reader and running the same matcher from the point
+its trigger fires; EBNF with xgrammar where xgrammar is importable (it is not part of any
+extra: a plain install pulls in torch).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+import tooldialect as td
+from tooldialect import export
+from tooldialect import shape as sh
+from tooldialect.render.signatures import _py_literal
+
+llg = pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
+from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
+
+
+class _ByteTokenizer:
+    """Every byte is a token; token 256 ends the sequence."""
+
+    eos_token_id = 256
+    bos_token_id = None
+    tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
+    special_token_ids = [256]
+
+    def __call__(self, text: Any) -> list[int]:
+        return list(text.encode("utf-8") if isinstance(text, str) else text)
+
+
+TOKENIZER = llg.LLTokenizer(llg.TokenizerWrapper(_ByteTokenizer()))
+
+
+def accepts(grammar: str, text: str) -> bool:
+    """Whether llguidance lets a model write exactly ``text`` and stop."""
+    matcher = llg.LLMatcher(TOKENIZER, grammar, log_level=0)
+    assert not matcher.is_error(), matcher.get_error()
+    ok = matcher.consume_tokens(list(text.encode("utf-8")))
+    return bool(ok and not matcher.is_error() and matcher.is_accepting())
+
+
+def gbnf_accepts(lazy: export.LazyGrammar, text: str) -> bool:
+    """A lazy GBNF grammar as llama.cpp runs it: text before the first trigger is free; the
+    grammar constrains the rest, from where the trigger (its first group) starts."""
+    start = 0
+    if lazy.lazy:
+        found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
+                 for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
+        if not found:
+            return True
+        start = min(found)
+    return accepts(gbnf_to_lark(lazy.grammar), text[start:])
+
+
+# -- shapes written by hand (the families' own shapes come from their grammars) -----------------
+
+HAND_SHAPES = {
+    "json_in_tags": sh.Shape(
+        family="hermes_like",
+        call=(sh.Lit('<tool_call>\n{"name": '), sh.Name("json"), sh.Lit(', "arguments": '), sh.Arguments("json"), sh.Lit("}\n</tool_call>")),
+        sep="\n",
+    ),
+    "xml_params": sh.Shape(
+        family="qwen3_coder_like",
+        call=(
+            sh.Lit("<tool_call>\n<function="),
+            sh.Name(),
+            sh.Lit(">\n"),
+            sh.Params(item=(sh.Lit("<parameter="), sh.Key(), sh.Lit(">\n"), sh.Value("text"), sh.Lit("\n</parameter>\n"))),
+            sh.Lit("</function>\n</tool_call>"),
+        ),
+        sep="\n",
+    ),
+    "section_with_index": sh.Shape(
+        family="kimi_like",
+        block_open=(sh.Lit("<|tool_calls_section_begin|>"),),
+        block_close=(sh.Lit("<|tool_calls_section_end|>"),),
+        call=(
+            sh.Lit("<|tool_call_begin|>functions."),
+            sh.Name(),
+            sh.Lit(":"),
+            sh.Index(),
+            sh.Lit("<|tool_call_argument_begin|>"),
+            sh.Arguments("json"),
+            sh.Lit("<|tool_call_end|>"),
+        ),
+    ),
+    "python_list": sh.Shape(
+        family="pythonic_like",
+        block_open=(sh.Lit("["),),
+        block_close=(sh.Lit("]"),),
+        call=(sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")")),
+        sep=", ",
+        prose_before=False,
+    ),
+    "python_in_prose": sh.Shape(
+        family="codecall_like",
+        call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")\n</tool_call>")),
+        sep="\n",
+    ),
+    "id_after_name": sh.Shape(
+        family="mistral_like",
+        call=(sh.Lit("[TOOL_CALLS]"), sh.Name(), sh.Lit("[CALL_ID]"), sh.Id(), sh.Lit("[ARGS]"), sh.Arguments("json")),
+    ),
+}
+
+
+def _text_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _python_args(tool: td.Tool, arguments: dict[str, Any]) -> str:
+    if any(v is None for v in arguments.values()):  # as the code-call writer: None means not given
+        raise td.PolicyError("a code call reads a top-level None as not given")
+    return ", ".join(f"{k}={_py_literal(v)}" for k, v in arguments.items())
+
+
+def hand_render(shape: sh.Shape, tools: td.Toolset, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """A reply written with a hand shape (what ``Family.render_calls`` does for real shapes)."""
+
+    def fill(parts: tuple[sh.Part, ...], tool: td.Tool | None, arguments: dict[str, Any], index: int) -> str:
+        out = []
+        for part in parts:
+            if isinstance(part, sh.Lit):
+                out.append(part.text)
+            elif isinstance(part, sh.Name):
+                name = tool.name if tool else arguments["__name"]
+                out.append(json.dumps(name) if part.encoding == "json" else name)
+            elif isinstance(part, sh.Arguments):
+                args = {k: v for k, v in arguments.items() if k != "__name"}
+                out.append(json.dumps(args, ensure_ascii=False) if part.syntax == "json" else _python_args(tool, args))
+            elif isinstance(part, sh.Params):
+                items = []
+                for key, value in arguments.items():
+                    if key == "__name":
+                        continue
+                    text = "".join(
+                        p.text if isinstance(p, sh.Lit) else key if isinstance(p, sh.Key) else _text_value(value)
+                        for p in part.item
+                    )
+                    items.append(text)
+                out.append(part.sep.join(items))
+            elif isinstance(part, sh.Id):
+                out.append("a1B2c3D4e")
+            elif isinstance(part, sh.Index):
+                out.append(str(index))
+        return "".join(out)
+
+    body = []
+    for i, (name, arguments) in enumerate(calls):
+        tool = tools.get(name)
+        body.append(fill(shape.call, tool, arguments if tool else {**arguments, "__name": name}, i))
+    return fill(shape.block_open, None, {}, 0) + shape.sep.join(body) + fill(shape.block_close, None, {}, 0)
+
+
+# -- toolsets -----------------------------------------------------------------------------------
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+EVENT = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "attendees": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+        },
+        "all_day": {"type": "boolean"},
+        "priority": {"type": ["number", "null"]},
+    },
+    "required": ["title", "attendees"],
+    "additionalProperties": False,
+}
+TOOLSETS = {
+    "weather": td.Toolset(
+        [td.Tool(name="get_weather", parameters=WEATHER), td.Tool(name="auto", parameters={"type": "object", "properties": {}, "additionalProperties": False})]
+    ),
+    "calendar": td.Toolset([td.Tool(name="create_event", parameters=EVENT), td.Tool(name="get_weather", parameters=WEATHER)]),
+}
+# (tool, good arguments, [bad arguments: wrong type, missing required, extra property, outside the enum])
+CASES = {
+    "weather": [
+        ("get_weather", {"city": "Paris", "days": 3, "unit": "celsius"}, [{"city": 7}, {"days": 2}, {"city": "X", "zone": "y"}, {"city": "X", "unit": "kelvin"}]),
+        ("auto", {}, [{"x": 1}]),
+    ],
+    "calendar": [
+        (
+            "create_event",
+            {"title": "Stand-up", "attendees": [{"name": "Ann", "email": "a@x.org"}, {"name": "Bo"}], "all_day": False, "priority": None},
+            [{"title": "T", "attendees": [{"email": "no name"}]}, {"title": "T"}, {"title": "T", "attendees": [], "all_day": "yes"}],
+        ),
+        ("get_weather", {"city": "Zürich", "unit": "fahrenheit"}, [{"city": "Z", "days": 1.5}]),
+    ],
+}
+
+
+def _real_shapes() -> list[str]:
+    out = []
+    for name in td.families.names():
+        fam = td.families.get(name)
+        if getattr(type(fam), "shape", None) is not None and hasattr(fam, "render_calls"):
+            out.append(name)
+    return out
+
+
+def _renderer(which: str):
+    """(shape or family name, a function writing a reply with calls)."""
+    if which in HAND_SHAPES:
+        shape = HAND_SHAPES[which]
+        return shape, lambda tools, calls: hand_render(shape, tools, calls)
+    fam = td.families.get(which)
+
+    def render(tools: td.Toolset, calls: list[tuple[str, dict[str, Any]]]) -> str:
+        return fam.render_calls([{"name": n, "arguments": a} for n, a in calls], tools)
+
+    return which, render
+
+
+SHAPES = [*HAND_SHAPES, *_real_shapes()]
+
+
+def _can_write(which: str, tools: td.Toolset) -> bool:
+    try:
+        export.grammar(_renderer(which)[0], tools)
+    except td.ExportError:
+        return False
+    return True
+
+
+# -- the Lark export under llguidance -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_lark_export_accepts_each_call_the_family_writes_and_refuses_broken_ones(which, toolset):
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the family's syntax cannot carry these tools (ExportError, tested below)")
+    grammar = export.grammar(target, tools)
+    assert isinstance(grammar, str)
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert accepts(grammar, reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not accepts(grammar, broken), broken
+    first, good, _ = CASES[toolset][0]
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    unknown = render(wider, [("delete_everything", _writable(render, tools, first, good))])
+    assert not accepts(grammar, unknown), unknown
+
+
+def _text_hides_type(target: Any, tool: td.Tool, arguments: dict[str, Any]) -> bool:
+    """A number written as raw text is also a string: where values are raw text, a wrong
+    type for a string parameter cannot be told from a right one."""
+    shape = export.shape_of(target)
+    text_values = any(
+        (isinstance(p, sh.Params) and any(isinstance(q, sh.Value) and q.syntax == "text" for q in p.item))
+        or (isinstance(p, sh.Arguments) and p.syntax == "pformat")
+        for p in shape.call
+    )
+    props = tool.parameters.get("properties", {})
+    return text_values and any(
+        props.get(k, {}).get("type") == "string" and not isinstance(v, str) and "enum" not in props.get(k, {})
+        for k, v in arguments.items()
+    )
+
+
+def _writable(render, tools, name, arguments) -> dict[str, Any]:
+    """The arguments, less top-level None where the syntax reads None as "not given"."""
+    return arguments if _renders(render, tools, name, arguments) else {k: v for k, v in arguments.items() if v is not None}
+
+
+def _renders(render, tools, name, arguments) -> bool:
+    try:
+        render(tools, [(name, arguments)])
+    except td.ToolDialectError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_lark_export_takes_several_calls_when_parallel_and_one_when_not(which):
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    shape = export.shape_of(target)
+    if shape.parallel:
+        two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+        assert accepts(export.grammar(target, tools), two)
+        assert not accepts(export.grammar(target, tools, parallel=False), two)
+    else:  # the family writes one call per reply: two in a row are not a reply of it
+        one = render(tools, [("auto", {})])
+        assert not accepts(export.grammar(target, tools), one + shape.sep + one)
+    assert accepts(export.grammar(target, tools, parallel=False), render(tools, [("auto", {})]))
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_lark_modes(which):
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    shape = export.shape_of(target)
+    call = render(tools, [("get_weather", {"city": "Oslo"})])
+    auto_call = render(tools, [("auto", {})])
+    prose = "Let me look that up."
+    auto = export.grammar(target, tools)
+    required = export.grammar(target, tools, mode="required")
+    forced = export.grammar(target, tools, mode={"name": "auto"})
+    assert accepts(auto, prose) and not accepts(required, prose) and not accepts(forced, prose)
+    assert accepts(required, call) and not accepts(forced, call) and accepts(forced, auto_call)
+    if shape.prose_before:
+        assert accepts(auto, prose + "\n" + call) and accepts(required, prose + "\n" + call)
+    else:
+        assert not accepts(auto, prose + "\n" + call)
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_prose_cannot_hold_a_call_opener(which):
+    """Free text may not hold the text that opens a call: a half call never leaks as text."""
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    call = render(tools, [("get_weather", {"city": "Oslo"})])
+    half = call[: len(call) * 2 // 3]
+    grammar = export.grammar(target, tools)
+    assert not accepts(grammar, "Sure: " + half + " and more text")
+
+
+@pytest.mark.parametrize("spelling", ["<tool-call>", "<TOOL_CALL>", "<|tool_call>", "<tools>", "```tool_call\n"])
+def test_prose_cannot_hold_a_call_in_another_spelling_the_reader_knows(spelling):
+    """The reader finds a Hermes block under every opener spelling its grammar knows; free
+    text holds none of them, so no unconstrained call hides in the text."""
+    tools = TOOLSETS["weather"]
+    grammar = export.grammar("hermes", tools)
+    body = '{"name": "delete_everything", "arguments": {}}'
+    assert td.parse(f"Sure. {spelling}{body}</tool_call>", tools=tools).calls  # the reader takes it as a call
+    assert not accepts(grammar, f"Sure. {spelling}{body}</tool_call>")
+    assert accepts(grammar, "Sure. <b>bold</b>, <em>tool_call</em> and a_tool_call are fine")
+
+
+def test_text_value_runs_to_its_closing_marker_and_keeps_every_other_character():
+    tools = TOOLSETS["weather"]
+    shape = HAND_SHAPES["xml_params"]
+    grammar = export.grammar(shape, tools)
+    value = "line one\n  <b>two</b> & 'three'\n"
+    assert accepts(grammar, hand_render(shape, tools, [("get_weather", {"city": value})]))
+    assert not accepts(grammar, hand_render(shape, tools, [("get_weather", {"city": "a</parameter>b"})]))
+
+
+def test_a_tool_named_auto_is_forced_only_by_a_dict():
+    tools = TOOLSETS["weather"]
+    with pytest.raises(td.PolicyError, match=r"\{'name': 'auto'\}|pass"):
+        export.grammar(HAND_SHAPES["json_in_tags"], tools, mode="get_weather")
+    assert export.grammar(HAND_SHAPES["json_in_tags"], tools, mode="auto") != export.grammar(
+        HAND_SHAPES["json_in_tags"], tools, mode={"name": "auto"}
+    )
+
+
+def test_bad_options():
+    tools = TOOLSETS["weather"]
+    shape = HAND_SHAPES["json_in_tags"]
+    with pytest.raises(td.PolicyError, match="format"):
+        export.grammar(shape, tools, format="regex")
+    with pytest.raises(td.PolicyError, match="none"):
+        export.grammar(shape, tools, mode="none")
+    with pytest.raises(td.PolicyError, match="not among"):
+        export.grammar(shape, tools, mode={"name": "nope"})
+    with pytest.raises(td.PolicyError, match="parallel"):
+        export.grammar(shape, tools, parallel="yes")
+    with pytest.raises(td.UnknownFamilyError):
+        export.grammar("no_such_family", tools)
+    with pytest.raises(td.ExportError, match="at least one tool"):
+        export.grammar(shape, [])
+
+
+# -- refusals: never a looser grammar --------------------------------------------------------------
+
+REFUSED = [
+    ({"type": "string", "pattern": "^[a-z]+$"}, "pattern", ("gbnf", "ebnf")),
+    ({"type": "string", "format": "email"}, "format", ("gbnf", "ebnf")),
+    ({"type": "integer", "minimum": 1}, "minimum", ("gbnf", "ebnf")),
+    ({"type": "number", "maximum": 5}, "maximum", ("gbnf", "ebnf")),
+    ({"type": "integer", "multipleOf": 2}, "multipleOf", ("gbnf", "ebnf")),
+    ({"not": {"type": "string"}}, "not", ("lark", "gbnf", "ebnf")),
+    ({"if": {"type": "string"}, "then": {"minLength": 2}}, "if", ("lark", "gbnf", "ebnf")),
+    ({"type": "object", "patternProperties": {"^x": {"type": "string"}}}, "patternProperties", ("gbnf", "ebnf")),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "dependentRequired": {"a": ["b"]}}, "dependentRequired", ("lark", "gbnf", "ebnf")),
+    ({"type": "array", "uniqueItems": True}, "uniqueItems", ("lark", "gbnf", "ebnf")),
+    ({"type": "array", "contains": {"type": "string"}}, "contains", ("lark", "gbnf", "ebnf")),
+    ({"allOf": [{"type": "string"}, {"minLength": 1}]}, "allOf", ("gbnf", "ebnf")),
+    ({"oneOf": [{"type": "string"}, {"type": "string", "minLength": 2}]}, "oneOf", ("gbnf", "ebnf")),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}, "additionalProperties", ("gbnf", "ebnf")),
+]
+
+
+@pytest.mark.parametrize(("schema", "keyword", "formats"), REFUSED, ids=[r[1] for r in REFUSED])
+def test_a_schema_feature_the_format_lacks_raises_export_error(schema, keyword, formats):
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    for fmt in formats:
+        with pytest.raises(td.ExportError) as info:
+            export.grammar(HAND_SHAPES["json_in_tags"], [tool], format=fmt)
+        message = str(info.value)
+        assert keyword in message and "'f'" in message, message
+        assert "properties/x" in message or fmt == "lark", message
+
+
+def test_what_a_format_can_express_is_not_refused():
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "integer", "minimum": 1}}})
+    grammar = export.grammar(HAND_SHAPES["json_in_tags"], [tool])  # llguidance enforces minimum
+    assert accepts(grammar, '<tool_call>\n{"name": "f", "arguments": {"x": 2}}\n</tool_call>')
+    assert not accepts(grammar, '<tool_call>\n{"name": "f", "arguments": {"x": 0}}\n</tool_call>')
+
+
+def test_a_code_call_never_writes_a_top_level_none():
+    """The code-call reader takes ``f(x=None)`` as x not given, so the grammar leaves None out."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": ["integer", "null"]}}, "required": ["x"]})
+    grammar = export.grammar("codecall", [tool])
+    write = td.families.get("codecall").render_call
+    assert accepts(grammar, write({"name": "f", "arguments": {"x": 1}}, [tool]))
+    assert not accepts(grammar, write({"name": "f", "arguments": {"x": 1}}, [tool]).replace("x=1", "x=None"))
+    only_null = td.Tool(name="g", parameters={"type": "object", "properties": {"x": {"type": "null"}}})
+    with pytest.raises(td.ExportError, match="None"):
+        export.grammar("codecall", [only_null])
+
+
+def test_values_a_syntax_cannot_carry_are_refused():
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "array"}}})
+    pformat = sh.Shape(family="pformat_like", call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("["), sh.Arguments("pformat"), sh.Lit("]\n</tool_call>")))
+    with pytest.raises(td.ExportError, match="P-Format"):
+        export.grammar(pformat, [tool])
+    free = td.Tool(name="g", parameters={"type": "object", "properties": {"x": {"type": "string", "maxLength": 3}}})
+    with pytest.raises(td.ExportError, match="length"):
+        export.grammar(HAND_SHAPES["xml_params"], [free], format="gbnf")
+
+
+# -- GBNF and EBNF ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the shape cannot carry these tools")
+    lazy = export.grammar(target, tools, format="gbnf")
+    assert lazy.lazy and lazy.triggers
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert gbnf_accepts(lazy, "Let me check. " + reply if export.shape_of(target).prose_before else reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                assert not gbnf_accepts(lazy, render(tools, [(name, bad)]))
+    forced = export.grammar(target, tools, format="gbnf", mode="required")
+    assert not forced.lazy and not forced.triggers
+    first, good, _ = CASES[toolset][0]
+    assert gbnf_accepts(forced, render(tools, [(first, _writable(render, tools, first, good))]))
+    assert not gbnf_accepts(forced, "plain text")
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_gbnf_one_call_when_not_parallel(which):
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    if not export.shape_of(target).parallel:
+        pytest.skip("the family writes one call per reply")
+    two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+    assert gbnf_accepts(export.grammar(target, tools, format="gbnf", mode="required"), two)
+    assert not gbnf_accepts(export.grammar(target, tools, format="gbnf", mode="required", parallel=False), two)
+
+
+def test_word_like_triggers_are_word_bounded():
+    tools = td.Toolset([td.Tool(name="get")])
+    bare = sh.Shape(family="bare_call", call=(sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")")), prose_before=False)
+    lazy = export.grammar(bare, tools, format="gbnf")
+    (trigger,) = lazy.triggers
+    assert trigger.type == "pattern"
+    pattern = re.compile(trigger.value)
+    assert pattern.search("get()") and pattern.search("then get()")
+    assert not pattern.search("forget()") and not pattern.search("budget_get()")
+    assert pattern.search("x get()").start(1) == 2
+
+
+def test_marker_triggers_are_words():
+    lazy = export.grammar(HAND_SHAPES["json_in_tags"], TOOLSETS["weather"], format="gbnf")
+    assert [t.type for t in lazy.triggers] == ["word"]
+    assert lazy.grammar.startswith("root ::= ")
+    assert lazy.triggers[0].value in hand_render(HAND_SHAPES["json_in_tags"], TOOLSETS["weather"], [("auto", {})])
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_a_text_value_holds_none_of_the_readers_stops(fmt):
+    """qwen3_coder's reader ends a parameter at </function> or </tool_call> (any spelling)
+    too: a value holding one would be cut there, so the grammar refuses it."""
+    tools = TOOLSETS["weather"]
+    write = td.families.get("qwen3_coder").render_call
+    ok = write({"name": "get_weather", "arguments": {"city": "a <b>c</b> <func"}}, tools)
+    cut = ok.replace("a <b>c</b> <func", "a </TOOL-CALL> b")
+    lazy = export.grammar("qwen3_coder", tools, format=fmt)
+    check = (lambda text: accepts(lazy, text)) if fmt == "lark" else (lambda text: gbnf_accepts(lazy, text))
+    assert check(ok)
+    assert not check(cut)
+    assert not check(ok.replace("a <b>c</b> <func", "x</function>y"))
+
+
+def test_text_values_in_gbnf_run_to_the_first_closing_marker():
+    tools = TOOLSETS["weather"]
+    shape = HAND_SHAPES["xml_params"]
+    lazy = export.grammar(shape, tools, format="gbnf")
+    ok = hand_render(shape, tools, [("get_weather", {"city": "a </param b\n<"})])
+    assert gbnf_accepts(lazy, ok)
+    assert not gbnf_accepts(lazy, hand_render(shape, tools, [("get_weather", {"city": "a</parameter>b"})]))
+
+
+def test_ebnf_export_is_the_same_grammar_in_xgrammar_notation():
+    tools = TOOLSETS["calendar"]
+    lazy = export.grammar(HAND_SHAPES["json_in_tags"], tools, format="ebnf")
+    assert lazy.format == "ebnf" and lazy.grammar.startswith("root ::= ")
+    assert "::=" in lazy.grammar and "%json" not in lazy.grammar
+
+
+@pytest.mark.parametrize("which", list(HAND_SHAPES))
+def test_ebnf_export_under_xgrammar(which):
+    xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (it is in no extra: it pulls in torch)")
+    tools = TOOLSETS["weather"]
+    shape = HAND_SHAPES[which]
+    lazy = export.grammar(shape, tools, format="ebnf", mode="required")
+    compiled = xgr.Grammar.from_ebnf(lazy.grammar)
+    assert compiled is not None
+    reply = hand_render(shape, tools, [("get_weather", {"city": "Paris"})])
+    matcher_ok = _xgrammar_accepts(xgr, lazy.grammar, reply)
+    assert matcher_ok
+    assert not _xgrammar_accepts(xgr, lazy.grammar, hand_render(shape, tools, [("get_weather", {"city": 3})]))
+
+
+def _xgrammar_accepts(xgr: Any, grammar: str, text: str) -> bool:
+    tokens = [bytes([i]).decode("latin-1") for i in range(256)]
+    info = xgr.TokenizerInfo(tokens, vocab_type=xgr.VocabType.RAW, stop_token_ids=[])
+    compiled = xgr.GrammarCompiler(info).compile_grammar(grammar)
+    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    return bool(matcher.accept_string(text)) and matcher.is_terminated()
+
+
+# -- structural tags -----------------------------------------------------------------------------
+
+
+def test_structural_tag_for_json_arguments():
+    tools = TOOLSETS["weather"]
+    tag = export.structural_tag(HAND_SHAPES["json_in_tags"], tools)
+    assert tag["type"] == "structural_tag"
+    fmt = tag["format"]
+    assert fmt["type"] == "triggered_tags" and fmt["at_least_one"] is False and fmt["stop_after_first"] is False
+    (trigger,) = fmt["triggers"]
+    for item, tool in zip(fmt["tags"], tools):
+        assert item["begin"].startswith(trigger) and json.dumps(tool.name) in item["begin"]
+        assert item["content"] == {"type": "json_schema", "json_schema": tool.parameters}
+    reply = hand_render(HAND_SHAPES["json_in_tags"], tools, [("get_weather", {"city": "Oslo"})])
+    item = fmt["tags"][0]
+    assert reply.startswith(item["begin"]) and reply.endswith(item["end"])
+    assert json.loads(reply[len(item["begin"]) : -len(item["end"])]) == {"city": "Oslo"}
+
+
+def test_structural_tag_for_a_block_and_for_text_parameters():
+    tools = TOOLSETS["weather"]
+    kimi = export.structural_tag(HAND_SHAPES["section_with_index"], tools, mode="required", parallel=False)["format"]
+    (block,) = kimi["tags"]
+    assert kimi["at_least_one"] is True and block["content"]["type"] == "tags_with_separator"
+    assert block["content"]["stop_after_first"] is True
+    assert all(t["content"]["type"] == "grammar" for t in block["content"]["tags"])  # the index sits before the JSON
+    xml = export.structural_tag(HAND_SHAPES["xml_params"], tools, mode={"name": "get_weather"})["format"]
+    (only,) = xml["tags"]
+    assert only["content"]["type"] == "grammar" and only["content"]["grammar"].startswith("root ::= ")
+    assert only["begin"].endswith("get_weather>\n")
+
+
+@pytest.mark.parametrize("which", _real_shapes())
+def test_structural_tag_frames_what_the_family_writes(which):
+    """Each tag's begin and end are the fixed text around the arguments of the family's own
+    call, and JSON-schema content is exactly the arguments the family wrote."""
+    tools = TOOLSETS["weather"]
+    try:
+        tag = export.structural_tag(which, tools)
+    except td.ExportError as exc:
+        assert "prose writes too" in str(exc)
+        return
+    json.dumps(tag)
+    fmt = tag["format"]
+    reply = td.families.get(which).render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}, tools)
+    (trigger,) = fmt["triggers"]
+    assert trigger and trigger in reply
+    if export.shape_of(which).block_open:
+        (block,) = fmt["tags"]
+        assert reply.startswith(block["begin"]) and reply.endswith(block["end"])
+        reply = reply[len(block["begin"]) : len(reply) - len(block["end"])]
+        items = block["content"]["tags"]
+    else:
+        items = fmt["tags"]
+    (item,) = [t for t in items if "get_weather" in t["begin"]]
+    assert item["begin"].startswith(trigger) or export.shape_of(which).block_open
+    start = reply.index(item["begin"])
+    assert reply.endswith(item["end"])
+    middle = reply[start + len(item["begin"]) : len(reply) - len(item["end"])]
+    if item["content"]["type"] == "json_schema":
+        assert json.loads(middle) == {"city": "Oslo"}
+    else:
+        lark = gbnf_to_lark(item["content"]["grammar"])
+        assert accepts(lark, middle) and not accepts(lark, "")  # city is required
+
+
+def test_structural_tag_refuses_a_weak_trigger():
+    with pytest.raises(td.ExportError, match="prose writes too"):
+        export.structural_tag(HAND_SHAPES["python_list"], TOOLSETS["weather"])
+
+
+def test_names_the_family_cannot_write_are_refused():
+    with pytest.raises(td.ExportError, match="not an identifier"):
+        export.grammar("pythonic", [td.Tool(name="get-weather")])
+    odd_key = td.Tool(name="f", parameters={"type": "object", "properties": {"a>b": {"type": "string"}}})
+    with pytest.raises(td.ExportError, match="'a>b'"):
+        export.grammar("qwen3_coder", [odd_key])
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+from tooldialect import cli  # noqa: E402
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def tools_file(tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]))
+    return str(path)
+
+
+def test_cli_export_prints_the_lark_grammar(capsys, tools_file):
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file)
+    assert rc == 0 and err == ""
+    assert out == export.grammar("hermes", td.Toolset.from_openai(json.load(open(tools_file))))
+    assert accepts(out, td.families.get("hermes").render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}))
+
+
+def test_cli_export_gbnf_and_structural_tag_are_json(capsys, tools_file):
+    rc, out, err = _run(capsys, "export", "--family", "qwen3_coder", "--tools", tools_file, "--format", "gbnf")
+    obj = json.loads(out)
+    assert rc == 0 and obj["format"] == "gbnf" and obj["lazy"] is True and obj["grammar"].startswith("root ::= ")
+    assert obj["triggers"] == [{"type": "word", "value": obj["triggers"][0]["value"]}]
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "structural-tag", "--mode", "required")
+    tag = json.loads(out)
+    assert rc == 0 and tag["type"] == "structural_tag" and tag["format"]["at_least_one"] is True
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "ebnf", "--force-tool", "get_weather", "--no-parallel")
+    assert rc == 0 and json.loads(out)["lazy"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--family", "no_such"], "unknown family"),
+        (["--family", "hermes", "--format", "regex"], "invalid choice"),
+        (["--family", "hermes", "--force-tool", "nope"], "not among the tools"),
+        (["--family", "hermes", "--mode", "required", "--force-tool", "get_weather"], "not allowed with"),
+    ],
+)
+def test_cli_export_usage_errors_exit_2_with_one_line(capsys, tools_file, argv, needle):
+    rc, out, err = _run(capsys, "export", "--tools", tools_file, *argv)
+    assert rc == 2 and out == ""
+    assert needle in err and err.count("\n") == 1, err
+
+
+def test_cli_export_refusal_is_one_line(capsys, tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "a+"}}}}]))
+    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", str(path), "--format", "gbnf")
+    assert rc == 2 and out == "" and "pattern" in err and err.count("\n") == 1
