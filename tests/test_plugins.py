@@ -103,6 +103,36 @@ def test_walkthrough_family_parses_and_streams_once_registered(tmp_path):
             assert case_problem(case, mode) is None, (case.title, mode)
 
 
+def test_walkthrough_family_writes_its_calls_back_and_exports_a_grammar(tmp_path):
+    """The guide's `// write` lines are all a plugin needs for render_call and td.export."""
+    pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
+    td.families.register_path(write_walkthrough(tmp_path / "my_grammars"))
+    fam = td.families.get("ledger")
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    tools = td.Toolset([td.Tool(name="get_weather", parameters=schema), td.Tool(name="get_time")])
+    calls = [
+        {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+        {"name": "get_time", "arguments": {}},
+    ]
+    written = fam.render_calls(calls)
+    assert written.startswith("<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n")
+    back = td.parse(written, tools=tools, families=["ledger"])
+    assert [(c.name, c.arguments) for c in back.calls] == [(c["name"], c["arguments"]) for c in calls]
+    assert back.diagnostics == []
+
+    from test_export import accepts
+
+    grammar = td.export.grammar("ledger", tools)
+    assert accepts(grammar, "Checking.\n" + written)
+    assert not accepts(grammar, written.replace("get_weather", "get_news"))  # not offered
+    assert not accepts(grammar, written.replace("<<arg days>>\n3\n", "<<arg days>>\nthree\n"))  # not an integer
+
+
 # -- sources -------------------------------------------------------------------------------
 
 

@@ -101,7 +101,7 @@ def export_table() -> str:
         "| family | arguments | prose before calls | parallel | GBNF trigger (for `get_weather`) | structural tag |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for fam in all_families():
+    for fam in _builtin():
         shape = fam.shape
         syntax = []
         for part in shape.call:
