@@ -24,20 +24,7 @@ from tooldialect.render.signatures import _py_literal
 llg = pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
 from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
 
-
-class _ByteTokenizer:
-    """Every byte is a token; token 256 ends the sequence."""
-
-    eos_token_id = 256
-    bos_token_id = None
-    tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
-    special_token_ids = [256]
-
-    def __call__(self, text: Any) -> list[int]:
-        return list(text.encode("utf-8") if isinstance(text, str) else text)
-
-
-TOKENIZER = llg.LLTokenizer(llg.TokenizerWrapper(_ByteTokenizer()))
+TOKENIZER = export._byte_tokenizer(llg)  # every byte a token, and an end token
 
 
 def accepts(grammar: str, text: str) -> bool:

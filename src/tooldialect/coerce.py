@@ -20,7 +20,7 @@ from typing import Any
 from .jsonscan import JsonValueError, loads_strict
 from .repair import RepairFailed, repair_json
 
-__all__ = ["strip_template_newlines", "type_arguments", "type_literal", "type_value"]
+__all__ = ["json_type", "strip_template_newlines", "type_arguments", "type_literal", "type_value"]
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
 _INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
@@ -135,13 +135,14 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     for key in ("enum", "const"):
         values = schema.get(key) if key == "enum" else [schema.get("const")] if "const" in schema else None
         if isinstance(values, list):
-            found.update(_json_type(v) for v in values)
+            found.update(json_type(v) for v in values)
     if not found and ("properties" in schema or "required" in schema):
         found.add("object")
     return [t for t in _ORDER if t in found]
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a decoded JSON value."""
     if value is None:
         return "null"
     if isinstance(value, bool):

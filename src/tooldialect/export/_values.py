@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..coerce import json_type
 from ..errors import ExportError
 from ..toolset import _openapi_nullable
 from . import _ir
@@ -218,7 +219,7 @@ class ValueCompiler:
         values = [schema["const"]] if "const" in schema else schema.get("enum")
         if isinstance(values, list):
             if len(values) == 1 or "type" not in schema:
-                return {_kind(v) for v in values} if len(values) == 1 else None
+                return {json_type(v) for v in values} if len(values) == 1 else None
         if "type" in schema and not any(k in schema for k in ("anyOf", "oneOf", "allOf")):
             out = set(self.types(schema, path))
             return out | ({"integer"} if "number" in out else set())
@@ -226,7 +227,7 @@ class ValueCompiler:
 
     def literal_choice(self, values: list[Any], syntax: str, schema: Mapping[str, Any], path: tuple[str, ...]) -> Node:
         kinds = self.types(schema, path) if "type" in schema else None
-        picked = [v for v in values if kinds is None or _kind(v) in kinds or (_kind(v) == "integer" and "number" in kinds)]
+        picked = [v for v in values if kinds is None or json_type(v) in kinds or (json_type(v) == "integer" and "number" in kinds)]
         if not picked:
             raise self.refuse("an enum none of whose values has the schema's type", path)
         return alt(*(self.spell(v, syntax) for v in picked))
@@ -443,21 +444,6 @@ def _lengths(schema: Mapping[str, Any], comp: ValueCompiler, path: tuple[str, ..
         raise comp.refuse("minLength/maxLength that are not integers", path)
     return lo, hi
 
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _compact(value: Any) -> str:
