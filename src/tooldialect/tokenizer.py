@@ -43,6 +43,65 @@ from .transform import _text as _node_text
 
 __all__ = ["Engine"]
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _builder(cls: Any, *names: str) -> Any:
+    """A constructor for a per-delta event that skips ``model_construct``'s generic field
+    walk: the same four slots set to the same values, for a model with only required
+    fields, no private attributes and no post-init hook (checked here, once)."""
+    plain = (
+        set(cls.model_fields) == set(names)
+        and all(f.is_required() and f.alias is None and f.validation_alias is None for f in cls.model_fields.values())
+        and not cls.__private_attributes__
+        and not cls.__pydantic_post_init__
+        and cls.model_config.get("extra") != "allow"
+    )
+    if not plain:  # pragma: no cover - a model that grew a default or a hook
+        return lambda *values: cls.model_construct(**dict(zip(names, values)))
+    fields = frozenset(names)
+
+    def build(*values: Any) -> Any:
+        m = _new(cls)
+        _set(m, "__dict__", dict(zip(names, values)))
+        _set(m, "__pydantic_fields_set__", set(fields))
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        return m
+
+    return build
+
+
+class _Skipping:
+    """A pattern whose matches all begin with one of a few characters, searched by first
+    finding such a character (one C-level scan of a character class) and trying the
+    pattern from there: a long alternation of markers is slow to try at every position."""
+
+    __slots__ = ("rx", "first")
+
+    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None) -> None:
+        self.rx = rx
+        self.first = first  # a character class: where a match may begin (None: anywhere)
+
+    def search(self, text: str, pos: int, end: int = 1 << 62) -> re.Match[str] | None:
+        first, rx = self.first, self.rx
+        if first is None:
+            return rx.search(text, pos, end)
+        while True:
+            f = first.search(text, pos, end)
+            if f is None:
+                return None
+            m = rx.match(text, f.start(), end)
+            if m is not None:
+                return m  # the leftmost match: none can begin before this character
+            pos = f.start() + 1
+
+
+_text_delta = _builder(TextDelta, "text")
+_reasoning_delta = _builder(ReasoningDelta, "text")
+_arguments_delta = _builder(ArgumentsDelta, "index", "fragment")
+
 TEXT_CHANNEL, REASONING = "text", "reasoning"
 TEXT = "TEXT"  # the raw-text scanner's terminal
 RUN, WAIT, DONE_, FAILED = "run", "wait", "done", "failed"
@@ -122,6 +181,7 @@ class Cand:
         "text_start",
         "text_stops",
         "text_rx",
+        "text_first",
         "text_tentative",
         "body_at",
         "named_begun",
@@ -180,6 +240,8 @@ class Cand:
         self.text_start = -1  # a raw text value being read
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
+        # (where a stop may begin, the longest stop): where a cut-off stop is looked for
+        self.text_first: tuple[re.Pattern[str] | None, int] = (None, 0)
         self.text_tentative: int | None = None
         self.body_at = -1  # where the first token after the opener begins
         self.named_begun = 0  # calls announced by a name node
@@ -433,7 +495,7 @@ class Block:
         self.sniffed = 0
         self.absorb = -1  # after a broken block's closer: where following closers are sought
         # repetition loops: the block's opener met again inside it, with no closer between
-        self.loop_rx: re.Pattern[str] | None = None  # group 1: the opener, group 2: its closer
+        self.loop_rx: _Skipping | None = None  # group 1: the opener, group 2: its closer
         self.loop_pos = opener_end  # the loop scan has counted everything before this
         self.repeats = 1  # openers in the current run (the block's own included)
         self.loop_first = start  # where the current run began
@@ -447,6 +509,7 @@ class Engine:
 
     def __init__(self, catalog: Catalog, binder: Binder, policy: Policy) -> None:
         self.cat = catalog
+        self.prose = _Skipping(catalog.prose, catalog.first_rx)  # every marker begins with one of first_rx
         self.binder = binder
         self.policy = policy
         self.win = ""
@@ -500,7 +563,7 @@ class Engine:
         if self._pend:
             s = "".join(self._pend)
             self._pend.clear()
-            self.out.append(TextDelta.model_construct(text=s) if self._pend_kind == TEXT_CHANNEL else ReasoningDelta.model_construct(text=s))
+            self.out.append(_text_delta(s) if self._pend_kind == TEXT_CHANNEL else _reasoning_delta(s))
 
     def _event(self, ev: Event) -> None:
         self._flush()
@@ -522,42 +585,51 @@ class Engine:
     def _compact(self) -> None:
         """Drop decided text from ``win``; text still held moves into the holder's pieces."""
         b = self.block
+        base = self.base
+        win = self.win
+        n = len(win)
         if b is not None:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
             # (a value's tentative end, where its candidate reads on if the text ends with
             # nothing better, stays in the block's pieces: _scan_text rewinds to it)
-            need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
+            look_from = base + n
+            for c in b.cands:
+                if (c.state == RUN or c.state == WAIT) and c.pos < look_from:
+                    look_from = c.pos
             if b.phase == "recover":
-                need.append(b.absorb if b.absorb >= 0 else b.rpos)
-            elif b.loop_rx is not None:
-                need.append(b.loop_pos)
-            look_from = min([self.base + len(self.win)] + need)
+                look_from = min(look_from, b.absorb if b.absorb >= 0 else b.rpos)
+            elif b.loop_rx is not None and b.loop_pos < look_from:
+                look_from = b.loop_pos
             # a loop is removed whole: none of its text is kept
             keep_from = b.loop_pos if b.phase == "loop" else b.start
         elif self.inline is not None:
             look_from = self.inline[2]
             keep_from = self.inline[0]
         else:
-            look_from = keep_from = self.base + self.cur
-        look = min(look_from, self.base + len(self.win)) - self.base
+            look_from = keep_from = base + self.cur
+        look = min(look_from, base + n) - base
         if look <= 0:
             return
-        keep = max(0, keep_from - self.base)
+        keep = keep_from - base
+        if keep < 0:
+            keep = 0
         if keep < look:
-            held = self.win[keep:look]
+            held = win[keep:look]
             if b is not None:
-                b.piece_starts.append(self.base + keep)
+                b.piece_starts.append(base + keep)
                 b.pieces.append(held)
             elif self.inline is not None:
                 self.inline[3].append(held)
-        self.prev_tail = (self.prev_tail + self.win[:look])[-4:]
-        self.win = self.win[look:]
-        self.base += look
+        self.prev_tail = win[look - 4 : look] if look >= 4 else (self.prev_tail + win[:look])[-4:]
+        self.win = win[look:]
+        self.base = base + look
         self.cur = max(0, self.cur - look)
 
     def _slice(self, start: int, end: int) -> str:
         """Text between absolute offsets, from the block's pieces and ``win``."""
+        if start >= self.base:
+            return self.win[start - self.base : end - self.base]
         parts = []
         b = self.block
         if b is not None and start < self.base and b.pieces:
@@ -654,7 +726,13 @@ class Engine:
                 self._text(win[self.cur : m.start()])
                 self.cur = m.start()
             return self._reply_start(self.cur)
-        m = self.cat.prose.search(win, self.cur)
+        if self.cat.first_rx.search(win, self.cur) is None:
+            # no character a marker (or a fence) begins with: all of it is text, and no
+            # marker can be cut off at its end
+            self._text(win[self.cur :])
+            self.cur = len(win)
+            return False
+        m = self.prose.search(win, self.cur)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if p >= 0:
@@ -999,7 +1077,7 @@ class Engine:
         self.block = b
         return True
 
-    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> re.Pattern[str]:
+    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> _Skipping:
         """One pattern for the block's opener (group 1) and the closers that pair with it
         (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
         key = ("loop", tuple(mk.terminal.name for mk in openers), tuple(c.g.name for c in cands))
@@ -1007,15 +1085,21 @@ class Engine:
         if got is None:
             opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
             stems = {mk.terminal.name.removesuffix("_OPEN") for mk in openers}
-            closes = {
-                t.pattern.source
+            pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
+            closers = [
+                t.pattern
                 for c in cands
                 for t in c.g.closers
                 if t.pattern is not None and t.name.removeprefix("FURNITURE_").removesuffix("_CLOSE") in stems
-            }
+            ]
+            closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
             cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
-            got = re.compile(f"({o})|({cl})")  # group 1: the opener, group 2: a closer
+            firsts = [p.first for p in pats + closers]
+            chars = None if any(f is None for f in firsts) else set().union(*firsts)
+            # group 1: the opener, group 2: a closer
+            first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
+            got = _Skipping(re.compile(f"({o})|({cl})"), first)
             self._stop_cache[key] = got
         return got
 
@@ -1050,8 +1134,13 @@ class Engine:
     def _loop_scan(self, b: Block) -> bool:
         """Count the block's opener in the text every live candidate has read; more than
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
-        live = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-        limit = min(live) if live else max(c.progress for c in b.cands)
+        cands = b.cands
+        if len(cands) == 1:
+            c = cands[0]
+            limit = c.pos if c.state == RUN or c.state == WAIT else c.progress
+        else:
+            live = [c.pos for c in cands if c.state in (RUN, WAIT)]
+            limit = min(live) if live else max(c.progress for c in cands)
         end = min(limit, self.base + len(self.win)) - self.base
         lp = b.loop_pos - self.base
         if lp < 0:  # pragma: no cover - the window keeps loop_pos (see _compact)
@@ -1160,7 +1249,8 @@ class Engine:
         return True
 
     def _over_limit(self, b: Block) -> bool:
-        far = max(c.progress for c in b.cands)
+        cands = b.cands
+        far = cands[0].progress if len(cands) == 1 else max(c.progress for c in cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
         c0 = b.leader or b.cands[0]
@@ -1201,7 +1291,7 @@ class Engine:
                 # a candidate never reads past the cap, so every chunking sees the same thing
                 end = min(n, cap + 1 - base)
                 status, p = c.scanner.scan(win, lp, self.eof and end == n, end)
-                if b.early and c.scanner.names:
+                if b.early and len(c.scanner.names) > b.sniffed:
                     self._sniffed(b, c)
                 if c.sp is not None:
                     if base + p > c.sp_fed:
@@ -1354,7 +1444,7 @@ class Engine:
                 if c.payload_at < 0:
                     c.payload_at = base + lp
                 c.text_start = base + lp
-                c.text_stops, c.text_rx = self._stops(c)
+                c.text_stops, c.text_rx, c.text_first = self._stops(c)
                 c.text_tentative = None
                 continue
             self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
@@ -1364,7 +1454,7 @@ class Engine:
 
     # -- raw text values ------------------------------------------------------------------------
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None]:
+    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str] | None, int]]:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
         got = self._stop_cache.get(key)
@@ -1378,7 +1468,12 @@ class Engine:
             if parts and c.g.header.text_escapes == "backslash":
                 parts.insert(0, _ESCAPE_PAIR)  # a backslash takes the next character: no stop
             rx = re.compile("|".join(parts)) if parts else None
-            got = (stops, rx)
+            firsts = [t.pattern.first for t in stops]
+            first = None
+            if stops and all(f is not None for f in firsts):
+                first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
+            reach = max((t.pattern.max_width for t in stops), default=0)
+            got = (stops, rx, (first, reach))
             self._stop_cache[key] = got
         return got
 
@@ -1407,7 +1502,12 @@ class Engine:
                 if rx is not None and _ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
                 if not self.eof:
-                    for p in range(max(lp, end - self.cat.max_width), hold):
+                    # a stop cut off by the end begins with one of its first characters, no
+                    # further back than the longest stop
+                    first, reach = c.text_first
+                    lo = max(lp, end - reach)
+                    at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
+                    for p in at:
                         if any(t.pattern.needs_more(win, p) for t in c.text_stops):
                             hold = p
                             break
@@ -1754,7 +1854,7 @@ class Engine:
             piece = "{"
         else:
             b.sent[key] = (sent + len(piece), False)
-        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
+        self._event(_arguments_delta(started[0], piece))
 
     def _stream_param(self, b: Block, owner: Cand, node: Any, key: Any) -> None:
         """Send one complete text-valued parameter of a started call as a JSON member."""
@@ -1778,7 +1878,7 @@ class Engine:
             value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
-        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
+        self._event(_arguments_delta(started[0], piece))
 
     def _early(self, b: Block) -> None:
         c = b.leader
