@@ -180,7 +180,8 @@ class JsonScanner:
             return pos + 1
         m = (_IN_DQ if self.quote == '"' else _IN_SQ).match(text, pos, n)
         if m:
-            self._keep(m.group())
+            if self._collect:  # a long value's text is not copied out
+                self._keep(m.group())
             return m.end()
         ch = text[pos]
         if ch == "\\":
