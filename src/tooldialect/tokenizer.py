@@ -78,11 +78,12 @@ class _Skipping:
     finding such a character (one C-level scan of a character class) and trying the
     pattern from there: a long alternation of markers is slow to try at every position."""
 
-    __slots__ = ("rx", "first")
+    __slots__ = ("rx", "first", "pats")
 
-    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None) -> None:
+    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
         self.rx = rx
         self.first = first  # a character class: where a match may begin (None: anywhere)
+        self.pats = pats  # the alternatives' MarkerPatterns, when known
 
     def search(self, text: str, pos: int, end: int = 1 << 62) -> re.Match[str] | None:
         first, rx = self.first, self.rx
@@ -467,6 +468,7 @@ class Block:
         "loop_first",
         "loop_at",
         "loop_clear",
+        "loop_seen",
         "loop_marker",
     )
 
@@ -501,6 +503,10 @@ class Block:
         self.loop_first = start  # where the current run began
         self.loop_at = -1  # end of the opener that made the run a loop (-1: no loop)
         self.loop_clear = opener_end  # no loop before this: items ending here may be emitted
+        # one marker width before what the loop scan has read (or the end of its last
+        # match): what loop_clear follows, so that calls are released at the same points
+        # whatever loop_pos skips
+        self.loop_seen = opener_end
         self.loop_marker = ""
 
 
@@ -1099,7 +1105,8 @@ class Engine:
             chars = None if any(f is None for f in firsts) else set().union(*firsts)
             # group 1: the opener, group 2: a closer
             first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
-            got = _Skipping(re.compile(f"({o})|({cl})"), first)
+            # (pats only with first: every pattern's first characters are known)
+            got = _Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
             self._stop_cache[key] = got
         return got
 
@@ -1147,10 +1154,19 @@ class Engine:
             self._rewind(b.loop_pos)
             lp, end = 0, min(limit, self.base + len(self.win)) - self.base
         rx = b.loop_rx
+        if lp < end and rx.pats and rx.first.search(self.win, lp, end) is None:
+            # no character a marker begins with in the new text: nothing to count, nothing
+            # that may still grow (what the general path below finds, in one scan)
+            b.loop_pos = self.base + end
+            b.loop_seen = max(b.loop_seen, self.base + end - self.cat.max_width)
+            b.loop_clear = max(b.loop_clear, b.loop_seen)
+            return False
+        matched = False
         while lp < end:
             m = rx.search(self.win, lp, end)
             if m is None:
                 break
+            matched = True
             lp = m.end()
             if m.group(1) is None:  # a closer
                 b.repeats = 0
@@ -1168,8 +1184,20 @@ class Engine:
                 self._loop_begin(b)
                 return True
         # a marker may straddle the limit: look again from one marker width before it
-        b.loop_pos = self.base + max(lp, end - self.cat.max_width)
-        b.loop_clear = max(b.loop_clear, b.loop_pos)
+        back = max(lp, end - self.cat.max_width)
+        if rx.first is not None and rx.pats and back < end:
+            # only where a marker could still match once more text arrives (a position
+            # where none can is decided for good, and never looked at again)
+            text = self.win if end == len(self.win) else self.win[:end]
+            lo, back = back, end
+            for f in rx.first.finditer(text, lo, end):
+                if any(pat.needs_more(text, f.start()) for pat in rx.pats):
+                    back = f.start()
+                    break
+        b.loop_pos = self.base + back
+        seen = self.base + end - self.cat.max_width
+        b.loop_seen = max(self.base + lp, seen) if matched else max(b.loop_seen, seen)
+        b.loop_clear = max(b.loop_clear, b.loop_seen)
         return False
 
     def _loop_lead(self, b: Block, at: int) -> Cand:
