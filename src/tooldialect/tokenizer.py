@@ -60,17 +60,29 @@ def _builder(cls: Any, *names: str) -> Any:
     )
     if not plain:  # pragma: no cover - a model that grew a default or a hook
         return lambda *values: cls.model_construct(**dict(zip(names, values)))
-    fields = frozenset(names)
+    if len(names) == 1:
+        (a,) = names
 
-    def build(*values: Any) -> Any:
+        def build1(x: Any) -> Any:
+            m = _new(cls)
+            _set(m, "__dict__", {a: x})
+            _set(m, "__pydantic_fields_set__", {a})
+            _set(m, "__pydantic_extra__", None)
+            _set(m, "__pydantic_private__", None)
+            return m
+
+        return build1
+    a, b = names  # two fields: all the per-delta events have
+
+    def build2(x: Any, y: Any) -> Any:
         m = _new(cls)
-        _set(m, "__dict__", dict(zip(names, values)))
-        _set(m, "__pydantic_fields_set__", set(fields))
+        _set(m, "__dict__", {a: x, b: y})
+        _set(m, "__pydantic_fields_set__", {a, b})
         _set(m, "__pydantic_extra__", None)
         _set(m, "__pydantic_private__", None)
         return m
 
-    return build
+    return build2
 
 
 class _Skipping:
@@ -208,7 +220,15 @@ class Cand:
         "_accepted",
     )
 
-    def __init__(self, g: CompiledGrammar, rule: str, pos: int, soft: bool, reader: Reader) -> None:
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        rule: str,
+        pos: int,
+        soft: bool,
+        reader: Reader,
+        accepted: dict[Any, Any] | None = None,
+    ) -> None:
         self.g = g
         self.rule = rule
         self.reader = reader
@@ -272,7 +292,8 @@ class Cand:
         # payload's announced call never lends its announcement to the next payload
         self.json_start = -1
         self.opened_at: set[int] = set()  # where the parser read an opener as a token
-        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
+        # the terminals accepted at a parser stack: the same for every block of a grammar
+        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {} if accepted is None else accepted
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
         """Feed a token, keeping track of which structures are open and of where the block
@@ -538,12 +559,28 @@ class Engine:
         self.soft_floor = -1
         self.inline_floor = -1
         self._stop_cache: dict[Any, Any] = {}
+        self._accepted: dict[str, dict[Any, Any]] = {}  # grammar -> parser stack -> accepted terminals
         self.long_run = ""  # inside a backtick or tilde run that is plain text (see _MAX_RUN)
 
     # -- public -----------------------------------------------------------------------------
 
     def feed(self, delta: str) -> list[Event]:
         if delta:
+            if (
+                not self.win
+                and self.block is None
+                and self.inline is None
+                and self.fence is None
+                and not self.long_run
+                and (self.reply_started or self.channel != TEXT_CHANNEL)
+                and self.cat.first_rx.search(delta) is None
+            ):
+                # prose, nothing held, and no character a marker (or fence) begins with:
+                # the delta is text, as _step_prose and _compact would find it
+                self._text(delta)
+                self.prev_tail = (self.prev_tail + delta)[-4:]
+                self.base += len(delta)
+                return self._drain()
             self.win += delta
             self._run()
             self._compact()
@@ -838,7 +875,8 @@ class Engine:
             if g.header.gated and not self.binder.known:
                 continue
             if self._can_begin(g, "reply", q):
-                cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
+                accepted = self._accepted.setdefault(g.name, {})
+                cands.append(Cand(g, "reply", self.base + q, True, self._reader(g), accepted))
         if not cands:
             return True
         self.block = Block(self.base + q, self.base + q, cands, self.channel, True, self._tail_at(q))
@@ -1066,7 +1104,8 @@ class Engine:
                 if g.header.gated and not self.binder.known:
                     continue  # a registry-gated body is read only against a toolset
                 # tentative until it names a tool the toolset offers (see Cand._on_node)
-                c = Cand(g, "start", self.base + q, mk.terminal.soft or g.header.gated, self._reader(g))
+                tentative = mk.terminal.soft or g.header.gated
+                c = Cand(g, "start", self.base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
                 if c.shift(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end), mk.terminal):
                     c.pos = c.last_end = self.base + end
                     cands.append(c)
@@ -1121,13 +1160,14 @@ class Engine:
                 self._update_early(b)
             if b.loop_rx is not None and self._loop_scan(b):
                 return True
-            if b.early:
+            if b.early and b.emitted < len(b.leader.items):
                 self._early(b)
             # the cap depends only on how far the candidates read, so every chunking agrees
             if self._over_limit(b):
                 return True
-            if any(c.state in (RUN, WAIT) for c in b.cands):
-                return False
+            for c in b.cands:
+                if c.state == RUN or c.state == WAIT:
+                    return False
             self._decide(b)
             return True
         if b.phase == "recover":
@@ -1482,7 +1522,7 @@ class Engine:
 
     # -- raw text values ------------------------------------------------------------------------
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str] | None, int]]:
+    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int]]:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
         got = self._stop_cache.get(key)
