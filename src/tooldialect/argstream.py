@@ -121,6 +121,10 @@ class StrictPrefix:
             self._n += 1
             i += 1
 
+    def in_plain_string(self) -> bool:
+        """Inside a string value (not a key), no escape pending, still reading."""
+        return self._state == "str" and not self._esc and not self._in_key and not self.broken and not self.done
+
     def flush(self) -> None:
         """The text ends here: a number or literal read to its end is a whole value."""
         if self._state in ("num", "lit") and not self.broken:

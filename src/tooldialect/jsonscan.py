@@ -93,6 +93,11 @@ class JsonScanner:
         self._fn_depth = 0
         self._str_is_key = False
 
+    def in_plain_string(self) -> bool:
+        """Inside a double-quoted string that is not kept, with no escape pending: a run of
+        characters with no quote or backslash is read by ``scan`` with nothing to note."""
+        return self.quote == '"' and not self.escape and not self._collect
+
     # -- scanning ---------------------------------------------------------------------
 
     def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:

@@ -111,6 +111,9 @@ class _Skipping:
             pos = f.start() + 1
 
 
+# inside a JSON string: characters and whole two-character escapes, with nothing to note
+_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
+
 _text_delta = _builder(TextDelta, "text")
 _reasoning_delta = _builder(ReasoningDelta, "text")
 _arguments_delta = _builder(ArgumentsDelta, "index", "fragment")
@@ -566,6 +569,8 @@ class Engine:
 
     def feed(self, delta: str) -> list[Event]:
         if delta:
+            if self.block is not None and self._string_run(delta):
+                return self._drain()
             if (
                 not self.win
                 and self.block is None
@@ -585,6 +590,49 @@ class Engine:
             self._run()
             self._compact()
         return self._drain()
+
+    def _string_run(self, delta: str) -> bool:
+        """A delta that only continues a JSON string the block's one candidate is reading
+        (plain characters and whole two-character escapes, no character a loop marker
+        begins with, under the size cap) changes nothing but positions: read it as
+        _step_block would, without the general machinery.  False, having done nothing,
+        otherwise."""
+        b = self.block
+        if b.phase != "lex" or b.early is None or len(b.cands) != 1:
+            return False
+        c = b.cands[0]
+        sc = c.scanner
+        at = self.base + len(self.win)
+        if c.state != WAIT or c.pos != at or type(sc) is not JsonScanner or not sc.in_plain_string():
+            return False
+        sp = c.sp
+        if sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+            return False
+        rx = b.loop_rx
+        if rx is not None and (not rx.pats or b.loop_pos != at or rx.first.search(delta) is not None):
+            return False
+        end = at + len(delta)
+        if max(end, c.reach) - b.start > self.policy.max_block_chars or _STRING_RUN.fullmatch(delta) is None:
+            return False
+        self.win += delta
+        # _advance: the scanner reads the run to the end of the text and waits for more
+        c.pos = end
+        if b.early and len(sc.names) > b.sniffed:
+            self._sniffed(b, c)
+        if sp is not None:
+            sp.feed(delta)
+            c.sp_fed = end
+            if b.early and b.leader is c:
+                self._stream_args(b, c)
+        # _loop_scan: no marker begins in the run
+        if rx is not None:
+            b.loop_pos = end
+            b.loop_seen = max(b.loop_seen, end - self.cat.max_width)
+            b.loop_clear = max(b.loop_clear, b.loop_seen)
+        if b.early and b.emitted < len(b.leader.items):
+            self._early(b)
+        self._compact()
+        return True
 
     def close(self) -> list[Event]:
         self.eof = True
