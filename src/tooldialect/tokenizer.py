@@ -592,39 +592,52 @@ class Engine:
         return self._drain()
 
     def _string_run(self, delta: str) -> bool:
-        """A delta that only continues a JSON string the block's one candidate is reading
-        (plain characters and whole two-character escapes, no character a loop marker
-        begins with, under the size cap) changes nothing but positions: read it as
-        _step_block would, without the general machinery.  False, having done nothing,
+        """A delta that only continues a value the block's one candidate is reading, with
+        nothing in it to note, changes only positions: read it as _step_block would,
+        without the general machinery.  That is a JSON string that is not kept (plain
+        characters and whole two-character escapes) or a raw text value (no character a
+        stop begins with, no backslash where backslashes escape), with no character a
+        loop marker begins with, under the size cap.  False, having done nothing,
         otherwise."""
         b = self.block
         if b.phase != "lex" or b.early is None or len(b.cands) != 1:
             return False
         c = b.cands[0]
-        sc = c.scanner
         at = self.base + len(self.win)
-        if c.state != WAIT or c.pos != at or type(sc) is not JsonScanner or not sc.in_plain_string():
+        if c.state != WAIT or c.pos != at:
             return False
+        sc = c.scanner
         sp = c.sp
-        if sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+        if sc is None:
+            first = c.text_first[0]
+            if c.text_start < 0 or first is None or first.search(delta) is not None:
+                return False
+            if "\\" in delta and _ESCAPE_GROUP in c.text_rx.groupindex:
+                return False
+        elif type(sc) is not JsonScanner or not sc.in_plain_string():
+            return False
+        elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
             return False
         rx = b.loop_rx
         if rx is not None and (not rx.pats or b.loop_pos != at or rx.first.search(delta) is not None):
             return False
         end = at + len(delta)
-        if max(end, c.reach) - b.start > self.policy.max_block_chars or _STRING_RUN.fullmatch(delta) is None:
+        if max(end, c.reach) - b.start > self.policy.max_block_chars:
+            return False
+        if sc is not None and _STRING_RUN.fullmatch(delta) is None:
             return False
         self.win += delta
-        # _advance: the scanner reads the run to the end of the text and waits for more
+        # _advance: the scanner (or _scan_text) reads to the end of the text, waits for more
         c.pos = end
-        if b.early and len(sc.names) > b.sniffed:
-            self._sniffed(b, c)
-        if sp is not None:
-            sp.feed(delta)
-            c.sp_fed = end
-            if b.early and b.leader is c:
-                self._stream_args(b, c)
-        # _loop_scan: no marker begins in the run
+        if sc is not None:
+            if b.early and len(sc.names) > b.sniffed:
+                self._sniffed(b, c)
+            if sp is not None:
+                sp.feed(delta)
+                c.sp_fed = end
+                if b.early and b.leader is c:
+                    self._stream_args(b, c)
+        # _loop_scan: no marker begins in the delta
         if rx is not None:
             b.loop_pos = end
             b.loop_seen = max(b.loop_seen, end - self.cat.max_width)
