@@ -21,6 +21,7 @@ the final ``arguments_json`` (DESIGN §4).  Two kinds of bodies stream:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["StrictPrefix", "args_prefix", "finish_json", "member"]
@@ -31,6 +32,7 @@ _HEX = "0123456789abcdefABCDEF"
 _LITERALS = ("true", "false", "null")
 _SCALAR_CHARS = "0123456789+-.eE"
 _MISSING = object()
+_PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need no look
 
 
 class StrictPrefix:
@@ -95,11 +97,33 @@ class StrictPrefix:
     def feed(self, piece: str) -> None:
         if self.broken or self.done:
             return
-        for ch in piece:
-            self._step(ch)
+        i, n = 0, len(piece)
+        while i < n:
+            if self._state == "str" and not self._esc:
+                m = _PLAIN_RUN.match(piece, i)
+                if m is not None:
+                    # a run of plain characters in a string, in one step: what _char does for
+                    # each of them, once
+                    run = m.end() - i
+                    if self._in_key:
+                        if isinstance(self._key, list):
+                            self._key.extend(piece[i : m.end()])
+                            if len(self._key) > 256:
+                                self._key = None
+                    else:
+                        self._mark(self._n + run, len(self._stack) + 1)
+                    self._n += run
+                    i = m.end()
+                    continue
+            self._step(piece[i])
             if self.broken or self.done:
                 return
             self._n += 1
+            i += 1
+
+    def in_plain_string(self) -> bool:
+        """Inside a string value (not a key), no escape pending, still reading."""
+        return self._state == "str" and not self._esc and not self._in_key and not self.broken and not self.done
 
     def flush(self) -> None:
         """The text ends here: a number or literal read to its end is a whole value."""

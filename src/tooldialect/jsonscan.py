@@ -93,6 +93,11 @@ class JsonScanner:
         self._fn_depth = 0
         self._str_is_key = False
 
+    def in_plain_string(self) -> bool:
+        """Inside a double-quoted string that is not kept, with no escape pending: a run of
+        characters with no quote or backslash is read by ``scan`` with nothing to note."""
+        return self.quote == '"' and not self.escape and not self._collect
+
     # -- scanning ---------------------------------------------------------------------
 
     def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
@@ -180,7 +185,8 @@ class JsonScanner:
             return pos + 1
         m = (_IN_DQ if self.quote == '"' else _IN_SQ).match(text, pos, n)
         if m:
-            self._keep(m.group())
+            if self._collect:  # a long value's text is not copied out
+                self._keep(m.group())
             return m.end()
         ch = text[pos]
         if ch == "\\":

@@ -197,6 +197,7 @@ def _parsed(source: str) -> list:
     return _items(_p.parse(source, 0))
 
 
+@lru_cache(maxsize=4096)  # a pure function of short strings: the same cut-off text recurs
 def _simulate(source: str, text: str) -> bool:
     """Whether some path of the pattern wants a character beyond the end of ``text``."""
     items = _parsed(source)

@@ -43,6 +43,81 @@ from .transform import _text as _node_text
 
 __all__ = ["Engine"]
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _builder(cls: Any, *names: str) -> Any:
+    """A constructor for a per-delta event that skips ``model_construct``'s generic field
+    walk: the same four slots set to the same values, for a model with only required
+    fields, no private attributes and no post-init hook (checked here, once)."""
+    plain = (
+        set(cls.model_fields) == set(names)
+        and all(f.is_required() and f.alias is None and f.validation_alias is None for f in cls.model_fields.values())
+        and not cls.__private_attributes__
+        and not cls.__pydantic_post_init__
+        and cls.model_config.get("extra") != "allow"
+    )
+    if not plain:  # pragma: no cover - a model that grew a default or a hook
+        return lambda *values: cls.model_construct(**dict(zip(names, values)))
+    if len(names) == 1:
+        (a,) = names
+
+        def build1(x: Any) -> Any:
+            m = _new(cls)
+            _set(m, "__dict__", {a: x})
+            _set(m, "__pydantic_fields_set__", {a})
+            _set(m, "__pydantic_extra__", None)
+            _set(m, "__pydantic_private__", None)
+            return m
+
+        return build1
+    a, b = names  # two fields: all the per-delta events have
+
+    def build2(x: Any, y: Any) -> Any:
+        m = _new(cls)
+        _set(m, "__dict__", {a: x, b: y})
+        _set(m, "__pydantic_fields_set__", {a, b})
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        return m
+
+    return build2
+
+
+class _Skipping:
+    """A pattern whose matches all begin with one of a few characters, searched by first
+    finding such a character (one C-level scan of a character class) and trying the
+    pattern from there: a long alternation of markers is slow to try at every position."""
+
+    __slots__ = ("rx", "first", "pats")
+
+    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
+        self.rx = rx
+        self.first = first  # a character class: where a match may begin (None: anywhere)
+        self.pats = pats  # the alternatives' MarkerPatterns, when known
+
+    def search(self, text: str, pos: int, end: int = 1 << 62) -> re.Match[str] | None:
+        first, rx = self.first, self.rx
+        if first is None:
+            return rx.search(text, pos, end)
+        while True:
+            f = first.search(text, pos, end)
+            if f is None:
+                return None
+            m = rx.match(text, f.start(), end)
+            if m is not None:
+                return m  # the leftmost match: none can begin before this character
+            pos = f.start() + 1
+
+
+# inside a JSON string: characters and whole two-character escapes, with nothing to note
+_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
+
+_text_delta = _builder(TextDelta, "text")
+_reasoning_delta = _builder(ReasoningDelta, "text")
+_arguments_delta = _builder(ArgumentsDelta, "index", "fragment")
+
 TEXT_CHANNEL, REASONING = "text", "reasoning"
 TEXT = "TEXT"  # the raw-text scanner's terminal
 RUN, WAIT, DONE_, FAILED = "run", "wait", "done", "failed"
@@ -122,6 +197,7 @@ class Cand:
         "text_start",
         "text_stops",
         "text_rx",
+        "text_first",
         "text_tentative",
         "body_at",
         "named_begun",
@@ -147,7 +223,15 @@ class Cand:
         "_accepted",
     )
 
-    def __init__(self, g: CompiledGrammar, rule: str, pos: int, soft: bool, reader: Reader) -> None:
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        rule: str,
+        pos: int,
+        soft: bool,
+        reader: Reader,
+        accepted: dict[Any, Any] | None = None,
+    ) -> None:
         self.g = g
         self.rule = rule
         self.reader = reader
@@ -180,6 +264,8 @@ class Cand:
         self.text_start = -1  # a raw text value being read
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
+        # (where a stop may begin, the longest stop): where a cut-off stop is looked for
+        self.text_first: tuple[re.Pattern[str] | None, int] = (None, 0)
         self.text_tentative: int | None = None
         self.body_at = -1  # where the first token after the opener begins
         self.named_begun = 0  # calls announced by a name node
@@ -209,7 +295,8 @@ class Cand:
         # payload's announced call never lends its announcement to the next payload
         self.json_start = -1
         self.opened_at: set[int] = set()  # where the parser read an opener as a token
-        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {}
+        # the terminals accepted at a parser stack: the same for every block of a grammar
+        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {} if accepted is None else accepted
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
         """Feed a token, keeping track of which structures are open and of where the block
@@ -405,6 +492,7 @@ class Block:
         "loop_first",
         "loop_at",
         "loop_clear",
+        "loop_seen",
         "loop_marker",
     )
 
@@ -433,12 +521,16 @@ class Block:
         self.sniffed = 0
         self.absorb = -1  # after a broken block's closer: where following closers are sought
         # repetition loops: the block's opener met again inside it, with no closer between
-        self.loop_rx: re.Pattern[str] | None = None  # group 1: the opener, group 2: its closer
+        self.loop_rx: _Skipping | None = None  # group 1: the opener, group 2: its closer
         self.loop_pos = opener_end  # the loop scan has counted everything before this
         self.repeats = 1  # openers in the current run (the block's own included)
         self.loop_first = start  # where the current run began
         self.loop_at = -1  # end of the opener that made the run a loop (-1: no loop)
         self.loop_clear = opener_end  # no loop before this: items ending here may be emitted
+        # one marker width before what the loop scan has read (or the end of its last
+        # match): what loop_clear follows, so that calls are released at the same points
+        # whatever loop_pos skips
+        self.loop_seen = opener_end
         self.loop_marker = ""
 
 
@@ -447,6 +539,7 @@ class Engine:
 
     def __init__(self, catalog: Catalog, binder: Binder, policy: Policy) -> None:
         self.cat = catalog
+        self.prose = _Skipping(catalog.prose, catalog.first_rx)  # every marker begins with one of first_rx
         self.binder = binder
         self.policy = policy
         self.win = ""
@@ -469,16 +562,90 @@ class Engine:
         self.soft_floor = -1
         self.inline_floor = -1
         self._stop_cache: dict[Any, Any] = {}
+        self._accepted: dict[str, dict[Any, Any]] = {}  # grammar -> parser stack -> accepted terminals
         self.long_run = ""  # inside a backtick or tilde run that is plain text (see _MAX_RUN)
 
     # -- public -----------------------------------------------------------------------------
 
     def feed(self, delta: str) -> list[Event]:
         if delta:
+            if self.block is not None and self._string_run(delta):
+                return self._drain()
+            if (
+                not self.win
+                and self.block is None
+                and self.inline is None
+                and self.fence is None
+                and not self.long_run
+                and (self.reply_started or self.channel != TEXT_CHANNEL)
+                and self.cat.first_rx.search(delta) is None
+            ):
+                # prose, nothing held, and no character a marker (or fence) begins with:
+                # the delta is text, as _step_prose and _compact would find it
+                self._text(delta)
+                self.prev_tail = (self.prev_tail + delta)[-4:]
+                self.base += len(delta)
+                return self._drain()
             self.win += delta
             self._run()
             self._compact()
         return self._drain()
+
+    def _string_run(self, delta: str) -> bool:
+        """A delta that only continues a value the block's one candidate is reading, with
+        nothing in it to note, changes only positions: read it as _step_block would,
+        without the general machinery.  That is a JSON string that is not kept (plain
+        characters and whole two-character escapes) or a raw text value (no character a
+        stop begins with, no backslash where backslashes escape), with no character a
+        loop marker begins with, under the size cap.  False, having done nothing,
+        otherwise."""
+        b = self.block
+        if b.phase != "lex" or b.early is None or len(b.cands) != 1:
+            return False
+        c = b.cands[0]
+        at = self.base + len(self.win)
+        if c.state != WAIT or c.pos != at:
+            return False
+        sc = c.scanner
+        sp = c.sp
+        if sc is None:
+            first = c.text_first[0]
+            if c.text_start < 0 or first is None or first.search(delta) is not None:
+                return False
+            if "\\" in delta and _ESCAPE_GROUP in c.text_rx.groupindex:
+                return False
+        elif type(sc) is not JsonScanner or not sc.in_plain_string():
+            return False
+        elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+            return False
+        rx = b.loop_rx
+        if rx is not None and (not rx.pats or b.loop_pos != at or rx.first.search(delta) is not None):
+            return False
+        end = at + len(delta)
+        if max(end, c.reach) - b.start > self.policy.max_block_chars:
+            return False
+        if sc is not None and _STRING_RUN.fullmatch(delta) is None:
+            return False
+        self.win += delta
+        # _advance: the scanner (or _scan_text) reads to the end of the text, waits for more
+        c.pos = end
+        if sc is not None:
+            if b.early and len(sc.names) > b.sniffed:
+                self._sniffed(b, c)
+            if sp is not None:
+                sp.feed(delta)
+                c.sp_fed = end
+                if b.early and b.leader is c:
+                    self._stream_args(b, c)
+        # _loop_scan: no marker begins in the delta
+        if rx is not None:
+            b.loop_pos = end
+            b.loop_seen = max(b.loop_seen, end - self.cat.max_width)
+            b.loop_clear = max(b.loop_clear, b.loop_seen)
+        if b.early and b.emitted < len(b.leader.items):
+            self._early(b)
+        self._compact()
+        return True
 
     def close(self) -> list[Event]:
         self.eof = True
@@ -500,7 +667,7 @@ class Engine:
         if self._pend:
             s = "".join(self._pend)
             self._pend.clear()
-            self.out.append(TextDelta.model_construct(text=s) if self._pend_kind == TEXT_CHANNEL else ReasoningDelta.model_construct(text=s))
+            self.out.append(_text_delta(s) if self._pend_kind == TEXT_CHANNEL else _reasoning_delta(s))
 
     def _event(self, ev: Event) -> None:
         self._flush()
@@ -522,42 +689,51 @@ class Engine:
     def _compact(self) -> None:
         """Drop decided text from ``win``; text still held moves into the holder's pieces."""
         b = self.block
+        base = self.base
+        win = self.win
+        n = len(win)
         if b is not None:
             # the block's pieces keep everything from its start; win keeps only what a
             # candidate (or the recovery search) has yet to read
             # (a value's tentative end, where its candidate reads on if the text ends with
             # nothing better, stays in the block's pieces: _scan_text rewinds to it)
-            need = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
+            look_from = base + n
+            for c in b.cands:
+                if (c.state == RUN or c.state == WAIT) and c.pos < look_from:
+                    look_from = c.pos
             if b.phase == "recover":
-                need.append(b.absorb if b.absorb >= 0 else b.rpos)
-            elif b.loop_rx is not None:
-                need.append(b.loop_pos)
-            look_from = min([self.base + len(self.win)] + need)
+                look_from = min(look_from, b.absorb if b.absorb >= 0 else b.rpos)
+            elif b.loop_rx is not None and b.loop_pos < look_from:
+                look_from = b.loop_pos
             # a loop is removed whole: none of its text is kept
             keep_from = b.loop_pos if b.phase == "loop" else b.start
         elif self.inline is not None:
             look_from = self.inline[2]
             keep_from = self.inline[0]
         else:
-            look_from = keep_from = self.base + self.cur
-        look = min(look_from, self.base + len(self.win)) - self.base
+            look_from = keep_from = base + self.cur
+        look = min(look_from, base + n) - base
         if look <= 0:
             return
-        keep = max(0, keep_from - self.base)
+        keep = keep_from - base
+        if keep < 0:
+            keep = 0
         if keep < look:
-            held = self.win[keep:look]
+            held = win[keep:look]
             if b is not None:
-                b.piece_starts.append(self.base + keep)
+                b.piece_starts.append(base + keep)
                 b.pieces.append(held)
             elif self.inline is not None:
                 self.inline[3].append(held)
-        self.prev_tail = (self.prev_tail + self.win[:look])[-4:]
-        self.win = self.win[look:]
-        self.base += look
+        self.prev_tail = win[look - 4 : look] if look >= 4 else (self.prev_tail + win[:look])[-4:]
+        self.win = win[look:]
+        self.base = base + look
         self.cur = max(0, self.cur - look)
 
     def _slice(self, start: int, end: int) -> str:
         """Text between absolute offsets, from the block's pieces and ``win``."""
+        if start >= self.base:
+            return self.win[start - self.base : end - self.base]
         parts = []
         b = self.block
         if b is not None and start < self.base and b.pieces:
@@ -654,7 +830,13 @@ class Engine:
                 self._text(win[self.cur : m.start()])
                 self.cur = m.start()
             return self._reply_start(self.cur)
-        m = self.cat.prose.search(win, self.cur)
+        if self.cat.first_rx.search(win, self.cur) is None:
+            # no character a marker (or a fence) begins with: all of it is text, and no
+            # marker can be cut off at its end
+            self._text(win[self.cur :])
+            self.cur = len(win)
+            return False
+        m = self.prose.search(win, self.cur)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if p >= 0:
@@ -754,7 +936,8 @@ class Engine:
             if g.header.gated and not self.binder.known:
                 continue
             if self._can_begin(g, "reply", q):
-                cands.append(Cand(g, "reply", self.base + q, True, self._reader(g)))
+                accepted = self._accepted.setdefault(g.name, {})
+                cands.append(Cand(g, "reply", self.base + q, True, self._reader(g), accepted))
         if not cands:
             return True
         self.block = Block(self.base + q, self.base + q, cands, self.channel, True, self._tail_at(q))
@@ -982,7 +1165,8 @@ class Engine:
                 if g.header.gated and not self.binder.known:
                     continue  # a registry-gated body is read only against a toolset
                 # tentative until it names a tool the toolset offers (see Cand._on_node)
-                c = Cand(g, "start", self.base + q, mk.terminal.soft or g.header.gated, self._reader(g))
+                tentative = mk.terminal.soft or g.header.gated
+                c = Cand(g, "start", self.base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
                 if c.shift(Tok(mk.terminal.name, self.win[q:end], self.base + q, self.base + end), mk.terminal):
                     c.pos = c.last_end = self.base + end
                     cands.append(c)
@@ -999,7 +1183,7 @@ class Engine:
         self.block = b
         return True
 
-    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> re.Pattern[str]:
+    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> _Skipping:
         """One pattern for the block's opener (group 1) and the closers that pair with it
         (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
         key = ("loop", tuple(mk.terminal.name for mk in openers), tuple(c.g.name for c in cands))
@@ -1007,15 +1191,22 @@ class Engine:
         if got is None:
             opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
             stems = {mk.terminal.name.removesuffix("_OPEN") for mk in openers}
-            closes = {
-                t.pattern.source
+            pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
+            closers = [
+                t.pattern
                 for c in cands
                 for t in c.g.closers
                 if t.pattern is not None and t.name.removeprefix("FURNITURE_").removesuffix("_CLOSE") in stems
-            }
+            ]
+            closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
             cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
-            got = re.compile(f"({o})|({cl})")  # group 1: the opener, group 2: a closer
+            firsts = [p.first for p in pats + closers]
+            chars = None if any(f is None for f in firsts) else set().union(*firsts)
+            # group 1: the opener, group 2: a closer
+            first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
+            # (pats only with first: every pattern's first characters are known)
+            got = _Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
             self._stop_cache[key] = got
         return got
 
@@ -1030,13 +1221,14 @@ class Engine:
                 self._update_early(b)
             if b.loop_rx is not None and self._loop_scan(b):
                 return True
-            if b.early:
+            if b.early and b.emitted < len(b.leader.items):
                 self._early(b)
             # the cap depends only on how far the candidates read, so every chunking agrees
             if self._over_limit(b):
                 return True
-            if any(c.state in (RUN, WAIT) for c in b.cands):
-                return False
+            for c in b.cands:
+                if c.state == RUN or c.state == WAIT:
+                    return False
             self._decide(b)
             return True
         if b.phase == "recover":
@@ -1050,18 +1242,32 @@ class Engine:
     def _loop_scan(self, b: Block) -> bool:
         """Count the block's opener in the text every live candidate has read; more than
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
-        live = [c.pos for c in b.cands if c.state in (RUN, WAIT)]
-        limit = min(live) if live else max(c.progress for c in b.cands)
+        cands = b.cands
+        if len(cands) == 1:
+            c = cands[0]
+            limit = c.pos if c.state == RUN or c.state == WAIT else c.progress
+        else:
+            live = [c.pos for c in cands if c.state in (RUN, WAIT)]
+            limit = min(live) if live else max(c.progress for c in cands)
         end = min(limit, self.base + len(self.win)) - self.base
         lp = b.loop_pos - self.base
         if lp < 0:  # pragma: no cover - the window keeps loop_pos (see _compact)
             self._rewind(b.loop_pos)
             lp, end = 0, min(limit, self.base + len(self.win)) - self.base
         rx = b.loop_rx
+        if lp < end and rx.pats and rx.first.search(self.win, lp, end) is None:
+            # no character a marker begins with in the new text: nothing to count, nothing
+            # that may still grow (what the general path below finds, in one scan)
+            b.loop_pos = self.base + end
+            b.loop_seen = max(b.loop_seen, self.base + end - self.cat.max_width)
+            b.loop_clear = max(b.loop_clear, b.loop_seen)
+            return False
+        matched = False
         while lp < end:
             m = rx.search(self.win, lp, end)
             if m is None:
                 break
+            matched = True
             lp = m.end()
             if m.group(1) is None:  # a closer
                 b.repeats = 0
@@ -1079,8 +1285,20 @@ class Engine:
                 self._loop_begin(b)
                 return True
         # a marker may straddle the limit: look again from one marker width before it
-        b.loop_pos = self.base + max(lp, end - self.cat.max_width)
-        b.loop_clear = max(b.loop_clear, b.loop_pos)
+        back = max(lp, end - self.cat.max_width)
+        if rx.first is not None and rx.pats and back < end:
+            # only where a marker could still match once more text arrives (a position
+            # where none can is decided for good, and never looked at again)
+            text = self.win if end == len(self.win) else self.win[:end]
+            lo, back = back, end
+            for f in rx.first.finditer(text, lo, end):
+                if any(pat.needs_more(text, f.start()) for pat in rx.pats):
+                    back = f.start()
+                    break
+        b.loop_pos = self.base + back
+        seen = self.base + end - self.cat.max_width
+        b.loop_seen = max(self.base + lp, seen) if matched else max(b.loop_seen, seen)
+        b.loop_clear = max(b.loop_clear, b.loop_seen)
         return False
 
     def _loop_lead(self, b: Block, at: int) -> Cand:
@@ -1160,7 +1378,8 @@ class Engine:
         return True
 
     def _over_limit(self, b: Block) -> bool:
-        far = max(c.progress for c in b.cands)
+        cands = b.cands
+        far = cands[0].progress if len(cands) == 1 else max(c.progress for c in cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
         c0 = b.leader or b.cands[0]
@@ -1201,7 +1420,7 @@ class Engine:
                 # a candidate never reads past the cap, so every chunking sees the same thing
                 end = min(n, cap + 1 - base)
                 status, p = c.scanner.scan(win, lp, self.eof and end == n, end)
-                if b.early and c.scanner.names:
+                if b.early and len(c.scanner.names) > b.sniffed:
                     self._sniffed(b, c)
                 if c.sp is not None:
                     if base + p > c.sp_fed:
@@ -1354,7 +1573,7 @@ class Engine:
                 if c.payload_at < 0:
                     c.payload_at = base + lp
                 c.text_start = base + lp
-                c.text_stops, c.text_rx = self._stops(c)
+                c.text_stops, c.text_rx, c.text_first = self._stops(c)
                 c.text_tentative = None
                 continue
             self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
@@ -1364,7 +1583,7 @@ class Engine:
 
     # -- raw text values ------------------------------------------------------------------------
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None]:
+    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int]]:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
         got = self._stop_cache.get(key)
@@ -1378,7 +1597,12 @@ class Engine:
             if parts and c.g.header.text_escapes == "backslash":
                 parts.insert(0, _ESCAPE_PAIR)  # a backslash takes the next character: no stop
             rx = re.compile("|".join(parts)) if parts else None
-            got = (stops, rx)
+            firsts = [t.pattern.first for t in stops]
+            first = None
+            if stops and all(f is not None for f in firsts):
+                first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
+            reach = max((t.pattern.max_width for t in stops), default=0)
+            got = (stops, rx, (first, reach))
             self._stop_cache[key] = got
         return got
 
@@ -1407,7 +1631,12 @@ class Engine:
                 if rx is not None and _ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
                 if not self.eof:
-                    for p in range(max(lp, end - self.cat.max_width), hold):
+                    # a stop cut off by the end begins with one of its first characters, no
+                    # further back than the longest stop
+                    first, reach = c.text_first
+                    lo = max(lp, end - reach)
+                    at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
+                    for p in at:
                         if any(t.pattern.needs_more(win, p) for t in c.text_stops):
                             hold = p
                             break
@@ -1754,7 +1983,7 @@ class Engine:
             piece = "{"
         else:
             b.sent[key] = (sent + len(piece), False)
-        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
+        self._event(_arguments_delta(started[0], piece))
 
     def _stream_param(self, b: Block, owner: Cand, node: Any, key: Any) -> None:
         """Send one complete text-valued parameter of a started call as a JSON member."""
@@ -1778,7 +2007,7 @@ class Engine:
             value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
-        self._event(ArgumentsDelta.model_construct(index=started[0], fragment=piece))
+        self._event(_arguments_delta(started[0], piece))
 
     def _early(self, b: Block) -> None:
         c = b.leader
