@@ -251,3 +251,29 @@ def test_a_kimi_call_is_announced_with_its_id():
     events = stream(text, 3)
     (start,) = [e for e in events if isinstance(e, td.CallStart)]
     assert start.id == "functions.get_weather:0" == ends(events)[0].id
+
+
+ESCAPES = 'a\\nb\\"c\\\\d\\/e\\tf\\u00e9g' * 40 + '\\\\\\"' + "x" * 600
+
+
+@pytest.mark.parametrize("tools", [None, "write"])
+@pytest.mark.parametrize("step", [1, 2, 3, 4, 5, 7])
+def test_escapes_split_across_deltas_read_as_in_one_piece(step, tools):
+    """A long string whose escapes fall on delta boundaries at every offset: the fast read
+    of a delta that only continues a string (an escape begun in one delta and ended in the
+    next, a string still short enough to be kept) gives what batch gives."""
+    from support import check_invariants
+
+    text = '<tool_call>{"name": "write", "arguments": {"note": "' + ESCAPES + '", "k": "v"}}</tool_call> after'
+    toolset = None
+    if tools:
+        toolset = td.Toolset([td.Tool(name="write", parameters={"type": "object", "properties": {"note": {"type": "string"}, "k": {"type": "string"}}})])
+    batch = td.parse(text, tools=toolset, families=["hermes"])
+    assert batch.calls[0].arguments["note"] == json.loads('"' + ESCAPES + '"')
+    for offset in range(step):
+        s = td.ToolStream(tools=toolset, families=["hermes"])
+        events = s.feed(text[:offset])
+        for i in range(offset, len(text), step):
+            events += s.feed(text[i : i + step])
+        events += s.close()
+        check_invariants(text, events, batch)

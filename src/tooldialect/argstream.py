@@ -122,8 +122,11 @@ class StrictPrefix:
             i += 1
 
     def in_plain_string(self) -> bool:
-        """Inside a string value (not a key), no escape pending, still reading."""
-        return self._state == "str" and not self._esc and not self._in_key and not self.broken and not self.done
+        """Inside a string value (not a key), still reading, with no escape pending but
+        perhaps the backslash that begins one (a two-character escape or ``\\u`` follows)."""
+        return (
+            self._state == "str" and self._esc in ("", "\\") and not self._in_key and not self.broken and not self.done
+        )
 
     def flush(self) -> None:
         """The text ends here: a number or literal read to its end is a whole value."""

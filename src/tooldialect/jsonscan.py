@@ -38,6 +38,9 @@ DONE, MORE, FAIL, CUT = "done", "more", "fail", "cut"
 _PLAIN = re.compile(r"[ \t\r\n\w.+\-:,]+")  # outside strings: nothing that changes structure
 _IN_DQ = re.compile(r'[^"\\]+')
 _IN_SQ = re.compile(r"[^'\\]+")
+# inside a double-quoted string: plain characters and whole two-character escapes
+_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
+_ESCAPED = frozenset('"\\/bfnrt')
 _TO_NEWLINE = re.compile(r"[^\n]+")
 _IN_BLOCK_COMMENT = re.compile(r"[^*]+")
 _VALUE_START = "{[,:"
@@ -93,10 +96,30 @@ class JsonScanner:
         self._fn_depth = 0
         self._str_is_key = False
 
-    def in_plain_string(self) -> bool:
-        """Inside a double-quoted string that is not kept, with no escape pending: a run of
-        characters with no quote or backslash is read by ``scan`` with nothing to note."""
-        return self.quote == '"' and not self.escape and not self._collect
+    def string_run(self, piece: str) -> int:
+        """Whether ``piece`` only continues the double-quoted string being read, as ``scan``
+        would read it with nothing to note: plain characters and whole two-character
+        escapes (the first may complete an escape begun before it), perhaps ending with the
+        backslash that begins the next.  -1 if not; else 1 when that backslash ends it, 0
+        when nothing is pending.  Reads nothing: :meth:`read_run` does."""
+        if self.quote != '"':
+            return -1
+        body = piece
+        if self.escape:
+            if not piece or piece[0] not in _ESCAPED:
+                return -1
+            body = piece[1:]
+        if _STRING_RUN.fullmatch(body) is not None:
+            return 0
+        if body.endswith("\\") and _STRING_RUN.fullmatch(body, 0, len(body) - 1) is not None:
+            return 1
+        return -1
+
+    def read_run(self, piece: str, pending: int) -> None:
+        """Read ``piece``, for which :meth:`string_run` said ``pending``."""
+        if self._collect:
+            self._keep(piece)
+        self.escape = bool(pending)
 
     # -- scanning ---------------------------------------------------------------------
 

@@ -112,7 +112,6 @@ class _Skipping:
 
 
 # inside a JSON string: characters and whole two-character escapes, with nothing to note
-_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
 _text_delta = _builder(TextDelta, "text")
 _reasoning_delta = _builder(ReasoningDelta, "text")
@@ -582,9 +581,11 @@ class Engine:
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it
-                self._text(delta)
                 self.prev_tail = (self.prev_tail + delta)[-4:]
                 self.base += len(delta)
+                if not self._pend and not self.out:  # the delta is the one event
+                    return [_text_delta(delta) if self.channel == TEXT_CHANNEL else _reasoning_delta(delta)]
+                self._text(delta)
                 return self._drain()
             self.win += delta
             self._run()
@@ -594,8 +595,8 @@ class Engine:
     def _string_run(self, delta: str) -> bool:
         """A delta that only continues a value the block's one candidate is reading, with
         nothing in it to note, changes only positions: read it as _step_block would,
-        without the general machinery.  That is a JSON string that is not kept (plain
-        characters and whole two-character escapes) or a raw text value (no character a
+        without the general machinery.  That is a JSON string (plain characters and
+        two-character escapes, which may span deltas: JsonScanner.string_run) or a raw text value (no character a
         stop begins with, no backslash where backslashes escape), with no character a
         loop marker begins with, under the size cap.  False, having done nothing,
         otherwise."""
@@ -614,7 +615,7 @@ class Engine:
                 return False
             if "\\" in delta and _ESCAPE_GROUP in c.text_rx.groupindex:
                 return False
-        elif type(sc) is not JsonScanner or not sc.in_plain_string():
+        elif type(sc) is not JsonScanner:
             return False
         elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
             return False
@@ -624,12 +625,15 @@ class Engine:
         end = at + len(delta)
         if max(end, c.reach) - b.start > self.policy.max_block_chars:
             return False
-        if sc is not None and _STRING_RUN.fullmatch(delta) is None:
+        pending = 0 if sc is None else sc.string_run(delta)
+        if pending < 0:
             return False
+        fresh = not self.win and b.loop_pos >= at  # nothing held before the delta
         self.win += delta
         # _advance: the scanner (or _scan_text) reads to the end of the text, waits for more
         c.pos = end
         if sc is not None:
+            sc.read_run(delta, pending)
             if b.early and len(sc.names) > b.sniffed:
                 self._sniffed(b, c)
             if sp is not None:
@@ -644,7 +648,16 @@ class Engine:
             b.loop_clear = max(b.loop_clear, b.loop_seen)
         if b.early and b.emitted < len(b.leader.items):
             self._early(b)
-        self._compact()
+        if fresh and self.block is b and b.phase == "lex" and self.win == delta and b.start <= self.base and c.pos == end:
+            # what _compact does here: the delta, read, joins the block's pieces
+            b.piece_starts.append(self.base)
+            b.pieces.append(delta)
+            self.prev_tail = delta[-4:] if len(delta) >= 4 else (self.prev_tail + delta)[-4:]
+            self.win = ""
+            self.base = end
+            self.cur = max(0, self.cur - len(delta))
+        else:
+            self._compact()
         return True
 
     def close(self) -> list[Event]:
@@ -1971,7 +1984,8 @@ class Engine:
         sent, held = b.sent.get(key, (0, False))
         if held or hi <= lo + sent:
             return
-        piece = self._slice(lo + sent, hi)
+        start = lo + sent
+        piece = self.win[start - self.base : hi - self.base] if start >= self.base else self._slice(start, hi)
         # the first key decides once, before anything past the opening brace is sent; its
         # first few characters are enough (never the whole argument text again per delta)
         if self.binder.tools is not None and sent <= 1 and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS:
