@@ -610,6 +610,9 @@ def test_structural_tag_frames_what_the_family_writes(which):
     json.dumps(tag)
     fmt = tag["format"]
     reply = td.families.get(which).render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}, tools)
+    if not export.shape_of(which).prose_before:  # text without the opening, or the calls from the start
+        text, fmt = fmt["elements"]
+        assert fmt["at_least_one"] and text["type"] == "any_text" and reply.startswith(text["excludes"][0])
     (trigger,) = fmt["triggers"]
     assert trigger and trigger in reply
     if export.shape_of(which).block_open:
