@@ -4,8 +4,9 @@ the offered tools and refuses a call to another tool or arguments that break the
 The Lark export is checked by llguidance itself, with a byte-level tokenizer built here
 (256 byte tokens and an end-of-sequence token: no model download).  GBNF is checked by
 converting it with llguidance's GBNF reader and running the same matcher from the point
-its trigger fires; EBNF with xgrammar where xgrammar is importable (it is not part of any
-extra: a plain install pulls in torch).
+its trigger fires.  EBNF and structural tags are checked the same way with xgrammar's own
+matcher where xgrammar is importable (it is not part of any extra: a plain install pulls in
+torch; docs/export.md says how to run them).
 """
 
 from __future__ import annotations
@@ -51,14 +52,17 @@ def accepts(grammar: str, text: str) -> bool:
 def gbnf_accepts(lazy: export.LazyGrammar, text: str) -> bool:
     """A lazy GBNF grammar as llama.cpp runs it: text before the first trigger is free; the
     grammar constrains the rest, from where the trigger (its first group) starts."""
-    start = 0
-    if lazy.lazy:
-        found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
-                 for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
-        if not found:
-            return True
-        start = min(found)
-    return accepts(gbnf_to_lark(lazy.grammar), text[start:])
+    start = _trigger_start(lazy, text)
+    return True if start is None else accepts(gbnf_to_lark(lazy.grammar), text[start:])
+
+
+def _trigger_start(lazy: export.LazyGrammar, text: str) -> int | None:
+    """Where a lazy grammar starts in ``text`` (None: no trigger fires); 0 when not lazy."""
+    if not lazy.lazy:
+        return 0
+    found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
+             for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
+    return min(found) if found else None
 
 
 # -- shapes written by hand (the families' own shapes come from their grammars) -----------------
@@ -543,26 +547,153 @@ def test_ebnf_export_is_the_same_grammar_in_xgrammar_notation():
     assert "::=" in lazy.grammar and "%json" not in lazy.grammar
 
 
-@pytest.mark.parametrize("which", list(HAND_SHAPES))
-def test_ebnf_export_under_xgrammar(which):
-    xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (it is in no extra: it pulls in torch)")
+# -- EBNF and structural tags under xgrammar (only where xgrammar is importable) -------------------
+
+
+def _xgrammar() -> Any:
+    return pytest.importorskip("xgrammar", reason="xgrammar is not installed (it is in no extra: it pulls in torch)")
+
+
+_XGR_COMPILER: list[Any] = []
+
+
+def _xgr_compiler() -> Any:
+    """A compiler for a vocabulary of 256 byte tokens and a stop token (256): no model needed."""
+    xgr = _xgrammar()
+    if not _XGR_COMPILER:
+        vocab = [bytes([i]) for i in range(256)] + [b"</s>"]
+        info = xgr.TokenizerInfo(vocab, vocab_type=xgr.VocabType.RAW, stop_token_ids=[256])
+        _XGR_COMPILER.append(xgr.GrammarCompiler(info, cache_enabled=False))
+    return _XGR_COMPILER[0]
+
+
+def _xgr_run(compiled: Any, text: str) -> bool:
+    """Whether a model constrained by ``compiled`` may write exactly ``text`` and then stop."""
+    matcher = _xgrammar().GrammarMatcher(compiled)
+    return bool(matcher.accept_string(text.encode("utf-8")) and matcher.accept_token(256) and matcher.is_terminated())
+
+
+def ebnf_accepts(lazy: export.LazyGrammar, text: str) -> bool:
+    """The EBNF export under xgrammar, lazy as llama.cpp runs it (xgrammar has no triggers of
+    its own for EBNF: text before the first trigger is free, the grammar takes the rest)."""
+    start = _trigger_start(lazy, text)
+    return True if start is None else _xgr_run(_xgr_compiler().compile_grammar(lazy.grammar), text[start:])
+
+
+def tag_accepts(tag: dict[str, Any], text: str) -> bool:
+    """A structural tag under xgrammar: it holds the free text and the triggers itself."""
+    return _xgr_run(_xgr_compiler().compile_structural_tag(json.dumps(tag)), text)
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_ebnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
+    _xgrammar()
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the shape cannot carry these tools")
+    lazy = export.grammar(target, tools, format="ebnf")
+    prose = "Let me check. " if export.shape_of(target).prose_before else ""
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert ebnf_accepts(lazy, prose + reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not ebnf_accepts(lazy, broken), broken
+    first, good, _ = CASES[toolset][0]
+    good = _writable(render, tools, first, good)
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    unknown = render(wider, [("delete_everything", good)])
+    if _trigger_start(lazy, unknown) is not None:  # a weak opening triggers on the offered names only
+        assert not ebnf_accepts(lazy, unknown), unknown
+    forced = export.grammar(target, tools, format="ebnf", mode="required")
+    assert ebnf_accepts(forced, render(tools, [(first, good)]))
+    assert not ebnf_accepts(forced, unknown) and not ebnf_accepts(forced, "plain text")
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_ebnf_one_call_when_not_parallel(which):
+    _xgrammar()
     tools = TOOLSETS["weather"]
-    shape = HAND_SHAPES[which]
-    lazy = export.grammar(shape, tools, format="ebnf", mode="required")
-    compiled = xgr.Grammar.from_ebnf(lazy.grammar)
-    assert compiled is not None
-    reply = hand_render(shape, tools, [("get_weather", {"city": "Paris"})])
-    matcher_ok = _xgrammar_accepts(xgr, lazy.grammar, reply)
-    assert matcher_ok
-    assert not _xgrammar_accepts(xgr, lazy.grammar, hand_render(shape, tools, [("get_weather", {"city": 3})]))
+    target, render = _renderer(which)
+    one = render(tools, [("auto", {})])
+    if export.shape_of(target).parallel:
+        two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+        assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), two)
+        assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required", parallel=False), two)
+    else:
+        assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), one + export.shape_of(target).sep + one)
+    assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode={"name": "auto"}, parallel=False), one)
 
 
-def _xgrammar_accepts(xgr: Any, grammar: str, text: str) -> bool:
-    tokens = [bytes([i]).decode("latin-1") for i in range(256)]
-    info = xgr.TokenizerInfo(tokens, vocab_type=xgr.VocabType.RAW, stop_token_ids=[])
-    compiled = xgr.GrammarCompiler(info).compile_grammar(grammar)
-    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
-    return bool(matcher.accept_string(text)) and matcher.is_terminated()
+def test_xgrammar_ebnf_text_values_hold_none_of_the_readers_stops():
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    write = td.families.get("qwen3_coder").render_call
+    ok = write({"name": "get_weather", "arguments": {"city": "a <b>c</b> <func"}}, tools)
+    lazy = export.grammar("qwen3_coder", tools, format="ebnf")
+    assert ebnf_accepts(lazy, ok)
+    assert not ebnf_accepts(lazy, ok.replace("a <b>c</b> <func", "a </TOOL-CALL> b"))
+    assert not ebnf_accepts(lazy, ok.replace("a <b>c</b> <func", "x</function>y"))
+
+
+def _tag_family(which: str, tools: td.Toolset) -> dict[str, Any] | None:
+    try:
+        return export.structural_tag(_renderer(which)[0], tools)
+    except td.ExportError as exc:
+        assert "prose writes too" in str(exc) or "cannot" in str(exc), exc
+        return None
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_structural_tag_accepts_the_calls_and_refuses_broken_ones(which, toolset):
+    _xgrammar()
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the shape cannot carry these tools")
+    tag = _tag_family(which, tools)
+    if tag is None:
+        pytest.skip("the family's calls open with text prose writes too")
+    prose = "Let me check. " if export.shape_of(target).prose_before else ""
+    assert tag_accepts(tag, "Just text.")
+    if not prose:  # the reader would take a call after text as text
+        reply = render(tools, [CASES[toolset][0][:2]])
+        assert tag_accepts(tag, reply) and not tag_accepts(tag, "Let me check. " + reply)
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert tag_accepts(tag, prose + reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not tag_accepts(tag, broken), broken
+    first, good, _ = CASES[toolset][0]
+    good = _writable(render, tools, first, good)
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    unknown = render(wider, [("delete_everything", good)])
+    assert not tag_accepts(tag, unknown), unknown
+    required = export.structural_tag(target, tools, mode="required")  # xgrammar: the reply opens with a call
+    assert tag_accepts(required, render(tools, [(first, good)])) and not tag_accepts(required, "Just text.")
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_structural_tag_one_call_when_not_parallel(which):
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    if _tag_family(which, tools) is None:
+        pytest.skip("the family's calls open with text prose writes too")
+    one = render(tools, [("auto", {})])
+    if export.shape_of(target).parallel:
+        two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+        assert tag_accepts(export.structural_tag(target, tools), two)
+        assert not tag_accepts(export.structural_tag(target, tools, parallel=False), two)
+    assert tag_accepts(export.structural_tag(target, tools, parallel=False), one)
 
 
 # -- structural tags -----------------------------------------------------------------------------
