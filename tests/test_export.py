@@ -450,6 +450,17 @@ def test_a_code_call_never_writes_a_top_level_none():
         export.grammar("codecall", [only_null])
 
 
+def test_a_code_call_spells_keys_and_enum_values_as_its_writer_does():
+    """The Python writer escapes non-ASCII in strings (``"k\\u00e9"``); the grammar takes
+    that spelling as well as the raw one."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"ké": {"enum": ["café"]}}, "required": ["ké"]})
+    reply = td.families.get("codecall").render_call({"name": "f", "arguments": {"ké": "café"}}, [tool])
+    assert "\\u00e9" in reply
+    assert accepts(export.grammar("codecall", [tool]), reply)
+    assert accepts(export.grammar("codecall", [tool]), reply.replace("\\u00e9", "é"))
+    assert gbnf_accepts(export.grammar("codecall", [tool], format="gbnf"), reply)
+
+
 def test_values_a_syntax_cannot_carry_are_refused():
     tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "array"}}})
     pformat = sh.Shape(family="pformat_like", call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("["), sh.Arguments("pformat"), sh.Lit("]\n</tool_call>")))

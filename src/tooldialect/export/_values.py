@@ -234,8 +234,8 @@ class ValueCompiler:
     def spell(self, value: Any, syntax: str) -> Node:
         """One fixed value in ``syntax`` (strings in every quoting the syntax allows)."""
         if syntax == "python":
-            if isinstance(value, str):
-                return alt(Lit(json.dumps(value, ensure_ascii=False)), Lit(_py_single(value)))
+            if isinstance(value, str):  # as written, or with non-ASCII escaped (as the Python writer does)
+                return alt(Lit(json.dumps(value, ensure_ascii=False)), Lit(json.dumps(value)), Lit(_py_single(value)))
             if isinstance(value, bool) or value is None:
                 return Lit({True: "True", False: "False", None: "None"}[value])
             if isinstance(value, (int, float)):
