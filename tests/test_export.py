@@ -651,6 +651,15 @@ def test_xgrammar_ebnf_text_values_hold_none_of_the_readers_stops():
     assert not ebnf_accepts(lazy, ok.replace("a <b>c</b> <func", "x</function>y"))
 
 
+def test_xgrammar_structural_tag_takes_null_where_openapi_says_nullable():
+    _xgrammar()
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "string", "nullable": True}}})
+    tag = export.structural_tag("hermes", [tool])
+    write = td.families.get("hermes").render_call
+    assert tag_accepts(tag, write({"name": "f", "arguments": {"x": None}}, [tool]))
+    assert not tag_accepts(tag, write({"name": "f", "arguments": {"x": 1}}, [tool]))
+
+
 def _tag_family(which: str, tools: td.Toolset) -> dict[str, Any] | None:
     try:
         return export.structural_tag(_renderer(which)[0], tools)
@@ -724,6 +733,12 @@ def test_structural_tag_for_json_arguments():
     item = fmt["tags"][0]
     assert reply.startswith(item["begin"]) and reply.endswith(item["end"])
     assert json.loads(reply[len(item["begin"]) : -len(item["end"])]) == {"city": "Oslo"}
+
+
+def test_structural_tag_spells_openapi_nullable_in_json_schema():
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "string", "nullable": True}}})
+    (item,) = export.structural_tag("hermes", [tool])["format"]["tags"]
+    assert item["content"]["json_schema"]["properties"]["x"] == {"type": ["string", "null"]}
 
 
 def test_structural_tag_for_a_block_and_for_text_parameters():

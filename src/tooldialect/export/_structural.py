@@ -89,8 +89,10 @@ def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
         j -= 1
     middle = parts[i:j]
     if len(middle) == 1 and isinstance(middle[0], sh.Arguments) and middle[0].syntax == "json":
-        builder.values[tool.name].value(builder.values[tool.name].root, "json", ("parameters",))  # same refusals as EBNF
-        content: dict[str, Any] = {"type": "json_schema", "json_schema": tool.parameters}
+        values = builder.values[tool.name]
+        values.value(values.root, "json", ("parameters",))  # same refusals as EBNF
+        # the schema with OpenAPI's nullable spelled in JSON Schema, which xgrammar does not read
+        content: dict[str, Any] = {"type": "json_schema", "json_schema": values.root}
     else:
         sub = ReplyBuilder(builder.shape, [tool], "ebnf", builder.stops)
         sub.g.rules["start"] = sub.call(tool, middle)
