@@ -542,6 +542,16 @@ def test_a_text_value_holds_none_of_the_readers_stops(fmt):
     assert not check(ok.replace("a <b>c</b> <func", "x</function>y"))
 
 
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_a_text_value_reads_an_allof_of_one_schema(fmt):
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"n": {"allOf": [{"type": "number"}]}}})
+    write = td.families.get("qwen3_coder").render_call
+    grammar = export.grammar("qwen3_coder", [tool], format=fmt)
+    check = (lambda text: accepts(grammar, text)) if fmt == "lark" else (lambda text: gbnf_accepts(grammar, text))
+    assert check(write({"name": "f", "arguments": {"n": 1.5}}, [tool]))
+    assert not check(write({"name": "f", "arguments": {"n": "many"}}, [tool]))
+
+
 def test_text_values_in_gbnf_run_to_the_first_closing_marker():
     tools = TOOLSETS["weather"]
     shape = HAND_SHAPES["xml_params"]

@@ -411,6 +411,9 @@ class ValueCompiler:
             key = "anyOf" if "anyOf" in schema else "oneOf"
             self.combination(key, schema, "json", path, 0)  # the same checks as a JSON value
             return alt(*(self.text(b, stop, (*path, key, str(i)), avoid) for i, b in enumerate(schema[key])))
+        if "allOf" in schema:
+            self.combination("allOf", schema, "json", path, 0)  # one schema, nothing beside it
+            return self.text(schema["allOf"][0], stop, (*path, "allOf", "0"), avoid)
         kinds = self.types(schema, path)
         out = []
         if "string" in kinds:
