@@ -670,6 +670,15 @@ def test_xgrammar_structural_tag_takes_null_where_openapi_says_nullable():
     assert not tag_accepts(tag, write({"name": "f", "arguments": {"x": 1}}, [tool]))
 
 
+def test_xgrammar_structural_tag_bounds_white_space_in_json_as_the_other_exports_do():
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    tag = export.structural_tag("hermes", tools)
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {%s"city": "Oslo"}}\n</tool_call>'
+    assert tag_accepts(tag, call % (" " * 16)) and not tag_accepts(tag, call % (" " * 17))
+    assert not accepts(export.grammar("hermes", tools), call % (" " * 17))
+
+
 def _tag_family(which: str, tools: td.Toolset) -> dict[str, Any] | None:
     try:
         return export.structural_tag(_renderer(which)[0], tools)
@@ -738,7 +747,7 @@ def test_structural_tag_for_json_arguments():
     (trigger,) = fmt["triggers"]
     for item, tool in zip(fmt["tags"], tools):
         assert item["begin"].startswith(trigger) and json.dumps(tool.name) in item["begin"]
-        assert item["content"] == {"type": "json_schema", "json_schema": tool.parameters}
+        assert item["content"] == {"type": "json_schema", "json_schema": tool.parameters, "max_whitespace_cnt": 16}
     reply = hand_render(HAND_SHAPES["json_in_tags"], tools, [("get_weather", {"city": "Oslo"})])
     item = fmt["tags"][0]
     assert reply.startswith(item["begin"]) and reply.endswith(item["end"])

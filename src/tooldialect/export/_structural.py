@@ -16,6 +16,7 @@ from typing import Any
 from .. import shape as sh
 from ..errors import ExportError
 from ._reply import ReplyBuilder
+from ._values import MAX_WS
 from . import _prepare, stops_of
 
 __all__ = ["structural_tag"]
@@ -92,7 +93,7 @@ def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
         values = builder.values[tool.name]
         values.value(values.root, "json", ("parameters",))  # same refusals as EBNF
         # the schema with OpenAPI's nullable spelled in JSON Schema, which xgrammar does not read
-        content: dict[str, Any] = {"type": "json_schema", "json_schema": values.root}
+        content: dict[str, Any] = {"type": "json_schema", "json_schema": values.root, "max_whitespace_cnt": MAX_WS}
     else:
         sub = ReplyBuilder(builder.shape, [tool], "ebnf", builder.stops)
         sub.g.rules["start"] = sub.call(tool, middle)

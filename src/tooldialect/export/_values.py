@@ -21,7 +21,7 @@ from ..toolset import _openapi_nullable
 from . import _ir
 from ._ir import EMPTY, Class, Grammar, Json, Lit, Node, Pattern, Rep, Until, alt, seq
 
-__all__ = ["ValueCompiler", "ANNOTATIONS"]
+__all__ = ["ANNOTATIONS", "MAX_WS", "ValueCompiler"]
 
 #: Keywords that say nothing about which values are valid.
 ANNOTATIONS = frozenset(
@@ -50,8 +50,10 @@ LARK_REFUSED = frozenset(
 )  # fmt: skip
 
 _TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
-_WS = Pattern(Class(((0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D))), 0, 16)
-_WS_LARK = "[\\x20\\x0A\\x0D\\x09]{0,16}"
+#: the most white space between two JSON tokens, so a model cannot stall on blanks
+MAX_WS = 16
+_WS = Pattern(Class(((0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D))), 0, MAX_WS)
+_WS_LARK = f"[\\x20\\x0A\\x0D\\x09]{{0,{MAX_WS}}}"
 _HEX = Class(((ord("0"), ord("9")), (ord("a"), ord("f")), (ord("A"), ord("F"))))
 _DIGIT = Class(((ord("0"), ord("9")),))
 _DIGIT19 = Class(((ord("1"), ord("9")),))
