@@ -374,6 +374,20 @@ def test_text_value_runs_to_its_closing_marker_and_keeps_every_other_character()
     assert not accepts(grammar, hand_render(shape, tools, [("get_weather", {"city": "a</parameter>b"})]))
 
 
+def test_length_bounds_on_a_text_value_leave_out_the_newline_the_reader_drops():
+    """qwen3_coder writes a newline before </parameter> and its reader drops it: the bounds
+    are on the value, so "abc" fits maxLength 3 and "a" breaks minLength 2."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 3}}})
+    write = td.families.get("qwen3_coder").render_call
+    grammar = export.grammar("qwen3_coder", [tool])
+    for value, ok in [("ab", True), ("abc", True), ("a\n", True), ("a", False), ("abcd", False), ("ab\n\n", False)]:
+        reply = write({"name": "f", "arguments": {"s": value}}, [tool])
+        assert td.parse(reply, tools=[tool], families=["qwen3_coder"]).calls[0].arguments == {"s": value}
+        assert accepts(grammar, reply) is ok, value
+        if not value.endswith("\n"):  # written without the template's newline, it is the same value
+            assert accepts(grammar, reply.replace(value + "\n</parameter>", value + "</parameter>")) is ok, value
+
+
 def test_a_tool_named_auto_is_forced_only_by_a_dict():
     tools = TOOLSETS["weather"]
     with pytest.raises(td.PolicyError, match=r"\{'name': 'auto'\}|pass"):
