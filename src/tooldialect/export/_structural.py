@@ -6,7 +6,7 @@ Each call of a tool is a ``tag``: its fixed text up to the arguments (name inclu
 ``json_schema`` where the family writes JSON arguments, else a ``grammar`` (xgrammar EBNF
 compiled here).  A family that wraps its calls in a block (``block_open``) is one tag
 whose content is the calls as ``tags_with_separator``.  A family that writes no prose before
-its calls is ``or`` of text without the trigger and the calls from the first character.
+its calls is ``or`` of text without its opening and the calls from the first character.
 """
 
 from __future__ import annotations
