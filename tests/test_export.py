@@ -4,8 +4,9 @@ the offered tools and refuses a call to another tool or arguments that break the
 The Lark export is checked by llguidance itself, with a byte-level tokenizer built here
 (256 byte tokens and an end-of-sequence token: no model download).  GBNF is checked by
 converting it with llguidance's GBNF reader and running the same matcher from the point
-its trigger fires; EBNF with xgrammar where xgrammar is importable (it is not part of any
-extra: a plain install pulls in torch).
+its trigger fires.  EBNF and structural tags are checked the same way with xgrammar's own
+matcher where xgrammar is importable (it is not part of any extra: a plain install pulls in
+torch; docs/export.md says how to run them).
 """
 
 from __future__ import annotations
@@ -38,14 +39,17 @@ def accepts(grammar: str, text: str) -> bool:
 def gbnf_accepts(lazy: export.LazyGrammar, text: str) -> bool:
     """A lazy GBNF grammar as llama.cpp runs it: text before the first trigger is free; the
     grammar constrains the rest, from where the trigger (its first group) starts."""
-    start = 0
-    if lazy.lazy:
-        found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
-                 for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
-        if not found:
-            return True
-        start = min(found)
-    return accepts(gbnf_to_lark(lazy.grammar), text[start:])
+    start = _trigger_start(lazy, text)
+    return True if start is None else accepts(gbnf_to_lark(lazy.grammar), text[start:])
+
+
+def _trigger_start(lazy: export.LazyGrammar, text: str) -> int | None:
+    """Where a lazy grammar starts in ``text`` (None: no trigger fires); 0 when not lazy."""
+    if not lazy.lazy:
+        return 0
+    found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
+             for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
+    return min(found) if found else None
 
 
 # -- shapes written by hand (the families' own shapes come from their grammars) -----------------
@@ -357,6 +361,20 @@ def test_text_value_runs_to_its_closing_marker_and_keeps_every_other_character()
     assert not accepts(grammar, hand_render(shape, tools, [("get_weather", {"city": "a</parameter>b"})]))
 
 
+def test_length_bounds_on_a_text_value_leave_out_the_newline_the_reader_drops():
+    """qwen3_coder writes a newline before </parameter> and its reader drops it: the bounds
+    are on the value, so "abc" fits maxLength 3 and "a" breaks minLength 2."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 3}}})
+    write = td.families.get("qwen3_coder").render_call
+    grammar = export.grammar("qwen3_coder", [tool])
+    for value, ok in [("ab", True), ("abc", True), ("a\n", True), ("a", False), ("abcd", False), ("ab\n\n", False)]:
+        reply = write({"name": "f", "arguments": {"s": value}}, [tool])
+        assert td.parse(reply, tools=[tool], families=["qwen3_coder"]).calls[0].arguments == {"s": value}
+        assert accepts(grammar, reply) is ok, value
+        if not value.endswith("\n"):  # written without the template's newline, it is the same value
+            assert accepts(grammar, reply.replace(value + "\n</parameter>", value + "</parameter>")) is ok, value
+
+
 def test_a_tool_named_auto_is_forced_only_by_a_dict():
     tools = TOOLSETS["weather"]
     with pytest.raises(td.PolicyError, match=r"\{'name': 'auto'\}|pass"):
@@ -431,6 +449,17 @@ def test_a_code_call_never_writes_a_top_level_none():
     only_null = td.Tool(name="g", parameters={"type": "object", "properties": {"x": {"type": "null"}}})
     with pytest.raises(td.ExportError, match="None"):
         export.grammar("codecall", [only_null])
+
+
+def test_a_code_call_spells_keys_and_enum_values_as_its_writer_does():
+    """The Python writer escapes non-ASCII in strings (``"k\\u00e9"``); the grammar takes
+    that spelling as well as the raw one."""
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"ké": {"enum": ["café"]}}, "required": ["ké"]})
+    reply = td.families.get("codecall").render_call({"name": "f", "arguments": {"ké": "café"}}, [tool])
+    assert "\\u00e9" in reply
+    assert accepts(export.grammar("codecall", [tool]), reply)
+    assert accepts(export.grammar("codecall", [tool]), reply.replace("\\u00e9", "é"))
+    assert gbnf_accepts(export.grammar("codecall", [tool], format="gbnf"), reply)
 
 
 def test_values_a_syntax_cannot_carry_are_refused():
@@ -514,6 +543,16 @@ def test_a_text_value_holds_none_of_the_readers_stops(fmt):
     assert not check(ok.replace("a <b>c</b> <func", "x</function>y"))
 
 
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_a_text_value_reads_an_allof_of_one_schema(fmt):
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"n": {"allOf": [{"type": "number"}]}}})
+    write = td.families.get("qwen3_coder").render_call
+    grammar = export.grammar("qwen3_coder", [tool], format=fmt)
+    check = (lambda text: accepts(grammar, text)) if fmt == "lark" else (lambda text: gbnf_accepts(grammar, text))
+    assert check(write({"name": "f", "arguments": {"n": 1.5}}, [tool]))
+    assert not check(write({"name": "f", "arguments": {"n": "many"}}, [tool]))
+
+
 def test_text_values_in_gbnf_run_to_the_first_closing_marker():
     tools = TOOLSETS["weather"]
     shape = HAND_SHAPES["xml_params"]
@@ -530,26 +569,171 @@ def test_ebnf_export_is_the_same_grammar_in_xgrammar_notation():
     assert "::=" in lazy.grammar and "%json" not in lazy.grammar
 
 
-@pytest.mark.parametrize("which", list(HAND_SHAPES))
-def test_ebnf_export_under_xgrammar(which):
-    xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (it is in no extra: it pulls in torch)")
+# -- EBNF and structural tags under xgrammar (only where xgrammar is importable) -------------------
+
+
+def _xgrammar() -> Any:
+    return pytest.importorskip("xgrammar", reason="xgrammar is not installed (it is in no extra: it pulls in torch)")
+
+
+_XGR_COMPILER: list[Any] = []
+
+
+def _xgr_compiler() -> Any:
+    """A compiler for a vocabulary of 256 byte tokens and a stop token (256): no model needed."""
+    xgr = _xgrammar()
+    if not _XGR_COMPILER:
+        vocab = [bytes([i]) for i in range(256)] + [b"</s>"]
+        info = xgr.TokenizerInfo(vocab, vocab_type=xgr.VocabType.RAW, stop_token_ids=[256])
+        _XGR_COMPILER.append(xgr.GrammarCompiler(info, cache_enabled=False))
+    return _XGR_COMPILER[0]
+
+
+def _xgr_run(compiled: Any, text: str) -> bool:
+    """Whether a model constrained by ``compiled`` may write exactly ``text`` and then stop."""
+    matcher = _xgrammar().GrammarMatcher(compiled)
+    return bool(matcher.accept_string(text.encode("utf-8")) and matcher.accept_token(256) and matcher.is_terminated())
+
+
+def ebnf_accepts(lazy: export.LazyGrammar, text: str) -> bool:
+    """The EBNF export under xgrammar, lazy as llama.cpp runs it (xgrammar has no triggers of
+    its own for EBNF: text before the first trigger is free, the grammar takes the rest)."""
+    start = _trigger_start(lazy, text)
+    return True if start is None else _xgr_run(_xgr_compiler().compile_grammar(lazy.grammar), text[start:])
+
+
+def tag_accepts(tag: dict[str, Any], text: str) -> bool:
+    """A structural tag under xgrammar: it holds the free text and the triggers itself."""
+    return _xgr_run(_xgr_compiler().compile_structural_tag(json.dumps(tag)), text)
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_ebnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
+    _xgrammar()
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the shape cannot carry these tools")
+    lazy = export.grammar(target, tools, format="ebnf")
+    prose = "Let me check. " if export.shape_of(target).prose_before else ""
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert ebnf_accepts(lazy, prose + reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not ebnf_accepts(lazy, broken), broken
+    first, good, _ = CASES[toolset][0]
+    good = _writable(render, tools, first, good)
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    unknown = render(wider, [("delete_everything", good)])
+    if _trigger_start(lazy, unknown) is not None:  # a weak opening triggers on the offered names only
+        assert not ebnf_accepts(lazy, unknown), unknown
+    forced = export.grammar(target, tools, format="ebnf", mode="required")
+    assert ebnf_accepts(forced, render(tools, [(first, good)]))
+    assert not ebnf_accepts(forced, unknown) and not ebnf_accepts(forced, "plain text")
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_ebnf_one_call_when_not_parallel(which):
+    _xgrammar()
     tools = TOOLSETS["weather"]
-    shape = HAND_SHAPES[which]
-    lazy = export.grammar(shape, tools, format="ebnf", mode="required")
-    compiled = xgr.Grammar.from_ebnf(lazy.grammar)
-    assert compiled is not None
-    reply = hand_render(shape, tools, [("get_weather", {"city": "Paris"})])
-    matcher_ok = _xgrammar_accepts(xgr, lazy.grammar, reply)
-    assert matcher_ok
-    assert not _xgrammar_accepts(xgr, lazy.grammar, hand_render(shape, tools, [("get_weather", {"city": 3})]))
+    target, render = _renderer(which)
+    one = render(tools, [("auto", {})])
+    if export.shape_of(target).parallel:
+        two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+        assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), two)
+        assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required", parallel=False), two)
+    else:
+        assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), one + export.shape_of(target).sep + one)
+    assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode={"name": "auto"}, parallel=False), one)
 
 
-def _xgrammar_accepts(xgr: Any, grammar: str, text: str) -> bool:
-    tokens = [bytes([i]).decode("latin-1") for i in range(256)]
-    info = xgr.TokenizerInfo(tokens, vocab_type=xgr.VocabType.RAW, stop_token_ids=[])
-    compiled = xgr.GrammarCompiler(info).compile_grammar(grammar)
-    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
-    return bool(matcher.accept_string(text)) and matcher.is_terminated()
+def test_xgrammar_ebnf_text_values_hold_none_of_the_readers_stops():
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    write = td.families.get("qwen3_coder").render_call
+    ok = write({"name": "get_weather", "arguments": {"city": "a <b>c</b> <func"}}, tools)
+    lazy = export.grammar("qwen3_coder", tools, format="ebnf")
+    assert ebnf_accepts(lazy, ok)
+    assert not ebnf_accepts(lazy, ok.replace("a <b>c</b> <func", "a </TOOL-CALL> b"))
+    assert not ebnf_accepts(lazy, ok.replace("a <b>c</b> <func", "x</function>y"))
+
+
+def test_xgrammar_structural_tag_takes_null_where_openapi_says_nullable():
+    _xgrammar()
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "string", "nullable": True}}})
+    tag = export.structural_tag("hermes", [tool])
+    write = td.families.get("hermes").render_call
+    assert tag_accepts(tag, write({"name": "f", "arguments": {"x": None}}, [tool]))
+    assert not tag_accepts(tag, write({"name": "f", "arguments": {"x": 1}}, [tool]))
+
+
+def test_xgrammar_structural_tag_bounds_white_space_in_json_as_the_other_exports_do():
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    tag = export.structural_tag("hermes", tools)
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {%s"city": "Oslo"}}\n</tool_call>'
+    assert tag_accepts(tag, call % (" " * 16)) and not tag_accepts(tag, call % (" " * 17))
+    assert not accepts(export.grammar("hermes", tools), call % (" " * 17))
+
+
+def _tag_family(which: str, tools: td.Toolset) -> dict[str, Any] | None:
+    try:
+        return export.structural_tag(_renderer(which)[0], tools)
+    except td.ExportError as exc:
+        assert "prose writes too" in str(exc) or "cannot" in str(exc), exc
+        return None
+
+
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_structural_tag_accepts_the_calls_and_refuses_broken_ones(which, toolset):
+    _xgrammar()
+    tools = TOOLSETS[toolset]
+    target, render = _renderer(which)
+    if not _can_write(which, tools):
+        pytest.skip("the shape cannot carry these tools")
+    tag = _tag_family(which, tools)
+    if tag is None:
+        pytest.skip("the family's calls open with text prose writes too")
+    prose = "Let me check. " if export.shape_of(target).prose_before else ""
+    assert tag_accepts(tag, "Just text.")
+    if not prose:  # the reader would take a call after text as text
+        reply = render(tools, [CASES[toolset][0][:2]])
+        assert tag_accepts(tag, reply) and not tag_accepts(tag, "Let me check. " + reply)
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert tag_accepts(tag, prose + reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not tag_accepts(tag, broken), broken
+    first, good, _ = CASES[toolset][0]
+    good = _writable(render, tools, first, good)
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    unknown = render(wider, [("delete_everything", good)])
+    assert not tag_accepts(tag, unknown), unknown
+    required = export.structural_tag(target, tools, mode="required")  # xgrammar: the reply opens with a call
+    assert tag_accepts(required, render(tools, [(first, good)])) and not tag_accepts(required, "Just text.")
+
+
+@pytest.mark.parametrize("which", SHAPES)
+def test_xgrammar_structural_tag_one_call_when_not_parallel(which):
+    _xgrammar()
+    tools = TOOLSETS["weather"]
+    target, render = _renderer(which)
+    if _tag_family(which, tools) is None:
+        pytest.skip("the family's calls open with text prose writes too")
+    one = render(tools, [("auto", {})])
+    if export.shape_of(target).parallel:
+        two = render(tools, [("get_weather", {"city": "Oslo"}), ("auto", {})])
+        assert tag_accepts(export.structural_tag(target, tools), two)
+        assert not tag_accepts(export.structural_tag(target, tools, parallel=False), two)
+    assert tag_accepts(export.structural_tag(target, tools, parallel=False), one)
 
 
 # -- structural tags -----------------------------------------------------------------------------
@@ -564,11 +748,17 @@ def test_structural_tag_for_json_arguments():
     (trigger,) = fmt["triggers"]
     for item, tool in zip(fmt["tags"], tools):
         assert item["begin"].startswith(trigger) and json.dumps(tool.name) in item["begin"]
-        assert item["content"] == {"type": "json_schema", "json_schema": tool.parameters}
+        assert item["content"] == {"type": "json_schema", "json_schema": tool.parameters, "max_whitespace_cnt": 16}
     reply = hand_render(HAND_SHAPES["json_in_tags"], tools, [("get_weather", {"city": "Oslo"})])
     item = fmt["tags"][0]
     assert reply.startswith(item["begin"]) and reply.endswith(item["end"])
     assert json.loads(reply[len(item["begin"]) : -len(item["end"])]) == {"city": "Oslo"}
+
+
+def test_structural_tag_spells_openapi_nullable_in_json_schema():
+    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "string", "nullable": True}}})
+    (item,) = export.structural_tag("hermes", [tool])["format"]["tags"]
+    assert item["content"]["json_schema"]["properties"]["x"] == {"type": ["string", "null"]}
 
 
 def test_structural_tag_for_a_block_and_for_text_parameters():
@@ -597,6 +787,9 @@ def test_structural_tag_frames_what_the_family_writes(which):
     json.dumps(tag)
     fmt = tag["format"]
     reply = td.families.get(which).render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}, tools)
+    if not export.shape_of(which).prose_before:  # text without the opening, or the calls from the start
+        text, fmt = fmt["elements"]
+        assert fmt["at_least_one"] and text["type"] == "any_text" and reply.startswith(text["excludes"][0])
     (trigger,) = fmt["triggers"]
     assert trigger and trigger in reply
     if export.shape_of(which).block_open:

@@ -126,6 +126,8 @@ def export_table() -> str:
 
 
 def _tags(fmt: dict) -> list[dict]:
+    if fmt["type"] == "or":  # text without the opening, or the calls
+        fmt = fmt["elements"][-1]
     out = []
     for tag in fmt["tags"]:
         inner = tag["content"]

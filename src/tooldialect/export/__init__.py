@@ -118,6 +118,16 @@ def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
     return out
 
 
+def _strips(family: Any) -> bool:
+    """Whether the family's reader drops the newline a template writes around a text value."""
+    if isinstance(family, Shape):
+        return False
+    from .. import families
+
+    fam = families.get(family) if isinstance(family, str) else family
+    return bool(fam.grammar.header.value_newlines == "strip")
+
+
 def openers_of(family: Any) -> tuple[str, ...]:
     """The regexes of every block opener the family's reader finds anywhere in text."""
     if isinstance(family, Shape):
@@ -172,7 +182,7 @@ def grammar(
     if format not in FORMATS:
         raise PolicyError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, format, stops_of(family), openers_of(family))
+    builder = ReplyBuilder(shape, allowed, format, stops_of(family), openers_of(family), _strips(family))
     rules = builder.build(allowed, required=required, parallel=parallel)
     if format == "lark":
         text = rules.lark()

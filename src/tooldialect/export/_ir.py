@@ -69,6 +69,9 @@ class Until:
     min: int = 0
     max: int | None = None
     avoid: tuple[str, ...] = ()
+    #: the reader drops one newline at the end of the text (the template's): ``min``/``max``
+    #: bound the text without it
+    strip: bool = False
 
 
 @dataclass(frozen=True)
@@ -285,8 +288,7 @@ class _LarkWriter:
             if node.min == 0 and node.max is None and not node.avoid:
                 return self.lazy(hint, f"/{_ANY}{stop}/")
             avoid = "|".join([stop, *(rust_regex(p) for p in node.avoid)])
-            length = "*" if node.min == 0 and node.max is None else _bounds(node.min, node.max, lark=False)
-            body = f"(/(?s:.{length})/ & ~/{_ANY}(?:{avoid}){_ANY}/) /{stop}/"
+            body = f"(/(?s:{_text_length(node)})/ & ~/{_ANY}(?:{avoid}){_ANY}/) /{stop}/"
             return self.lazy(hint, body)
         if isinstance(node, Prose):
             return self.prose(node, hint)
@@ -314,6 +316,20 @@ class _LarkWriter:
         if isinstance(node, Alt) or (isinstance(node, Seq) and len(node.items) > 1):
             return f"({text})"
         return text
+
+
+def _text_length(node: Until) -> str:
+    """The regex of text whose length is within the node's bounds."""
+    if node.min == 0 and node.max is None:
+        return ".*"
+    if not node.strip:
+        return "." + _bounds(node.min, node.max, lark=False)
+    # the text without its last newline, if it ends with one, is within the bounds
+    hi = node.max
+    forms = ["." + _bounds(node.min, hi, lark=False) + "\\n"]
+    if hi is None or hi > 0:
+        forms.append("." + _bounds(max(node.min - 1, 0), None if hi is None else hi - 1, lark=False) + "[^\\n]")
+    return "(?:" + "|".join(forms) + ")" + ("?" if node.min == 0 else "")
 
 
 def _bounds(lo: int, hi: int | None, *, lark: bool) -> str:

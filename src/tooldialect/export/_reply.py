@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import shape as sh
@@ -52,8 +52,11 @@ class ReplyBuilder:
         target: str,
         stops: dict[int, tuple[str, ...]] | None = None,
         openers: tuple[str, ...] = (),
+        strip: bool = False,
     ) -> None:
         self.shape = shape
+        #: the family's reader drops the newline a template writes around a text value
+        self.strip = strip
         #: every spelling of a block opener the family's reader knows (regexes): free text
         #: holds none of them, so no call hides in the text in another spelling
         self.openers = openers
@@ -211,6 +214,8 @@ class ReplyBuilder:
         text, and the reader drops the template's newline); compact JSON then ``pre + core``
         for any other value."""
         node = comp.text(schema, core, path, avoid)
+        if self.strip:
+            node = _stripped(node)
         return node if not pre else _insert_pre(node, pre, core)
 
     def id_pattern(self, pattern: str) -> Node:
@@ -392,6 +397,13 @@ def _split_marker(text: str) -> tuple[str, str, str]:
     pre = text[: len(text) - len(stripped)]
     core = re.split(r"\s", stripped, maxsplit=1)[0]
     return pre, core, stripped[len(core) :]
+
+
+def _stripped(node: Node) -> Node:
+    """The text of a string value, read without the template's last newline."""
+    if isinstance(node, Alt):
+        return Alt(tuple(_stripped(n) for n in node.items))
+    return replace(node, strip=True) if isinstance(node, Until) else node
 
 
 def _insert_pre(node: Node, pre: str, core: str) -> Node:

@@ -5,7 +5,8 @@ Each call of a tool is a ``tag``: its fixed text up to the arguments (name inclu
 ``begin``, the fixed text after them ``end``, and the arguments are the ``content`` — a
 ``json_schema`` where the family writes JSON arguments, else a ``grammar`` (xgrammar EBNF
 compiled here).  A family that wraps its calls in a block (``block_open``) is one tag
-whose content is the calls as ``tags_with_separator``.
+whose content is the calls as ``tags_with_separator``.  A family that writes no prose before
+its calls is ``or`` of text without its opening and the calls from the first character.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from .. import shape as sh
 from ..errors import ExportError
 from ._reply import ReplyBuilder
+from ._values import MAX_WS
 from . import _prepare, stops_of
 
 __all__ = ["structural_tag"]
@@ -35,6 +37,8 @@ def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: boo
         )
     tags = [_tag(builder, tool) for tool in allowed]
     one = not (shape.parallel and parallel)
+    # xgrammar's at_least_one: the reply opens with a call, no text before it
+    opens = required or not shape.prose_before
     if shape.block_open:
         open_text, _ = builder.literal_prefix(shape.block_open)
         close_text = "".join(p.text for p in builder_lits(shape.block_close, shape.family))
@@ -46,21 +50,14 @@ def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: boo
             "stop_after_first": one,
         }
         block = {"type": "tag", "begin": open_text, "content": inner, "end": close_text}
-        fmt = {
-            "type": "triggered_tags",
-            "triggers": [_trigger(open_text)],
-            "tags": [block],
-            "at_least_one": required,
-            "stop_after_first": True,
-        }
+        trigger, tags, one = _trigger(open_text), [block], True
     else:
-        fmt = {
-            "type": "triggered_tags",
-            "triggers": [_trigger(opening.lead)],
-            "tags": tags,
-            "at_least_one": required,
-            "stop_after_first": one,
-        }
+        trigger = _trigger(opening.lead)
+    fmt = {"type": "triggered_tags", "triggers": [trigger], "tags": tags, "at_least_one": opens, "stop_after_first": one}
+    if opens and not required:
+        # a family that writes no prose before its calls: a reply is text, or calls from its first
+        # character on; the text may not hold the opening, or a call in it would go unread
+        fmt = {"type": "or", "elements": [{"type": "any_text", "excludes": [opening.lead.strip()]}, fmt]}
     return {"type": "structural_tag", "format": fmt}
 
 
@@ -93,8 +90,10 @@ def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
         j -= 1
     middle = parts[i:j]
     if len(middle) == 1 and isinstance(middle[0], sh.Arguments) and middle[0].syntax == "json":
-        builder.values[tool.name].value(builder.values[tool.name].root, "json", ("parameters",))  # same refusals as EBNF
-        content: dict[str, Any] = {"type": "json_schema", "json_schema": tool.parameters}
+        values = builder.values[tool.name]
+        values.value(values.root, "json", ("parameters",))  # same refusals as EBNF
+        # the schema with OpenAPI's nullable spelled in JSON Schema, which xgrammar does not read
+        content: dict[str, Any] = {"type": "json_schema", "json_schema": values.root, "max_whitespace_cnt": MAX_WS}
     else:
         sub = ReplyBuilder(builder.shape, [tool], "ebnf", builder.stops)
         sub.g.rules["start"] = sub.call(tool, middle)

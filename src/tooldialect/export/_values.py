@@ -22,7 +22,7 @@ from ..toolset import _openapi_nullable
 from . import _ir
 from ._ir import EMPTY, Class, Grammar, Json, Lit, Node, Pattern, Rep, Until, alt, seq
 
-__all__ = ["ValueCompiler", "ANNOTATIONS"]
+__all__ = ["ANNOTATIONS", "MAX_WS", "ValueCompiler"]
 
 #: Keywords that say nothing about which values are valid.
 ANNOTATIONS = frozenset(
@@ -51,8 +51,10 @@ LARK_REFUSED = frozenset(
 )  # fmt: skip
 
 _TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
-_WS = Pattern(Class(((0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D))), 0, 16)
-_WS_LARK = "[\\x20\\x0A\\x0D\\x09]{0,16}"
+#: the most white space between two JSON tokens, so a model cannot stall on blanks
+MAX_WS = 16
+_WS = Pattern(Class(((0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D))), 0, MAX_WS)
+_WS_LARK = f"[\\x20\\x0A\\x0D\\x09]{{0,{MAX_WS}}}"
 _HEX = Class(((ord("0"), ord("9")), (ord("a"), ord("f")), (ord("A"), ord("F"))))
 _DIGIT = Class(((ord("0"), ord("9")),))
 _DIGIT19 = Class(((ord("1"), ord("9")),))
@@ -235,8 +237,8 @@ class ValueCompiler:
     def spell(self, value: Any, syntax: str) -> Node:
         """One fixed value in ``syntax`` (strings in every quoting the syntax allows)."""
         if syntax == "python":
-            if isinstance(value, str):
-                return alt(Lit(json.dumps(value, ensure_ascii=False)), Lit(_py_single(value)))
+            if isinstance(value, str):  # as written, or with non-ASCII escaped (as the Python writer does)
+                return alt(Lit(json.dumps(value, ensure_ascii=False)), Lit(json.dumps(value)), Lit(_py_single(value)))
             if isinstance(value, bool) or value is None:
                 return Lit({True: "True", False: "False", None: "None"}[value])
             if isinstance(value, (int, float)):
@@ -412,6 +414,9 @@ class ValueCompiler:
             key = "anyOf" if "anyOf" in schema else "oneOf"
             self.combination(key, schema, "json", path, 0)  # the same checks as a JSON value
             return alt(*(self.text(b, stop, (*path, key, str(i)), avoid) for i, b in enumerate(schema[key])))
+        if "allOf" in schema:
+            self.combination("allOf", schema, "json", path, 0)  # one schema, nothing beside it
+            return self.text(schema["allOf"][0], stop, (*path, "allOf", "0"), avoid)
         kinds = self.types(schema, path)
         out = []
         if "string" in kinds:
