@@ -240,6 +240,26 @@ def _can_write(which: str, tools: td.Toolset) -> bool:
     return True
 
 
+def _check_cases(accept: Any, target: Any, render: Any, tools: td.Toolset, toolset: str, prose: str = "") -> None:
+    """Each call of the toolset's cases, as the family writes it (after ``prose``), is
+    accepted; each broken variant the syntax can say is refused."""
+    for name, good, bads in CASES[toolset]:
+        good = _writable(render, tools, name, good)
+        reply = render(tools, [(name, good)])
+        assert accept(prose + reply), reply
+        for bad in bads:
+            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
+                broken = render(tools, [(name, bad)])
+                assert not accept(broken), broken
+
+
+def _unknown_tool_call(render: Any, tools: td.Toolset, toolset: str) -> str:
+    """The first case's call, written to a tool the toolset does not offer."""
+    first, good, _ = CASES[toolset][0]
+    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
+    return render(wider, [("delete_everything", _writable(render, tools, first, good))])
+
+
 # -- the Lark export under llguidance -----------------------------------------------------------
 
 
@@ -252,17 +272,8 @@ def test_lark_export_accepts_each_call_the_family_writes_and_refuses_broken_ones
         pytest.skip("the family's syntax cannot carry these tools (ExportError, tested below)")
     grammar = export.grammar(target, tools)
     assert isinstance(grammar, str)
-    for name, good, bads in CASES[toolset]:
-        good = _writable(render, tools, name, good)
-        reply = render(tools, [(name, good)])
-        assert accepts(grammar, reply), reply
-        for bad in bads:
-            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
-                broken = render(tools, [(name, bad)])
-                assert not accepts(grammar, broken), broken
-    first, good, _ = CASES[toolset][0]
-    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
-    unknown = render(wider, [("delete_everything", _writable(render, tools, first, good))])
+    _check_cases(lambda text: accepts(grammar, text), target, render, tools, toolset)
+    unknown = _unknown_tool_call(render, tools, toolset)
     assert not accepts(grammar, unknown), unknown
 
 
@@ -484,13 +495,8 @@ def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):
         pytest.skip("the shape cannot carry these tools")
     lazy = export.grammar(target, tools, format="gbnf")
     assert lazy.lazy and lazy.triggers
-    for name, good, bads in CASES[toolset]:
-        good = _writable(render, tools, name, good)
-        reply = render(tools, [(name, good)])
-        assert gbnf_accepts(lazy, "Let me check. " + reply if export.shape_of(target).prose_before else reply), reply
-        for bad in bads:
-            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
-                assert not gbnf_accepts(lazy, render(tools, [(name, bad)]))
+    prose = "Let me check. " if export.shape_of(target).prose_before else ""
+    _check_cases(lambda text: gbnf_accepts(lazy, text), target, render, tools, toolset, prose)
     forced = export.grammar(target, tools, format="gbnf", mode="required")
     assert not forced.lazy and not forced.triggers
     first, good, _ = CASES[toolset][0]
@@ -617,18 +623,10 @@ def test_xgrammar_ebnf_export_accepts_the_calls_and_refuses_broken_ones(which, t
         pytest.skip("the shape cannot carry these tools")
     lazy = export.grammar(target, tools, format="ebnf")
     prose = "Let me check. " if export.shape_of(target).prose_before else ""
-    for name, good, bads in CASES[toolset]:
-        good = _writable(render, tools, name, good)
-        reply = render(tools, [(name, good)])
-        assert ebnf_accepts(lazy, prose + reply), reply
-        for bad in bads:
-            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
-                broken = render(tools, [(name, bad)])
-                assert not ebnf_accepts(lazy, broken), broken
+    _check_cases(lambda text: ebnf_accepts(lazy, text), target, render, tools, toolset, prose)
     first, good, _ = CASES[toolset][0]
     good = _writable(render, tools, first, good)
-    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
-    unknown = render(wider, [("delete_everything", good)])
+    unknown = _unknown_tool_call(render, tools, toolset)
     if _trigger_start(lazy, unknown) is not None:  # a weak opening triggers on the offered names only
         assert not ebnf_accepts(lazy, unknown), unknown
     forced = export.grammar(target, tools, format="ebnf", mode="required")
@@ -704,18 +702,10 @@ def test_xgrammar_structural_tag_accepts_the_calls_and_refuses_broken_ones(which
     if not prose:  # the reader would take a call after text as text
         reply = render(tools, [CASES[toolset][0][:2]])
         assert tag_accepts(tag, reply) and not tag_accepts(tag, "Let me check. " + reply)
-    for name, good, bads in CASES[toolset]:
-        good = _writable(render, tools, name, good)
-        reply = render(tools, [(name, good)])
-        assert tag_accepts(tag, prose + reply), reply
-        for bad in bads:
-            if _renders(render, tools, name, bad) and not _text_hides_type(target, tools.get(name), bad):
-                broken = render(tools, [(name, bad)])
-                assert not tag_accepts(tag, broken), broken
+    _check_cases(lambda text: tag_accepts(tag, text), target, render, tools, toolset, prose)
     first, good, _ = CASES[toolset][0]
     good = _writable(render, tools, first, good)
-    wider = td.Toolset([*tools, td.Tool(name="delete_everything", parameters=tools.get(first).parameters)])
-    unknown = render(wider, [("delete_everything", good)])
+    unknown = _unknown_tool_call(render, tools, toolset)
     assert not tag_accepts(tag, unknown), unknown
     required = export.structural_tag(target, tools, mode="required")  # xgrammar: the reply opens with a call
     assert tag_accepts(required, render(tools, [(first, good)])) and not tag_accepts(required, "Just text.")
