@@ -628,7 +628,6 @@ class Engine:
         pending = 0 if sc is None else sc.string_run(delta)
         if pending < 0:
             return False
-        fresh = not self.win and b.loop_pos >= at  # nothing held before the delta
         self.win += delta
         # _advance: the scanner (or _scan_text) reads to the end of the text, waits for more
         c.pos = end
@@ -648,16 +647,7 @@ class Engine:
             b.loop_clear = max(b.loop_clear, b.loop_seen)
         if b.early and b.emitted < len(b.leader.items):
             self._early(b)
-        if fresh and self.block is b and b.phase == "lex" and self.win == delta and b.start <= self.base and c.pos == end:
-            # what _compact does here: the delta, read, joins the block's pieces
-            b.piece_starts.append(self.base)
-            b.pieces.append(delta)
-            self.prev_tail = delta[-4:] if len(delta) >= 4 else (self.prev_tail + delta)[-4:]
-            self.win = ""
-            self.base = end
-            self.cur = max(0, self.cur - len(delta))
-        else:
-            self._compact()
+        self._compact()
         return True
 
     def close(self) -> list[Event]:
