@@ -1974,8 +1974,7 @@ class Engine:
         sent, held = b.sent.get(key, (0, False))
         if held or hi <= lo + sent:
             return
-        start = lo + sent
-        piece = self.win[start - self.base : hi - self.base] if start >= self.base else self._slice(start, hi)
+        piece = self._slice(lo + sent, hi)
         # the first key decides once, before anything past the opening brace is sent; its
         # first few characters are enough (never the whole argument text again per delta)
         if self.binder.tools is not None and sent <= 1 and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS:
