@@ -114,12 +114,9 @@ def _pformat_entry(tool: Tool) -> str:
     head = _pformat(tool)
     if _name_pattern("_tagged", "BARE_NAME").fullmatch(tool.name) is None:
         return head
-    schema = tool.parameters
-    order = parameter_order(schema)
-    required = required_parameters(schema)
+    order, props, required = _parameters(tool)
     desc = _one_line(tool.description)
     lines = [head + (f" — {desc}" if desc else "")]
-    props = schema.get("properties", {})
     for i, p in enumerate(order):
         sub = props.get(p)
         kind = _ts_type(sub, 0)
@@ -136,13 +133,17 @@ def _pformat_escape(text: str) -> str:
 # -- Python --------------------------------------------------------------------------------
 
 
+def _parameters(tool: Tool) -> tuple[list[str], dict[str, Any], set[str]]:
+    """A tool's parameters in signature order, their schemas, and the required ones."""
+    order = parameter_order(tool.parameters)
+    props = tool.parameters.get("properties", {}) if order else {}
+    return order, props, required_parameters(tool.parameters)
+
+
 def _python(tool: Tool) -> str:
     if not _py_name(tool.name):
         return f"# unsupported tool name: {json.dumps(tool.name)}"
-    schema = tool.parameters
-    order = parameter_order(schema)
-    props = schema.get("properties", {}) if order else {}
-    required = required_parameters(schema)
+    order, props, required = _parameters(tool)
     if all(_py_name(p) for p in order):
         params = [
             f"{p}: {_py_type(props.get(p), 0)}" + ("" if p in required else " = None") for p in order
@@ -214,16 +215,13 @@ def _py_literal(value: Any) -> str:
 def _typescript(tool: Tool) -> str:
     if not _ts_name(tool.name):
         return f"// unsupported tool name: {json.dumps(tool.name)}"
-    schema = tool.parameters
-    order = parameter_order(schema)
-    props = schema.get("properties", {}) if order else {}
-    required = required_parameters(schema)
+    order, props, required = _parameters(tool)
     if all(_ts_name(p) for p in order):
         params = [f"{p}{'' if p in required else '?'}: {_ts_type(props.get(p), 0)}" for p in order]
         keys = order
     else:
         # names TypeScript cannot spell as parameters: one object argument (f({"a-b": 1}))
-        params = [f"args: {_ts_object(schema, 0)}"]
+        params = [f"args: {_ts_object(tool.parameters, 0)}"]
         keys = []
     head = f"function {tool.name}({', '.join(params)}): string;"
     doc = [line.rstrip() for line in tool.description.strip().splitlines()] if tool.description.strip() else []
