@@ -72,3 +72,11 @@ def count_calls(fn) -> int:
     finally:
         sys.setprofile(None)
     return n
+
+
+def tool(name: str, props: dict, required: list[str] | None = None, description: str = "") -> td.Tool:
+    """A tool with an object schema of ``props`` (and ``required`` when given)."""
+    schema: dict = {"type": "object", "properties": props}
+    if required is not None:
+        schema["required"] = required
+    return td.Tool(name=name, description=description, parameters=schema)

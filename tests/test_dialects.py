@@ -10,19 +10,13 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import tool
 
 import tooldialect as td
 from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, ToolResults
 
 TEXT = ["xml", "pformat", "python", "typescript"]
 FAMILY = {"xml": "hermes", "pformat": "pformat", "python": "codecall", "typescript": "codecall"}
-
-
-def tool(name: str, props: dict, required: list[str] | None = None, description: str = "") -> td.Tool:
-    schema: dict = {"type": "object", "properties": props}
-    if required is not None:
-        schema["required"] = required
-    return td.Tool(name=name, description=description, parameters=schema)
 
 
 WEATHER = tool(

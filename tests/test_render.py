@@ -8,16 +8,10 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import tool
 
 import tooldialect as td
 from tooldialect.render.signatures import MAX_TYPE_DEPTH
-
-
-def tool(name: str, props: dict, required: list[str] | None = None, description: str = "") -> td.Tool:
-    schema: dict = {"type": "object", "properties": props}
-    if required is not None:
-        schema["required"] = required
-    return td.Tool(name=name, description=description, parameters=schema)
 
 
 SHELL = tool(
