@@ -107,7 +107,7 @@ def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
     from .. import shape as sh
 
     fam = families.get(family) if isinstance(family, str) else family
-    writer = fam._write()
+    writer = fam.writer()
     out: dict[int, tuple[str, ...]] = {}
     for part in fam.shape.call:
         for inner in part.item if isinstance(part, sh.Params) else ():
@@ -147,17 +147,17 @@ def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
     from .. import shape as sh
 
     fam = families.get(family) if isinstance(family, str) else family
-    writer = fam._write()
+    writer = fam.writer()
     for tool in tools:
         try:
             for part in shape.call:
                 if isinstance(part, sh.Name) and part.encoding == "raw":
-                    writer._raw(part, tool.name, f"the tool name {tool.name!r}")
+                    writer.check_raw(part, tool.name, f"the tool name {tool.name!r}")
                 if isinstance(part, sh.Params):
                     for key in (tool.parameters.get("properties") or {}):
                         for inner in part.item:
                             if isinstance(inner, sh.Key) and inner.encoding == "raw":
-                                writer._raw(inner, key, f"the parameter name {key!r}")
+                                writer.check_raw(inner, key, f"the parameter name {key!r}")
         except PolicyError as exc:
             raise ExportError(f"tool {tool.name!r}: {exc}") from None
 

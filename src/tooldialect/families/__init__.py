@@ -128,14 +128,14 @@ class Family:
     def shape(self) -> Shape:
         """How the family writes a call (its grammar's ``// write`` lines), for
         :meth:`render_call` and ``td.export``."""
-        return self._write().shape
+        return self.writer().shape
 
     def render_call(self, call: Any, tools: Any = None) -> str:
         """``call`` (a ``td.ToolCall``, a transcript call or ``{"name", "arguments"[, "id"]}``)
         written as this family's model writes it; parsing the text gives the call back.
         ``tools`` gives the parameter order of P-Format and code calls (without it, the
         arguments' own order).  A call the syntax cannot say raises ``PolicyError``."""
-        return self._write().render([call], tools)
+        return self.writer().render([call], tools)
 
     def render_calls(self, calls: Any, tools: Any = None) -> str:
         """Several calls written as one reply of this family (its block and separator)."""
@@ -143,9 +143,10 @@ class Family:
             from ..errors import PolicyError
 
             raise PolicyError(f"render_calls() takes a list of calls, got {type(calls).__name__}")
-        return self._write().render(list(calls), tools)
+        return self.writer().render(list(calls), tools)
 
-    def _write(self) -> Any:
+    def writer(self) -> Any:
+        """The writer the grammar's ``// write`` lines describe (built once, on first use)."""
         writer = self._writer
         if writer is None:
             from ..render.family import compile_writer

@@ -102,7 +102,7 @@ class Writer:
             if isinstance(part, Lit):
                 out.append(part.text)
             elif isinstance(part, Name):
-                out.append(self._raw(part, name, f"the tool name {name!r}") if part.encoding == "raw" else _json(name))
+                out.append(self.check_raw(part, name, f"the tool name {name!r}") if part.encoding == "raw" else _json(name))
             elif isinstance(part, Arguments):
                 out.append(self._arguments(part, name, arguments, tools))
             elif isinstance(part, Params):
@@ -125,7 +125,7 @@ class Writer:
             if isinstance(part, Lit):
                 out.append(part.text)
             elif isinstance(part, Key):
-                out.append(self._raw(part, key, f"the parameter name {key!r}") if part.encoding == "raw" else _json(key))
+                out.append(self.check_raw(part, key, f"the parameter name {key!r}") if part.encoding == "raw" else _json(key))
             elif isinstance(part, Value):
                 if part.syntax == "json":
                     out.append(_json(value))
@@ -133,10 +133,12 @@ class Writer:
                     out.append(_py_literal(value))
                 else:
                     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-                    out.append(self._raw(part, text, f"the value of {key!r}"))
+                    out.append(self.check_raw(part, text, f"the value of {key!r}"))
         return "".join(out)
 
-    def _raw(self, part: Part, text: str, what: str) -> str:
+    def check_raw(self, part: Part, text: str, what: str) -> str:
+        """``text`` as the raw slot ``part`` writes it, or PolicyError when the slot cannot
+        hold it (its terminal refuses it, or it holds text that ends it)."""
         fam = self.shape.family
         checks = self.raw.get(id(part), _Raw())
         if checks.accept is not None and checks.accept.fullmatch(text) is None:
