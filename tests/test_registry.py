@@ -37,6 +37,18 @@ def test_import_compiles_no_grammar():
     ) == "0"
 
 
+def test_import_loads_no_export_builder():
+    """td.export is there at import; its grammar builders load on the first export."""
+    assert run_py(
+        """
+        import sys, tooldialect as td
+        print(callable(td.export.grammar), sorted(m for m in sys.modules if m.startswith("tooldialect.export.")))
+        td.export.grammar("hermes", [{"name": "f", "parameters": {"type": "object", "properties": {}}}])
+        print("tooldialect.export._reply" in sys.modules)
+        """
+    ) == "True []\nTrue"
+
+
 def test_listing_reads_headers_only():
     assert run_py(
         """

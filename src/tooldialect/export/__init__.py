@@ -24,7 +24,6 @@ from ..errors import ExportError, PolicyError
 from ..render.protocol import check_tool_choice
 from ..shape import Shape
 from ..toolset import Tool, Toolset
-from ._reply import ReplyBuilder
 
 __all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "openers_of", "shape_of", "stops_of", "structural_tag"]
 
@@ -181,6 +180,8 @@ def grammar(
     """
     if format not in FORMATS:
         raise PolicyError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
+    from ._reply import ReplyBuilder  # the grammar builders load on first export, not at import
+
     shape, allowed, required = _prepare(family, tools, mode, parallel)
     builder = ReplyBuilder(shape, allowed, format, stops_of(family), openers_of(family), _strips(family))
     rules = builder.build(allowed, required=required, parallel=parallel)
@@ -229,4 +230,10 @@ def _byte_tokenizer(llguidance: Any) -> Any:
     return _TOKENIZER
 
 
-from ._structural import structural_tag  # noqa: E402  (uses the helpers above)
+def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
+    """The structural tag for replies of ``family`` calling ``tools`` (a JSON-ready dict,
+    the value of an OpenAI-style ``response_format``).  ``mode`` and ``parallel`` as for
+    :func:`grammar`."""
+    from ._structural import build_structural_tag
+
+    return build_structural_tag(family, tools, mode=mode, parallel=parallel)

@@ -22,10 +22,8 @@ from . import _prepare, stops_of
 __all__ = ["structural_tag"]
 
 
-def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
-    """The structural tag for replies of ``family`` calling ``tools`` (a JSON-ready dict,
-    the value of an OpenAI-style ``response_format``).  ``mode`` and ``parallel`` as for
-    :func:`grammar`."""
+def build_structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
+    """What :func:`tooldialect.export.structural_tag` returns."""
     shape, allowed, required = _prepare(family, tools, mode, parallel)
     builder = ReplyBuilder(shape, allowed, "ebnf", stops_of(family))
     opening = builder.opening()
