@@ -331,6 +331,11 @@ class StrictPrefix:
         elif not _is_number(tok):
             self.broken = True
             return False
+        if ch not in _WS and ch not in ",]}":
+            # the scalar runs into a character no JSON value may be followed by (`nullc`,
+            # `1x`): it never ended, so no safe point comes after it
+            self.broken = True
+            return False
         self._tok = ""
         self._n -= 1  # the scalar ended before this character
         self._end_value()

@@ -127,6 +127,7 @@ _BACKTICKS = re.compile(r"`+")
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
 _SPACES = re.compile(r"[ \t]*")
+_TAG_OPEN = re.compile(r"<[A-Za-z]")  # an XML-like tag, not a model's special token (<|…|>, [TOOL_CALLS])
 _RUN = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 _MAX_FENCE_LINE = 256
 #: A backtick or tilde run longer than this opens no fence and no code span: it is text.
@@ -162,6 +163,61 @@ def _bare(term: Terminal) -> bool:
     closer, nor a scanned payload."""
     pat = term.pattern
     return pat is not None and pat.literal is None and not term.name.endswith(("_OPEN", "_CLOSE"))
+
+
+class _Balance:
+    """The brackets and strings of a payload that went deeper than ``max_depth``, counted
+    (never parsed) to find where it ends, so that the prose after it stays text.  Linear:
+    each character is looked at once, runs of plain characters in one regex step."""
+
+    __slots__ = ("depth", "quote", "escape", "pos", "end")
+
+    _PLAIN = re.compile(r"[^\[\](){}\"'\\]+")
+    _IN_STRING = {q: re.compile(r"[^\\" + q + "]+") for q in "\"'"}
+
+    def __init__(self, pos: int) -> None:
+        self.depth = 0
+        self.quote = ""  # the quote of the string being read ("" outside strings)
+        self.escape = False
+        self.pos = pos  # absolute: everything before it was counted
+        self.end = -1  # absolute: just after the bracket that closed the payload, once found
+
+    def scan(self, text: str, lo: int, hi: int) -> int:
+        """Count ``text[lo:hi]``; the index just after the bracket that closes the payload,
+        or -1 when it is still open at ``hi``."""
+        i = lo
+        while i < hi:
+            if self.quote:
+                if self.escape:
+                    self.escape = False
+                    i += 1
+                    continue
+                m = self._IN_STRING[self.quote].match(text, i, hi)
+                if m is not None:
+                    i = m.end()
+                    continue
+                ch = text[i]
+                if ch == "\\":
+                    self.escape = True
+                elif ch == self.quote:
+                    self.quote = ""
+                i += 1
+                continue
+            m = self._PLAIN.match(text, i, hi)
+            if m is not None:
+                i = m.end()
+                continue
+            ch = text[i]
+            i += 1
+            if ch in "\"'":
+                self.quote = ch
+            elif ch in "([{":
+                self.depth += 1
+            elif ch in ")]}":
+                self.depth -= 1
+                if self.depth <= 0:
+                    return i
+        return -1
 
 
 class Cand:
@@ -493,6 +549,8 @@ class Block:
         "loop_clear",
         "loop_seen",
         "loop_marker",
+        "balance",
+        "inline",
     )
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
@@ -531,6 +589,11 @@ class Block:
         # whatever loop_pos skips
         self.loop_seen = opener_end
         self.loop_marker = ""
+        # a payload deeper than max_depth: its brackets counted to find where it ends
+        self.balance: _Balance | None = None
+        # a tag opened after prose on the same line: a zero-argument call in it may be the
+        # prose quoting the format (Engine._quoted); decided only once the block is read
+        self.inline = False
 
 
 class Engine:
@@ -563,6 +626,7 @@ class Engine:
         self._stop_cache: dict[Any, Any] = {}
         self._accepted: dict[str, dict[Any, Any]] = {}  # grammar -> parser stack -> accepted terminals
         self.long_run = ""  # inside a backtick or tilde run that is plain text (see _MAX_RUN)
+        self.line_prose = False  # the visible line being written has prose on it so far
 
     # -- public -----------------------------------------------------------------------------
 
@@ -583,6 +647,8 @@ class Engine:
                 # the delta is text, as _step_prose and _compact would find it
                 self.prev_tail = (self.prev_tail + delta)[-4:]
                 self.base += len(delta)
+                if self.channel == TEXT_CHANNEL:
+                    self._note_line(delta)
                 if not self._pend and not self.out:  # the delta is the one event
                     return [_text_delta(delta) if self.channel == TEXT_CHANNEL else _reasoning_delta(delta)]
                 self._text(delta)
@@ -661,10 +727,20 @@ class Engine:
         if not s:
             return
         kind = channel or self.channel
+        if kind == TEXT_CHANNEL:
+            self._note_line(s)
         if self._pend and kind != self._pend_kind:
             self._flush()
         self._pend_kind = kind
         self._pend.append(s)
+
+    def _note_line(self, s: str) -> None:
+        """Follow whether the visible line being written holds prose (see _quoted)."""
+        nl = s.rfind("\n")
+        if nl >= 0:
+            self.line_prose = not s[nl + 1 :].isspace() and nl + 1 < len(s)
+        elif not self.line_prose and s and not s.isspace():
+            self.line_prose = True
 
     def _flush(self) -> None:
         if self._pend:
@@ -704,7 +780,7 @@ class Engine:
             for c in b.cands:
                 if (c.state == RUN or c.state == WAIT) and c.pos < look_from:
                     look_from = c.pos
-            if b.phase == "recover":
+            if b.phase == "recover" or b.phase == "inline":
                 look_from = min(look_from, b.absorb if b.absorb >= 0 else b.rpos)
             elif b.loop_rx is not None and b.loop_pos < look_from:
                 look_from = b.loop_pos
@@ -968,6 +1044,8 @@ class Engine:
             self.binder.tools,
             g.header.value_newlines == "strip",
             KEYED_RULE in g.nodes,
+            # a kept cut-off call has whole members only: its stream sends no more
+            self.policy.truncated == "keep",
         )
 
     # -- fences and inline code ----------------------------------------------------------------
@@ -1178,6 +1256,10 @@ class Engine:
         cands.sort(key=lambda c: self.cat.rank[c.g.name])
         self.reply_started = self.reply_started or self.channel == TEXT_CHANNEL
         b = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
+        if self.channel == TEXT_CHANNEL and self.line_prose and _TAG_OPEN.match(self.win, q):
+            b.inline = True
+            b.early = False
+            b.leader = None
         if not soft and self.channel == TEXT_CHANNEL:
             b.loop_rx = self._loop_rx(openers, cands)
             b.loop_marker = self.win[q:end]
@@ -1238,6 +1320,8 @@ class Engine:
             return self._recover(b)
         if b.phase == "loop":
             return self._step_loop(b)
+        if b.phase == "inline":
+            return self._step_quoted(b)
         return False  # pragma: no cover
 
     # -- repetition loops ----------------------------------------------------------------------
@@ -1385,7 +1469,7 @@ class Engine:
         far = cands[0].progress if len(cands) == 1 else max(c.progress for c in cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
-        c0 = b.leader or b.cands[0]
+        c0 = self._over_limit_owner(b, far)
         done_calls = [obj for kind, obj, _ in c0.items if kind == "call"] if not c0.soft else []
         if done_calls:
             self._emit_pending(b, c0)
@@ -1407,6 +1491,18 @@ class Engine:
             return True
         self._give_back(b, b.opener_end, release_from=b.start)
         return True
+
+    def _over_limit_owner(self, b: Block, far: int) -> Cand:
+        """The candidate a block over the cap is reported for: the one deciding it, else the
+        best ranked of those that read past the cap (still reading before failed), which
+        depends on the text alone, never on where a delta ended."""
+        for c in (b.winner, b.leader):
+            if c is not None and c.progress == far:
+                return c
+        cap = b.start + self.policy.max_block_chars
+        rank = self.cat.rank
+        over = [c for c in b.cands if c.progress > cap] or b.cands
+        return min(over, key=lambda c: (c.state == FAILED, rank[c.g.name]))
 
     # -- candidate lexing --------------------------------------------------------------------------
 
@@ -1466,6 +1562,7 @@ class Engine:
                     c.fail(c.tok_start, "cut", "payload cut off by the end of the text")
                     return
                 if reason.startswith("nesting"):
+                    c.cut_json = c.ext_type in JSON_EXTERNALS  # where the deep payload began
                     c.fail(c.tok_start, "limit", reason)
                     return
                 if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
@@ -1706,7 +1803,25 @@ class Engine:
             end = t.pattern.match_end(win, f)
             if end is not None and end > f:
                 return "yes"
+        if self._closes_line_value(c, term):
+            return "yes"
         return "maybe"
+
+    def _closes_line_value(self, c: Cand, term: Terminal) -> bool:
+        """Whether ``term`` is the block's closer, the block may end after it, and the value
+        is one line (a line break also ends it): `shell/command>ls</tool_call>` then prose
+        is `ls`, never a value that takes the closer in (a longer value could not reach past
+        the line anyway)."""
+        key = (c.g.name, tuple(c.parser.stack), term.name, "closes")
+        got = self._stop_cache.get(key)
+        if got is None:
+            got = (
+                term in c.g.closers
+                and any(t.pattern.match_end("\n", 0) for t in c.text_stops)
+                and c.parser.accepts_seq([TEXT, term.name, END])
+            )
+            self._stop_cache[key] = got
+        return got
 
     def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...] | None:
         """The markers that may come after ``term`` ends a raw text value here (None when a
@@ -1851,6 +1966,11 @@ class Engine:
                 # with complete arguments whose optional closer was eaten stands
                 c.fail(pos, "cut", "cut off before the call was complete")
                 return
+            if at_end and self.eof and c.named_begun > c.named_done and TEXT in c.accepted():
+                # the text ended where a value written as text begins (<parameter=unit>): the
+                # value was cut off before its first character, not written empty
+                c.fail(pos, "cut", "value cut off by the end of the text")
+                return
             if self.eof and not at_end and c.named_begun > c.named_done and self._cut_in_marker(c, pos):
                 # a call still open and the text ends in the first characters of one of
                 # its markers (<invoke name="f"><): cut off, not a call
@@ -1905,7 +2025,7 @@ class Engine:
         left and the others failed no later than where its body began: a decision that
         depends on the text alone, not on how it was cut."""
         alive = [c for c in b.cands if c.state != FAILED]
-        if not alive:
+        if not alive or b.inline:
             b.early = False
             return
         if len(alive) > 1:
@@ -2134,13 +2254,19 @@ class Engine:
                     )
                 ]
             if not deeper:
+                if b.inline and self._quoted(winner):
+                    b.winner = winner
+                    b.phase = "inline"
+                    b.rpos = winner.last_end
+                    return
                 self._accept(b, winner, winner.last_end)
                 return
         hard = deeper or [c for c in b.cands if not c.soft]
         if not hard and b.reply and b.channel == TEXT_CHANNEL:
-            # a reply that is a call cut off by the end of the text is a truncated call
+            # a reply that is a call cut off by the end of the text is a truncated call, once
+            # its payload began: a reply-initial name alone ("Paris\n") is prose
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
-                if c.fail_kind == "cut" and self._cut_call(c)[0] is not None:
+                if c.fail_kind == "cut" and c.payload_at >= 0 and self._cut_call(c)[0] is not None:
                     b.winner = c
                     self._truncated(b, c)
                     return
@@ -2167,6 +2293,34 @@ class Engine:
         b.rpos = winner.fail_pos
         if winner.fail_kind == "limit":
             b.rpos = winner.fail_pos
+
+    def _quoted(self, c: Cand) -> bool:
+        """Whether the calls of a block opened after prose on its line may be that prose
+        quoting the format (`Use <tool_call>NAME</tool_call> for calls.`): every call has no
+        argument and names no tool the toolset offers (any name, without a toolset)."""
+        calls = [obj for kind, obj, _ in c.items if kind == "call"]
+        return bool(calls) and all(
+            not raw.arguments
+            and not raw.text_params
+            and not (self.binder.tools is not None and self.binder.resolve(raw.name, raw.gated).known)
+            for raw in calls
+        )
+
+    def _step_quoted(self, b: Block) -> bool:
+        """After such a block: prose going on on the same line makes the block prose, kept
+        as written; a line break or the end of the text after it leaves it a call."""
+        c = b.winner
+        assert c is not None
+        lp = b.rpos - self.base
+        end = _SPACES.match(self.win, lp).end()
+        b.rpos = self.base + end
+        if end >= len(self.win) and not self.eof and b.rpos - b.start <= self.policy.max_block_chars:
+            return False
+        if end < len(self.win) and self.win[end] not in "\r\n":
+            self._give_back(b, c.last_end)
+            return True
+        self._accept(b, c, c.last_end)
+        return True
 
     def _decline(self, b: Block) -> None:
         """No candidate took the block: the opener is text (a reply attempt leaves nothing)."""
@@ -2224,7 +2378,9 @@ class Engine:
             return True
         if b.absorb >= 0:
             return self._absorb(b, c)
-        cut = c.fail_kind in ("cut", "limit")
+        if c.fail_kind == "limit":
+            return self._recover_limit(b, c)
+        cut = c.fail_kind == "cut"
         rx = self.cat.closers(c.g) if cut else self.cat.recovery(c.g)
         if rx is None:
             return self._truncated(b, c)
@@ -2285,6 +2441,59 @@ class Engine:
             self.block = None
             return True
         return self._unterminated(b, c, stop)
+
+    def _recover_limit(self, b: Block, c: Cand) -> bool:
+        """A payload that went deeper than ``max_depth``: its brackets are counted to where it
+        ends, and the block (with a closer right after it) is removed there; the prose after
+        it stays text.  One still open at the end of the text is removed to the end; one that
+        runs past ``max_block_chars`` is released as text, like any block over the cap."""
+        if b.balance is None:
+            # a JSON payload is counted from its first bracket; a grammar's nested rules
+            # (a literal list inside a list …) from the first token of the block's body
+            b.balance = _Balance(c.fail_pos if c.cut_json else max(c.body_at, b.opener_end))
+        bal = b.balance
+        if bal.pos < self.base:
+            self._rewind(bal.pos)
+        win = self.win
+        lp = bal.pos - self.base
+        if bal.end < 0:
+            horizon = min(len(win), b.start + self.policy.max_block_chars - self.base)
+            found = bal.scan(win, lp, horizon) if horizon > lp else -1
+            bal.pos = self.base + (found if found >= 0 else max(lp, horizon))
+            b.rpos = bal.pos  # the window keeps what is still to be looked at
+            if found < 0:
+                if horizon < len(win):
+                    c.reach = b.start + self.policy.max_block_chars + 1
+                    return self._over_limit(b)
+                if not self.eof:
+                    return False
+                return self._truncated(b, c)
+            bal.end = bal.pos
+        end = bal.end - self.base
+        q = _WS.match(win, end).end()
+        if not self.eof and (q >= len(win) or any(t.pattern.needs_more(win, q) for t in c.g.closers)):
+            return False  # a closer may still follow the payload
+        close = max(
+            (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+        )
+        stop = self.base + (close if close is not None else end)
+        self._emit_pending(b, c)
+        self._abort_started(b, c, "limit_exceeded")
+        self._diag(
+            Issue(
+                "limit_exceeded",
+                {"reason": c.fail_reason, "limit": "max_depth", "value": self.policy.max_depth},
+                (b.start, stop),
+                f"block is not a valid call ({c.fail_reason}); removed from the text",
+            ),
+            c.g.name,
+        )
+        if close is None:
+            self._rewind(stop)
+            self.block = None
+            return True
+        b.absorb = stop
+        return self._absorb(b, c)
 
     def _absorb(self, b: Block, c: Cand) -> bool:
         """After a broken block's closer, the closers of the structures around it (white
@@ -2352,13 +2561,17 @@ class Engine:
         end = self.base + len(self.win)
         kind = "truncated" if c.fail_kind == "cut" else "limit_exceeded"
         name, raw = self._cut_call(c)
+        done = self._cut_complete(b, c)
+        # what is removed runs from the end of the block's last call read whole (or the
+        # block's start) to the end of the text: the diagnostic covers all of it
+        removed_from = max([b.start] + [obj.span[1] for kind, obj, _ in c.items if kind == "call"] + done)
         cut_tok: tuple[Any, ...] = ("call", c.named_done)
         if c.cut_json and c.named_begun <= c.named_done:  # a payload, not a named call's arguments
             cut_tok = ("json", c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
         if name is None and started is not None:
             name = started[1]
-        span = (c.fail_pos, end)
+        span = (removed_from, end)
         if kind == "truncated" and self.policy.truncated == "keep" and raw is not None:
             self._emit_item(b, "call", raw, cut_tok)
             span = raw.span
@@ -2384,9 +2597,34 @@ class Engine:
         self.block = None
         return True
 
+    def _cut_complete(self, b: Block, c: Cand) -> list[int]:
+        """Emit the calls of a cut-off block that were complete before the cut and that the
+        grammar had not yet reduced (the elements of a JSON array, the lines of a body read
+        whole); they stand.  Returns where each ends."""
+        if c.fail_kind != "cut":
+            return []
+        if c.cut_json and c.named_begun <= c.named_done:
+            text = self._slice(c.fail_pos, self.base + len(self.win))
+            calls, issues = c.reader.cut_elements(text, c.fail_pos, bare=c.rule == "reply")
+            items = sorted(
+                [("call", x, ("json", c.fail_pos, x.elem)) for x in calls]
+                + [("issue", x, ("json", c.fail_pos, x.elem)) for x in issues],
+                key=lambda item: item[1].span[0] if item[1].span else -1,
+            )
+        else:
+            items = [("call", x, ("call", c.named_done + i)) for i, x in enumerate(c.reader.completed(c.parser.values))]
+            c.named_done += len(items)
+        for kind, obj, tok in items:
+            self._emit_item(b, kind, obj, tok)
+        return [obj.span[1] for kind, obj, _ in items if kind == "call"]
+
     def _cut_call(self, c: Cand) -> tuple[str | None, RawCall | None]:
         """The name (and what survives) of a call cut off by the end of the text: from its
-        JSON payload, or from the name and parameters the parser had read."""
+        JSON payload, or from the name and parameters the parser had read.  A name that
+        runs to the end of the text may itself be cut off (`get_wea`): it is no name."""
+        end = c.reader.name_end(c.parser.values)
+        if end is not None and end >= self.base + len(self.win):
+            return None, None
         if not c.cut_json:
             name, raw = c.reader.salvage(c.parser.values)
             if raw is not None:  # a cut-off call's text runs to the end of the text

@@ -229,27 +229,54 @@ class Reader:
         name = None
         start = None
         params: list[Node] = []
+        args: Tok | None = None
         call_id = None
         prev: Any = None
         for v in items:
             if isinstance(v, Node) and self.announce(v) is not None:
                 # the call begins at the token before its name (its opener), when there is one
                 opener = prev.start if isinstance(prev, Tok) and prev.start is not None else None
-                name, start, params, call_id = self.announce(v), opener if opener is not None else v.start, [], None
+                name, start, params, args, call_id = self.announce(v), opener if opener is not None else v.start, [], None, None
                 if v.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
                     call_id = _text(v).strip() or None
             elif isinstance(v, Node) and v.name == "param" and name is not None:
                 params.append(v)
             elif isinstance(v, Node) and v.name == "call_id":
                 call_id = _text(v).strip() or None
+            elif name is not None and (isinstance(v, Node) and v.name == "arguments" or isinstance(v, Tok) and v.type in EXTERNALS):
+                # JSON arguments read whole before the cut (a closer cut off after them)
+                args = _first_token(v) if isinstance(v, Node) else v
             prev = v
         if name is None:
             return None, None
+        if args is not None and not params:
+            return name, self._salvaged_arguments(name, args, call_id, start or 0)
         end = params[-1].end if params else start
         raw = RawCall(
             name, None, None, call_id, (start or 0, end or 0), self.family, text_params=self.params(params)
         )
         return name, raw
+
+    def _salvaged_arguments(self, name: str, tok: Tok, call_id: str | None, start: int) -> RawCall | None:
+        """A cut-off call whose JSON arguments were complete: the call with them, written
+        as a stream sent them (the model's text, or its strict prefix and a tail)."""
+        try:
+            value, repairs = self._load(tok.value)
+        except JsonValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        text = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
+        return RawCall(name, value, text, call_id, (start, tok.end or start), self.family)
+
+    def name_end(self, values: list[Any]) -> int | None:
+        """Where the name of the last call the parser announced ends (None: no name read)."""
+        end = None
+        for v in values:
+            for item in v.children if isinstance(v, Node) and v.name.startswith("_") else (v,):
+                if isinstance(item, Node) and self.announce(item) is not None:
+                    end = item.end
+        return end
 
     # -- JSON payloads ----------------------------------------------------------------------
 
@@ -397,6 +424,19 @@ class Reader:
         args_json = self.args_text(text, args, call_object=False) if text.startswith("{") else "{}"
         return name, RawCall(name, args, args_json or "{}", raw.id, (raw.span[0], end), self.family)
 
+    def cut_elements(self, text: str, base: int, *, bare: bool) -> tuple[list[RawCall], list[Issue]]:
+        """The call objects of an array cut off by the end of the text that were complete
+        before the cut: they stand, like the complete calls of any block cut off later."""
+        end = _complete_elements_end(text) if text.startswith("[") else 0
+        if end <= 0:
+            return [], []
+        return self.read_payload(text[:end] + "]", base, bare=bare, keyed=self.keyed)
+
+    def completed(self, values: list[Any]) -> list[RawCall]:
+        """Calls of a body read whole (all or nothing) that were complete before the end of
+        the text cut the body off; none unless a family's body is read that way."""
+        return []
+
     def cut_call(self, text: str, base: int, *, bare: bool) -> tuple[str | None, RawCall | None]:
         """For a payload cut off by the end of the text: the call's name when it was complete
         (and, for a bare payload, when the object says it is a call), and the call rebuilt
@@ -520,6 +560,25 @@ def _last_element(text: str) -> tuple[int, int]:
             return -1, index
         pos += 1
         index += 1
+
+
+def _complete_elements_end(text: str) -> int:
+    """Where the last complete element of a cut-off array ends (0 when none is complete)."""
+    from .jsonscan import _complete_value_end
+
+    pos, n, done = 1, len(text), 0
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        end = _complete_value_end(text, pos) if pos < n else None
+        if end is None:
+            return done
+        done = pos = end
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n or text[pos] != ",":
+            return done
+        pos += 1
 
 
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:

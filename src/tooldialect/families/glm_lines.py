@@ -30,6 +30,17 @@ class Reader(GenericReader):
             calls.extend(got)
         return calls, []
 
+    def completed(self, values: list[Any]) -> list[RawCall]:
+        """The lines read whole before the end of the text cut the body off: their calls
+        stand (the cut line itself never does)."""
+        done = next((v for v in values if isinstance(v, Node) and v.name == "lines"), None)
+        if done is None:
+            return []
+        calls, issues = self.read(Node(_BODY, [done], done.start, done.end)) or ([], [])
+        for call in calls:
+            call.gated = True
+        return [] if issues else calls
+
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
         """The name of the call cut off by the end of the text; a registry-gated body is
         all or nothing and returns no part of itself, whatever ``Policy.truncated`` says."""
