@@ -290,7 +290,7 @@ class Cand:
         self.g = g
         self.rule = rule
         self.reader = reader
-        # ("start", (name, id or None), key) | ("param", Node, key) (a value written as text, complete) |
+        # ("start", (name, id or None, where the name ends), key) | ("param", Node, key) (a value written as text, complete) |
         # ("call", RawCall, key) | ("issue", Issue, key) | ("text", str, -1) (prose inside
         # the block, shown as written); the key ties a call to its announcement:
         # ("json", payload#) or ("call", call#)
@@ -436,7 +436,7 @@ class Cand:
             self.current_name = announced
             # an id that names the call (Kimi's functions.NAME:IDX) is known already
             call_id = _node_text(node).strip() if node.name == "call_id" else None
-            self.items.append(("start", (announced, call_id), ("call", self.named_begun)))
+            self.items.append(("start", (announced, call_id, node.end), ("call", self.named_begun)))
             self.named_begun += 1
             self.args_read = 0
             if self.rule == "start":
@@ -551,6 +551,7 @@ class Block:
         "loop_marker",
         "balance",
         "inline",
+        "deferred",
     )
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: str, reply: bool, tail: str) -> None:
@@ -594,6 +595,8 @@ class Block:
         # a tag opened after prose on the same line: a zero-argument call in it may be the
         # prose quoting the format (Engine._quoted); decided only once the block is read
         self.inline = False
+        # announcements held back in such a block until the call shows an argument
+        self.deferred: dict[Any, tuple[str, str | None, int | None]] = {}
 
 
 class Engine:
@@ -1258,8 +1261,6 @@ class Engine:
         b = Block(self.base + q, self.base + end, cands, self.channel, False, self._tail_at(q))
         if self.channel == TEXT_CHANNEL and self.line_prose and _TAG_OPEN.match(self.win, q):
             b.inline = True
-            b.early = False
-            b.leader = None
         if not soft and self.channel == TEXT_CHANNEL:
             b.loop_rx = self._loop_rx(openers, cands)
             b.loop_marker = self.win[q:end]
@@ -2025,7 +2026,7 @@ class Engine:
         left and the others failed no later than where its body began: a decision that
         depends on the text alone, not on how it was cut."""
         alive = [c for c in b.cands if c.state != FAILED]
-        if not alive or b.inline:
+        if not alive:
             b.early = False
             return
         if len(alive) > 1:
@@ -2139,6 +2140,8 @@ class Engine:
             kind, obj, tok = c.items[b.emitted]
             if kind in ("call", "issue") and _item_end(obj) > b.loop_clear:
                 return  # not before the loop scan has cleared its text (every chunking agrees)
+            if b.inline and (kind == "text" or kind == "call" and self._may_be_quoted(obj)):
+                return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
             self._emit_item(b, kind, obj, tok)
 
@@ -2148,9 +2151,15 @@ class Engine:
         if kind == "start":
             if b.channel == REASONING and self.policy.calls_in_reasoning != "accept":
                 return
+            if b.inline and b.phase == "lex" and tok not in b.deferred:
+                b.deferred[tok] = obj  # announced once an argument shows it is no quotation
+                return
+            b.deferred.pop(tok, None)
             if tok in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
                 return
-            name, call_id = obj
+            name, call_id, name_end = obj
+            if self.eof and name_end is not None and name_end >= self.base + len(self.win):
+                return  # a name that runs to the end of the text may be cut off: never announced
             announced = self.binder.announce(name)
             if announced is None:
                 return
@@ -2163,6 +2172,8 @@ class Engine:
             self._text(obj, b.channel)
             return
         if kind == "param":
+            if tok in b.deferred:
+                self._emit_item(b, "start", b.deferred[tok], tok)
             self._stream_param(b, owner, obj, tok)
             return
         if kind == "issue":
@@ -2299,11 +2310,16 @@ class Engine:
         quoting the format (`Use <tool_call>NAME</tool_call> for calls.`): every call has no
         argument and names no tool the toolset offers (any name, without a toolset)."""
         calls = [obj for kind, obj, _ in c.items if kind == "call"]
-        return bool(calls) and all(
-            not raw.arguments
+        return bool(calls) and all(self._may_be_quoted(raw) for raw in calls)
+
+    def _may_be_quoted(self, raw: RawCall) -> bool:
+        """A call spelled by the grammar (a JSON payload is announced as it arrives), with
+        no argument, naming no tool the toolset offers."""
+        return (
+            raw.elem < 0
+            and not raw.arguments
             and not raw.text_params
             and not (self.binder.tools is not None and self.binder.resolve(raw.name, raw.gated).known)
-            for raw in calls
         )
 
     def _step_quoted(self, b: Block) -> bool:
