@@ -4,11 +4,17 @@ Tool names and outputs are tool-controlled, so they are never interpolated unexa
 a body holding a closing tag would end the envelope early, a crafted opening tag would
 forge one (CWE-74).  The rule differs by position:
 
-* attribute values (``name``, ``tool_call_id``, ``status``) escape ``& < > "``;
+* attribute values (``name``, ``tool_call_id``, ``status``) escape ``& < > "``, and write
+  any other character whose NFKC form holds one of them (``＂``, ``＜`` …) as a numeric
+  reference (``&#xFF02;``);
 * a body rewrites ``<`` to ``&lt;`` only where it opens a protocol tag (``ENVELOPE_TAG``
   in ``grammars/_envelope.lark``: ``<tool_result`` / ``<tool_call``, any case, with or
   without ``/``); every other character passes byte for byte, so source code such as
   ``<div className="x">{a < b}</div>`` reaches the model as written.
+
+Both rules hold for the text a normalising tokenizer hands the model, not only for the
+text as written: a tag is any spelling whose NFKC form, case-folded, is one (see
+:mod:`._fold`), so ``＜/tool_reſult＞`` loses its bracket as ``</tool_result>`` does.
 
 This is boundary integrity, not a prompt-injection defence: output can still say
 anything; it cannot pass for the transcript's own structure.  The spellings come from
@@ -18,18 +24,20 @@ the grammar piece; :func:`read_results` is the exact inverse of :func:`results`.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 
 from ..errors import PolicyError
 from ..families import piece
 from ..transcript import ToolResult
+from ._fold import attaches, carriers, fold
 
-__all__ = ["envelope", "escape_attribute", "guard_body", "read_results", "results"]
+__all__ = ["envelope", "escape_attribute", "guard_body", "read_results", "results", "tag_openings"]
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _ATTRIBUTE = re.compile(r'[&<>"]')
-_ENTITY = re.compile(r"&(amp|lt|gt|quot);")
-_BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot);)")
+_ENTITY = re.compile(r"&(?:(amp|lt|gt|quot)|#x([0-9A-F]{1,6}));")
+_BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot|#x[0-9A-F]{1,6});)")
 _UNESCAPES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"'}
 _ATTRIBUTES = ("name", "tool_call_id", "status")
 _STATUSES = ("ok", "error")
@@ -45,7 +53,10 @@ class _Spelling:
         self.close = _literal(terms["ENVELOPE_CLOSE"])
         tag = terms["ENVELOPE_TAG"].pattern
         assert tag is not None
-        self.tag = re.compile(tag.source, re.ASCII)  # ASCII letter case only: "ſ" is not "s" here
+        # applied to folded text (_fold.fold), where every case and compatibility spelling
+        # of a letter is already the ASCII one; ASCII text is its own folded form
+        self.tag = re.compile(tag.source, re.ASCII)
+        self.width = tag.max_width  # the longest tag, its terminator included
 
 
 def _literal(term: object) -> str:
@@ -65,17 +76,26 @@ def spelling() -> _Spelling:
 
 
 def escape_attribute(value: str) -> str:
-    """An attribute value: ``& < > "`` become entities, nothing else changes."""
-    return _ATTRIBUTE.sub(lambda m: _ESCAPES[m.group()], value)
+    """An attribute value: ``& < > "`` become entities, a look-alike of one (a character
+    whose NFKC form holds one) a numeric reference; nothing else changes."""
+    value = _ATTRIBUTE.sub(lambda m: _ESCAPES[m.group()], value)
+    if value.isascii():
+        return value
+    return "".join(f"&#x{ord(c):X};" if _stands_for_special(c) else c for c in value)
+
+
+def _stands_for_special(ch: str) -> bool:
+    """True for a character other than ``& < > "`` whose NFKC form holds one of them."""
+    return not ch.isascii() and any(c in _ESCAPES for c in fold(ch))
 
 
 def guard_body(body: str) -> str:
-    """A body with ``&lt;`` in place of each ``<`` that opens a protocol tag; the rest as is.
+    """A body with ``&lt;`` in place of each character that opens a protocol tag; the rest
+    as is.  The opener is ``<`` or a character that folds to it (``＜``, ``﹤``).
 
     A tag at the very end of the body counts: the envelope's own line break follows it.
     """
-    tag = spelling().tag
-    cuts = [m.start() for m in tag.finditer(body + "\n")]  # the terminator is never "<"
+    cuts = tag_openings(body)
     if not cuts:
         return body
     parts = []
@@ -86,6 +106,54 @@ def guard_body(body: str) -> str:
         last = at + 1
     parts.append(body[last:])
     return "".join(parts)
+
+
+def tag_openings(body: str) -> list[int]:
+    """The index of each character that opens a protocol tag in ``body``, as written or as
+    folded: a ``<`` that opens one in the text itself, or a character whose folded form is
+    the ``<`` of one in the folded text.  Both count (``<tool_call>`` then U+0338 is a tag as
+    written, ``≯`` ends it once folded; ``＜tool_call＞`` is one only once folded)."""
+    s = spelling()
+    written = [m.start() for m in s.tag.finditer(body + "\n")]  # the terminator is never "<"
+    if body.isascii() or not s.tag.search(fold(body + "\n")):
+        return written  # ASCII folds to itself but for letter case, which the regex ignores
+    openers = carriers("<")  # "<" among them, so every tag as written starts at one of these
+    starts = sorted(at for ch in openers for at in _occurrences(body, ch))  # a merge of sorted runs
+    as_written = set(written)
+    return [at for at in starts if at in as_written or _opens_tag(body, at, openers[body[at]])]
+
+
+def _occurrences(text: str, ch: str) -> list[int]:
+    found = []
+    at = text.find(ch)
+    while at >= 0:
+        found.append(at)
+        at = text.find(ch, at + 1)
+    return found
+
+
+def _opens_tag(body: str, at: int, offsets: tuple[int, ...]) -> bool:
+    """True when the folded text from ``body[at]`` on is a tag whose ``<`` is one of the
+    ``offsets`` of that character's own folded form.
+
+    A tag is at most ``width`` characters, and every character folds to at least one, so
+    ``width`` characters from ``at`` decide it, save for marks just past them that NFKC
+    may join to its last character; those are read only for a tag found without them,
+    and tags do not overlap, so each mark is read at most once.
+    """
+    s = spelling()
+    end = min(at + s.width, len(body))
+    if not _reads_as_tag(body, at, end, offsets):
+        return False
+    full = end
+    while full < len(body) and attaches(body[full]):
+        full += 1
+    return full == end or _reads_as_tag(body, at, full, offsets)
+
+
+def _reads_as_tag(body: str, at: int, end: int, offsets: tuple[int, ...]) -> bool:
+    form = fold(body[at:end] + ("\n" if end == len(body) else ""))
+    return any(spelling().tag.match(form, offset) for offset in offsets)
 
 
 def envelope(*, name: str, tool_call_id: str, status: str = "ok", body: str) -> str:
@@ -178,7 +246,7 @@ def read_results(content: str) -> list[ToolResult] | None:
             return None
         body = content[pos:end]
         name, call_id, status = values
-        if not name or not call_id or status not in _STATUSES or s.tag.search(body + "\n"):
+        if not name or not call_id or status not in _STATUSES or tag_openings(body):
             return None  # not what results() writes: a body it would have guarded
         out.append(ToolResult(call_id, name, body, status))
         pos = end + len(closer)
@@ -189,6 +257,18 @@ def _unescape(value: str) -> str | None:
     """The inverse of :func:`escape_attribute`; None for a value it could not have written."""
     if "<" in value or ">" in value:
         return None
+    if not value.isascii() and any(_stands_for_special(c) for c in value):
+        return None  # the escaper writes a look-alike as a numeric reference
     if _BARE_AMPERSAND.search(value):
         return None  # the escaper writes every & as &amp;
-    return _ENTITY.sub(lambda m: _UNESCAPES[m.group(1)], value)
+    entities = list(_ENTITY.finditer(value))
+    if not all(m.group(1) or _written_as_reference(m.group(2)) for m in entities):
+        return None
+    return _ENTITY.sub(lambda m: _UNESCAPES[m.group(1)] if m.group(1) else chr(int(m.group(2), 16)), value)
+
+
+def _written_as_reference(digits: str) -> bool:
+    """True for the hex digits :func:`escape_attribute` writes: a look-alike's code point,
+    upper case, no leading zero."""
+    code = int(digits, 16)
+    return code <= sys.maxunicode and digits == f"{code:X}" and _stands_for_special(chr(code))
