@@ -2275,9 +2275,9 @@ class Engine:
         hard = deeper or [c for c in b.cands if not c.soft]
         if not hard and b.reply and b.channel == TEXT_CHANNEL:
             # a reply that is a call cut off by the end of the text is a truncated call, once
-            # its payload began: a reply-initial name alone ("Paris\n") is prose
+            # something was read after its name: a reply-initial name alone ("Paris\n") is prose
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
-                if c.fail_kind == "cut" and c.payload_at >= 0 and self._cut_call(c)[0] is not None:
+                if c.fail_kind == "cut" and self._past_name(c) and self._cut_call(c)[0] is not None:
                     b.winner = c
                     self._truncated(b, c)
                     return
@@ -2337,6 +2337,13 @@ class Engine:
             return True
         self._accept(b, c, c.last_end)
         return True
+
+    def _past_name(self, c: Cand) -> bool:
+        """Whether ``c`` read a payload, or a token after the name it announced."""
+        if c.payload_at >= 0:
+            return True
+        end = c.reader.name_end(c.parser.values)
+        return end is not None and c.last_end > end
 
     def _decline(self, b: Block) -> None:
         """No candidate took the block: the opener is text (a reply attempt leaves nothing)."""
