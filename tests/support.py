@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from hypothesis import settings
 
 import tooldialect as td
 from tooldialect.corpus import (  # noqa: F401 - re-exported for the tests
@@ -41,14 +44,38 @@ def toolsets() -> dict[str, Any]:
     return _TOOLSETS
 
 
+_OPTIONS: dict[tuple[str, int], dict[str, Any]] = {}
+
+
 def options(case: Case) -> dict[str, Any]:
-    return corpus_options(case, toolsets())
+    """The case's ``parse()`` options, built once per case: a toolset checks its schemas
+    when it is built, which costs more than parsing the case (a fresh dict each call)."""
+    key = (str(case.path), case.line)
+    if key not in _OPTIONS:
+        _OPTIONS[key] = corpus_options(case, toolsets())
+    return dict(_OPTIONS[key])
 
 
 def check_invariants(text: str, events: list[td.Event], batch: td.ParseResult) -> None:
     """The stream invariants of DESIGN §4, for one way of cutting ``text``."""
     problem = stream_problem(text, events, batch)
     assert problem is None, problem
+
+
+# -- how long a search runs -----------------------------------------------------------------------
+
+
+def long_search() -> bool:
+    """Whether a longer hypothesis profile was asked for (``HYPOTHESIS_PROFILE=fuzz`` or
+    ``thorough``): the contract searches then try every input they can, not a sample."""
+    return os.environ.get("HYPOTHESIS_PROFILE", "default") != "default"
+
+
+def budget(examples: int) -> settings:
+    """Settings for a property whose examples are costly: ``examples`` of them, always the
+    same ones (derandomized, so CI is reproducible) in ``make test``; the loaded profile's
+    count, at random, in a long search."""
+    return settings() if long_search() else settings(max_examples=examples, derandomize=True)
 
 
 # -- counting work -----------------------------------------------------------------------------
@@ -80,3 +107,12 @@ def tool(name: str, props: dict, required: list[str] | None = None, description:
     if required is not None:
         schema["required"] = required
     return td.Tool(name=name, description=description, parameters=schema)
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    """``leaf`` inside ``depth`` lists, built by hand: deeper than any parser would return
+    it, and deeper than Python's stack, when a test asks."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value

@@ -259,6 +259,17 @@ def test_event_json_shapes():
     dumped = [e.to_json() for e in evs]
     assert [d["type"] for d in dumped] == ["text", "call_start", "arguments", "call_end"]
     assert dumped[3]["call"]["name"] == "get_weather"
+    assert all(d == {"type": e.type, **e.model_dump(mode="json")} for d, e in zip(dumped, evs))
+
+
+def test_event_json_of_a_call_as_deep_as_the_policy_allows():
+    # pydantic's own JSON mode stops at about 255 levels; Policy.max_depth goes to 512
+    deep = "[" * 500 + "]" * 500
+    s = td.ToolStream(policy=td.Policy(max_depth=512))
+    evs = s.feed(f'<tool_call>{{"name": "f", "arguments": {{"a": {deep}}}}}</tool_call>') + s.close()
+    end = [e.to_json() for e in evs if isinstance(e, td.CallEnd)]
+    assert [json.dumps(d["call"]["arguments"]) for d in end] == [f'{{"a": {deep}}}']
+    assert end[0]["call"]["span"] == list(evs[-1].call.span)
 
 
 def test_indexes_count_calls_in_this_response():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -485,6 +486,8 @@ USAGE_ERRORS = {
     "extra argument to families": lambda p: ["families", "extra"],
     "missing file": lambda p: ["parse", str(p / "no-such-file.txt")],
     "missing file for stream": lambda p: ["stream", str(p / "no-such-file.txt")],
+    "missing store for audit": lambda p: ["audit", str(p / "missing.jsonl")],
+    "missing stores for audit": lambda p: ["audit", str(p / "missing.jsonl"), str(p / "gone")],
     "directory as file": lambda p: ["parse", str(p)],
     "file not UTF-8": lambda p: ["parse", _bytes(p / "latin1.txt", "café".encode("latin-1"))],
     "missing tools file": lambda p: ["parse", write(p, "r.txt", HERMES), "--tools", str(p / "nope.json")],
@@ -598,6 +601,122 @@ def test_deeply_nested_tools_file_is_a_usage_error(capsys, tmp_path):
 def test_policy_unicode_digit_is_a_usage_error(capsys, tmp_path):
     rc, out, err = run(capsys, "parse", write(tmp_path, "r.txt", HERMES), "--policy", "max_depth=²")
     assert rc == 2 and out == "" and err.count("\n") == 1
+
+
+# -- what the strings hold, written out ----------------------------------------------------
+
+#: A JSON escape for a lone surrogate, as a plain-ASCII file spells it (backslash, u, d800):
+#: valid JSON, and a Python string no encoding can write as it is.
+LONE = "\\ud800"
+SURROGATE_REPLIES = {
+    "in a value": ('<tool_call>{"name": "f", "arguments": {"a": "' + LONE + '"}}</tool_call>', "f", {"a": "\ud800"}),
+    "in the name": ('<tool_call>{"name": "f' + LONE + '", "arguments": {"a": 1}}</tool_call>', "f\ud800", {"a": 1}),
+    "in a key": ('<tool_call>{"name": "f", "arguments": {"' + LONE + '": "x"}}</tool_call>', "f", {"\ud800": "x"}),
+}
+#: A tool whose parameter is named by the same escape (json.dumps writes it in ASCII).
+SURROGATE_TOOLS = [{"name": "f", "parameters": {"type": "object", "properties": {"\ud800": {"type": "string"}}}}]
+
+
+@pytest.mark.parametrize("where", list(SURROGATE_REPLIES))
+def test_a_lone_surrogate_in_a_reply_is_printed_as_the_escape_it_was(capsys, tmp_path, where):
+    text, name, arguments = SURROGATE_REPLIES[where]
+    assert text.isascii()
+    reply = write(tmp_path, "r.txt", text)
+    call = parse_out(capsys, reply)["calls"][0]  # valid JSON, no traceback
+    assert (call["name"], call["arguments"]) == (name, arguments)
+    ends = [ev["call"] for ev in stream_out(capsys, reply, "--chunk", "5") if ev["type"] == "call_end"]
+    assert [(c["name"], c["arguments"]) for c in ends] == [(name, arguments)]
+    _, out, _ = run(capsys, "parse", reply)
+    assert LONE in out
+
+
+SURROGATE_COMMANDS = [
+    *(["render", "--dialect", d, "--tools", "TOOLS"] for d in ("xml", "pformat", "python", "typescript", "native")),
+    ["render", "--dialect", "xml", "--tools", "TOOLS", "--json"],
+    ["render", "--dialect", "native", "--tools", "TOOLS", "--json"],
+    *(["export", "--family", f, "--tools", "TOOLS", "--format", x] for f in ("hermes", "qwen3_coder")
+      for x in ("lark", "gbnf", "ebnf", "structural-tag")),
+    ["parse", "REPLY", "--tools", "TOOLS"],
+    ["stream", "REPLY", "--tools", "TOOLS"],
+]
+
+
+@pytest.mark.parametrize("argv", SURROGATE_COMMANDS, ids=" ".join)
+def test_a_lone_surrogate_in_a_tools_file_never_ends_in_a_traceback(capsys, tmp_path, argv):
+    files = {
+        "TOOLS": write(tmp_path, "tools.json", SURROGATE_TOOLS),
+        "REPLY": write(tmp_path, "r.txt", SURROGATE_REPLIES["in a key"][0]),
+    }
+    rc, out, err = run(capsys, *[files.get(a, a) for a in argv])
+    if rc == 2:  # llguidance cannot read a grammar UTF-8 cannot encode: one line that says why
+        assert argv[-1] == "lark" and out == ""
+        assert err.count("\n") == 1 and "lone surrogate" in err
+        return
+    assert (rc, err) == (0, "")
+    out.encode("utf-8")  # nothing a terminal cannot write
+    if "--json" in argv or argv[0] in ("parse", "stream") or argv[-1] in ("gbnf", "ebnf", "structural-tag"):
+        values = [json.loads(line) for line in out.splitlines()] if argv[0] == "stream" else [json.loads(out)]
+        assert "\ud800" in json.dumps(values, ensure_ascii=False)  # the same string, read back
+    if argv[:4] != ["render", "--dialect", "native", "--tools"] or "--json" in argv:
+        assert LONE in out  # written as the escape it came in as
+
+
+def _python_m(*argv: str, cwd: Path, **env: str | None) -> subprocess.CompletedProcess[bytes]:
+    """``python -m tooldialect`` with real standard streams, their encoding set by ``env``
+    (a None value removes the variable)."""
+    environ = {k: v for k, v in os.environ.items() if k not in env}
+    environ.update({k: v for k, v in env.items() if v is not None})
+    command = [sys.executable, "-m", "tooldialect", *argv]
+    return subprocess.run(command, capture_output=True, cwd=cwd, env=environ, timeout=120)
+
+
+#: Standard output as a user's shell gives it: UTF-8 said outright, or the C locale with
+#: nothing said (Python then coerces to UTF-8).
+TERMINALS = {
+    "utf-8": {"PYTHONIOENCODING": "utf-8"},
+    "C locale": {"PYTHONIOENCODING": None, "PYTHONUTF8": None, "LC_ALL": "C", "LANG": "C"},
+}
+
+
+@pytest.mark.parametrize("terminal", list(TERMINALS))
+def test_python_m_tooldialect_writes_lone_surrogates_as_escapes(tmp_path, terminal):
+    env = TERMINALS[terminal]
+    reply = write(tmp_path, "r.txt", SURROGATE_REPLIES["in a value"][0] + SURROGATE_REPLIES["in the name"][0])
+    tools = write(tmp_path, "tools.json", SURROGATE_TOOLS)
+    for argv in (["parse", reply], ["stream", reply], ["render", "--dialect", "xml", "--tools", tools],
+                 ["export", "--family", "hermes", "--tools", tools, "--format", "gbnf"]):
+        done = _python_m(*argv, cwd=tmp_path, **env)
+        assert (done.returncode, done.stderr) == (0, b""), (argv, done.stderr.decode("utf-8", "replace"))
+        out = done.stdout.decode("utf-8")  # strict: the bytes are UTF-8
+        assert LONE in out
+        if argv[0] == "parse":
+            calls = json.loads(out)["calls"]
+            assert [(c["name"], c["arguments"]) for c in calls] == [("f", {"a": "\ud800"}), ("f\ud800", {"a": 1})]
+        elif argv[0] == "stream":
+            assert sum(json.loads(line)["type"] == "call_end" for line in out.splitlines()) == 2
+    done = _python_m("audit", str(tmp_path / "missing.jsonl"), cwd=tmp_path, **env)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode("utf-8").count("\n") == 1
+
+
+def test_an_ascii_terminal_gets_escaped_json_and_escaped_text(tmp_path):
+    reply = write(tmp_path, "u.txt", UNICODE)
+    done = _python_m("parse", reply, cwd=tmp_path, PYTHONIOENCODING="ascii")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.isascii()
+    assert json.loads(done.stdout)["calls"][0]["arguments"] == {"city": "東京", "note": "naïve café ☕ 𝔘"}
+    tools = write(tmp_path, "tools.json", [{"name": "f", "description": "Météo à Zürich ☕"}])
+    done = _python_m("render", "--dialect", "python", "--tools", tools, cwd=tmp_path, PYTHONIOENCODING="ascii")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert "M\\xe9t\\xe9o \\xe0 Z\\xfcrich \\u2615" in done.stdout.decode("ascii")
+
+
+def test_stream_writes_a_call_as_deep_as_the_policy_allows(capsys, tmp_path):
+    deep = "[" * 511 + "]" * 511
+    reply = write(tmp_path, "deep.txt", f"[f(a={deep})]")
+    events = stream_out(capsys, reply, "--policy", "max_depth=512", "--chunk", "4096")
+    assert [json.dumps(ev["call"]["arguments"]) for ev in events if ev["type"] == "call_end"] == [f'{{"a": {deep}}}']
+    assert parse_out(capsys, reply, "--policy", "max_depth=512")["calls"][0]["arguments"] == {"a": json.loads(deep)}
 
 
 # -- end to end ----------------------------------------------------------------------------

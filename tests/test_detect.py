@@ -237,3 +237,13 @@ def test_audit_end_to_end_in_a_subprocess(tmp_path):
     assert sorted((leak["record"], leak["thread"], leak["families"][0]) for leak in report["leaks"]) == [
         (i + 1, f"thread-{i % 10:02d}", "invoke_xml") for i in (5, 10, 20, 40, 80)
     ]
+
+
+def test_json_of_intents_and_audits_as_deep_as_the_policy_allows():
+    deep = "[" * 500 + "]" * 500
+    content = f'<tool_call>{{"name": "f", "arguments": {{"a": {deep}}}}}</tool_call>'
+    result = detect.scan(content, policy=td.Policy(max_depth=512), include_arguments=True)
+    assert json.dumps(result.audit.to_json()["arguments"]) == f'[{{"name": "f", "arguments": {{"a": {deep}}}}}]'
+    found = detect.IntentFound(intent=result.intents[0]).to_json()
+    assert found["intent"]["span"] == list(result.intents[0].span)
+    assert found["intent"]["arguments"] == {"a": json.loads(deep)}

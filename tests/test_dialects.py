@@ -10,7 +10,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import tool
+from support import nested, tool
 
 import tooldialect as td
 from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, ToolResults
@@ -441,3 +441,33 @@ def test_replay_of_deeply_nested_arguments_never_recurses(depth):
     assert td.dialects.Native().replay(transcript)[1]["tool_calls"][0]["function"]["arguments"] == deep
     with pytest.raises(td.PolicyError, match="deeper than 512"):
         td.dialects.Xml().render_call({"name": "search", "arguments": {"x": json.loads("[" * 600 + "]" * 600)}})
+
+
+DEEP = tool("f", {"a": {}}, ["a"])
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_a_call_parse_returns_under_the_deepest_policy_is_written_back(name):
+    policy = td.Policy(max_depth=512)
+    call = td.parse("[f(a=" + "[" * 400 + "]" * 400 + ")]", policy=policy).calls[0]
+    text = td.dialects.get(name).render_call(call, tools=[DEEP])  # python: a RecursionError before
+    assert [c.arguments for c in td.parse(text, [DEEP], policy=policy).calls] == [call.arguments]
+
+
+@pytest.mark.parametrize("name", TEXT)
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_every_writer_of_a_dialect_bounds_its_depth(name, depth):
+    dialect = td.dialects.get(name)
+    arguments = {"a": nested(depth)}
+    deep = '{"a": ' + "[" * depth + "1" + "]" * depth + "}"  # by hand: json.dumps cannot write 5000 levels
+    transcript = [Chat("user", "go"), AssistantToolCalls(tool_calls=[record("c", "f", deep)]),
+                  ToolResults([td.ToolResult("c", "f", "r")])]
+    replayed = dialect.replay(transcript, tools=[DEEP])[1]["content"]
+    got = td.parse(replayed, [DEEP], policy=td.Policy(max_depth=512))
+    if depth == 400:
+        assert dialect.render_call({"name": "f", "arguments": arguments}, tools=[DEEP])
+        assert [c.arguments for c in got.calls] == [arguments]
+    else:
+        with pytest.raises(td.PolicyError, match="deeper than 512 levels"):
+            dialect.render_call({"name": "f", "arguments": arguments}, tools=[DEEP])
+        assert got.calls == [] and got.diagnostics  # written, not walked: reported, never run

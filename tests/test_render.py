@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import tool
+from support import nested, tool
 
 import tooldialect as td
 from tooldialect.render.signatures import MAX_TYPE_DEPTH
@@ -255,3 +255,35 @@ def test_python_signatures_compile(name, props, description, data):
     for style in ("pformat", "typescript"):
         out = td.render.signature(t, style=style)
         assert out == td.render.signature(t, style=style)  # stable
+
+
+# -- depth ------------------------------------------------------------------------------------
+
+DEEP = tool("f", {"a": {}}, ["a"])
+
+
+@pytest.mark.parametrize("style", td.render.STYLES)
+def test_call_writes_a_value_as_deep_as_a_policy_reads(style):
+    arguments = {"a": nested(400)}
+    body = td.render.call(DEEP, arguments, style=style)  # the Python writer used to overflow the stack
+    got = td.parse(f"<tool_call>{body}</tool_call>", [DEEP], policy=td.Policy(max_depth=512))
+    assert [c.arguments for c in got.calls] == [arguments]
+
+
+@pytest.mark.parametrize("style", td.render.STYLES)
+def test_call_refuses_a_value_deeper_than_any_parser_reads(style):
+    with pytest.raises(td.PolicyError, match="deeper than 512 levels.*flatten"):
+        td.render.call(DEEP, {"a": nested(5000)}, style=style)
+
+
+@pytest.mark.parametrize("style", ["python", "typescript"])
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_a_deep_enum_or_const_is_spelled_or_is_anything_never_a_recursion_error(style, depth):
+    # a td.Tool is not checked as a toolset is, so its schema may hold values of any depth
+    t = tool("f", {"a": {"enum": [nested(depth)]}, "b": {"const": nested(depth)}}, ["a", "b"])
+    out = td.render.signature(t, style=style)
+    anything = "Any" if style == "python" else "unknown"
+    if depth == 400:
+        assert out.count("[" * 400 + "1" + "]" * 400) == 2 and anything not in out
+    else:
+        assert out.count(anything) == 2 and "[[" not in out

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import nested
 
 import tooldialect as td
 from tooldialect import shape as sh
@@ -169,6 +170,17 @@ def test_empty_arguments_and_a_toolcall(family):
     call = td.parse('<tool_call>{"name": "ping", "arguments": {}}</tool_call>').calls[0]
     check(family, [{"name": call.name, "arguments": call.arguments}])
     assert td.families.get(family).render_call(call) == td.families.get(family).render_call({"name": "ping", "arguments": {}})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_value_as_deep_as_a_policy_reads_is_written_and_a_deeper_one_refused(family):
+    fam = td.families.get(family)
+    call = {"name": "f", "arguments": {"a": nested(400)}}
+    text = fam.render_call(call)  # pythonic and codecall used to overflow the stack here
+    got = td.parse(text, tools=toolset(call), families=[family], policy=td.Policy(max_depth=512))
+    assert [c.arguments for c in got.calls] == [call["arguments"]]
+    with pytest.raises(td.PolicyError, match="deeper than 512 levels"):
+        fam.render_call({"name": "f", "arguments": {"a": nested(5000)}})
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if not td.families.get(f).shape.parallel])

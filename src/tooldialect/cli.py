@@ -1,13 +1,18 @@
 """The ``tooldialect`` command: parse, stream, render, export, families, grammar check, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
-one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.
+one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.  Output
+never fails either: JSON is valid whatever the strings hold (a lone surrogate stays the
+``\\ud800`` escape it was written as), and text is written with backslash escapes for
+what the terminal's encoding cannot hold.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -21,6 +26,7 @@ from .toolset import Toolset
 __all__ = ["main"]
 
 PROG = "tooldialect"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class _Usage(Exception):
@@ -76,6 +82,27 @@ def _scalar(value: str) -> Any:
     return value
 
 
+def _print(text: str) -> None:
+    """``text`` on standard output.  What its encoding cannot hold (a lone surrogate from a
+    ``\\ud800`` escape in a reply or a tools file, or any non-ASCII character on an ASCII
+    terminal) is written as a backslash escape, never a traceback."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+
+
+def _print_json(value: Any, **options: Any) -> None:
+    """``value`` as JSON on standard output, then a newline: characters as they are where
+    standard output is UTF-8 (escaped otherwise), and a lone surrogate, which no encoding
+    writes, as its ``\\uXXXX`` escape, so the output is valid JSON and reads back the same."""
+    text = json.dumps(value, ensure_ascii=not _utf8(sys.stdout), **options)
+    _print(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+
+
+def _utf8(stream: Any) -> bool:
+    encoding = getattr(stream, "encoding", None)
+    return encoding is None or codecs.lookup(encoding).name == "utf-8"  # None: a text buffer holds anything
+
+
 def call_json(call: ToolCall) -> dict[str, Any]:
     return {"name": call.name, "arguments": call.arguments, "id": call.id, "family": call.family}
 
@@ -93,8 +120,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         "calls": [call_json(c) for c in result.calls],
         "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
     }
-    json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    _print_json(out, indent=2)
     return 0
 
 
@@ -103,12 +129,11 @@ def _cmd_stream(args: argparse.Namespace) -> int:
         raise _Usage("--chunk must be at least 1")
     text = _read(args.file)
     stream = ToolStream(_tools(args.tools), families=args.family or None, policy=_policy(args.policy))
-    write = sys.stdout.write
     for i in range(0, len(text), args.chunk):
         for ev in stream.feed(text[i : i + args.chunk]):
-            write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
+            _print_json(ev.to_json())
     for ev in stream.close():
-        write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
+        _print_json(ev.to_json())
     return 0
 
 
@@ -123,10 +148,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if args.json:
         every = Toolset([*(tools or ()), *turn])
         out = {"dialect": dialect.name, "instructions": text, "request": dialect.request_fields(every, tool_choice=choice)}
-        json.dump(out, sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(out, indent=2, sort_keys=True)
     else:
-        sys.stdout.write(text)
+        _print(text)
     return 0
 
 
@@ -142,11 +166,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
     else:
         got = export.grammar(args.family, tools, format=args.format, mode=mode, parallel=parallel)
         if isinstance(got, str):
-            sys.stdout.write(got)
+            _print(got)
             return 0
         out = got.to_json()
-    json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    _print_json(out, indent=2)
     return 0
 
 
@@ -163,7 +186,7 @@ def _cmd_families(args: argparse.Namespace) -> int:
             }
             for f in fams
         ]
-        sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        _print_json(rows, indent=2)
         return 0
     # one row per family; under it, the documents its grammar was checked against
     rows = [("family", "title", "models")] + [(f.name, f.title, ", ".join(f.models)) for f in fams]
@@ -172,11 +195,11 @@ def _cmd_families(args: argparse.Namespace) -> int:
     docs = [()] + [f.checked_against for f in fams]
     origins = [None] + [f.source for f in fams]
     for (name, title, models), checked, origin in zip(rows, docs, origins):
-        sys.stdout.write(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
+        _print(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
         for doc in checked:
-            sys.stdout.write(f"{'':<{w0}}  checked against: {doc}\n")
+            _print(f"{'':<{w0}}  checked against: {doc}\n")
         if origin is not None:  # a plugin family: say where it comes from
-            sys.stdout.write(f"{'':<{w0}}  from: {origin.label}\n")
+            _print(f"{'':<{w0}}  from: {origin.label}\n")
     return 0
 
 
@@ -184,7 +207,7 @@ def _cmd_grammar_check(args: argparse.Namespace) -> int:
     from .grammar_check import check_grammar
 
     report = check_grammar(args.grammar, args.corpus)
-    sys.stdout.write(report.text())
+    _print(report.text())
     return 0 if report.ok else 1
 
 
@@ -218,20 +241,21 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.stop()
-    for line in report.unreadable_files:
+    unreadable = report.unreadable_files
+    if unreadable and not report.records:  # nothing read: one error line, no warnings before it
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise _Usage(f"cannot read {unreadable[0]}{more}: no readable transcript store among the paths given")
+    for line in unreadable:
         sys.stderr.write(f"{PROG}: warning: cannot read {line}\n")
-    if report.unreadable_files and not report.records:
-        raise _Usage("no readable transcript store among the paths given")
     if args.json:
-        json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        _print_json(report.to_json(), indent=2)
     else:
         _print_audit(report)
     return 1 if args.fail_on_leak and report.leaks else 0
 
 
 def _print_audit(report: Any) -> None:
-    w = sys.stdout.write
+    w = _print
     rows = [
         ("files", report.files),
         ("unreadable files", len(report.unreadable_files)),

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from .errors import PolicyError
-from .models import CallEnd, Diagnostic, DiagnosticEvent, Event, Policy, ReasoningDelta, TextDelta, ToolCall
+from .models import CallEnd, Diagnostic, DiagnosticEvent, Event, Policy, ReasoningDelta, TextDelta, ToolCall, json_data
 from .stream import ToolStream
 from .toolset import Toolset
 
@@ -67,7 +67,7 @@ class AuditRecord(BaseModel):
         return bool(self.intents or self.truncated or self.repetition_loops)
 
     def to_json(self) -> dict[str, Any]:
-        out = self.model_dump(mode="json")
+        out = json_data(self)
         if out["arguments"] is None:
             del out["arguments"]
         out["leaked"] = self.leaked
@@ -96,7 +96,7 @@ class IntentFound(BaseModel):
     intent: Intent
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **self.model_dump(mode="json")}
+        return {"type": self.type, **json_data(self)}
 
 
 DetectEvent = TextDelta | ReasoningDelta | IntentFound | DiagnosticEvent

@@ -118,14 +118,28 @@ class Policy(BaseModel):
             raise PolicyError(_explain(exc)) from None
 
 
+def json_data(model: BaseModel) -> dict[str, Any]:
+    """``model.model_dump(mode="json")`` without pydantic's depth limit (about 255 levels),
+    which a call's arguments may pass (``Policy.max_depth`` goes to 512): the fields here
+    are JSON values already, or tuples, turned into lists with a stack of its own."""
+    out = model.model_dump()
+    stack: list[Any] = [out]
+    while stack:
+        item = stack.pop()
+        for key, value in item.items() if isinstance(item, dict) else enumerate(item):
+            if isinstance(value, tuple):
+                value = item[key] = list(value)
+            if isinstance(value, (dict, list)):
+                stack.append(value)
+    return out
+
+
 class _Event(BaseModel):
     model_config = _FROZEN
     type: ClassVar[str] = ""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"type": self.type}
-        out.update(self.model_dump(mode="json"))
-        return out
+        return {"type": self.type, **json_data(self)}
 
 
 class TextDelta(_Event):

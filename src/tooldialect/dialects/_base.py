@@ -15,7 +15,9 @@ from ..errors import PolicyError
 from ..models import ParseResult, Policy, ToolCall
 from ..render.tool_results import results as result_turns
 from ..render import protocol
+from ..render.calls import check_nesting, too_deep
 from ..render.calls import render_call as _render_body
+from ..render.signatures import MAX_NESTING, nesting
 from ..stream import parse as _parse
 from ..toolset import Toolset
 from ..transcript import (
@@ -33,27 +35,6 @@ __all__ = ["CONTINUATION", "MAX_NESTING", "Dialect", "TextDialect", "as_call", "
 
 #: The user turn a text replay adds when the transcript holds no user message.
 CONTINUATION = "Continue."
-#: The deepest arguments a call is written with: the highest ``Policy.max_depth``, past
-#: which no parser setting reads a call back (and writing would recurse without need).
-MAX_NESTING = 512
-
-
-def nesting(value: Any) -> int:
-    """How deeply lists and dicts nest in ``value`` (walked with a stack, not recursion)."""
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_NESTING:
-            break
-    return deepest
 
 
 def as_call(call: Any) -> tuple[str, dict[str, Any] | None, str | None]:
@@ -129,8 +110,7 @@ class TextDialect(Dialect):
         name, arguments, exact = as_call(call)
         if arguments is None:
             raise PolicyError(f"the arguments of {name!r} are not one JSON object; a call can only be written with one")
-        if nesting(arguments) > MAX_NESTING:
-            raise PolicyError(f"the arguments of {name!r} nest deeper than {MAX_NESTING} levels: no parser reads that back")
+        check_nesting(name, arguments)
         return protocol.tagged(self._body(name, arguments, exact, _toolset(tools), strict=True))
 
     def _body(self, name: str, arguments: dict[str, Any], exact: str | None, tools: Toolset | None, strict: bool) -> str:
@@ -188,7 +168,7 @@ class TextDialect(Dialect):
             name, arguments, exact = as_call(call)
             if arguments is None:
                 calls.append(protocol.tagged(protocol.json_call(name, protocol.json_dumps(call.arguments))))
-            elif nesting(arguments) > MAX_NESTING:
+            elif too_deep(arguments):
                 calls.append(protocol.tagged(protocol.json_call(name, call.arguments)))  # as written, not walked
             else:
                 calls.append(protocol.tagged(self._body(name, arguments, exact, tools, strict=False)))

@@ -203,6 +203,13 @@ def _validate_lark(text: str) -> None:
         import llguidance
     except ImportError:  # the export extra is not installed: the grammar is still written
         return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # llguidance would refuse it with the whole grammar as its message
+        raise ExportError(
+            f"the grammar holds {text[exc.start]!r}, a lone surrogate (from a tool name or schema) that UTF-8 "
+            "cannot encode, so llguidance cannot read it: remove it from the tools"
+        ) from None
     matcher = llguidance.LLMatcher(_byte_tokenizer(llguidance), text, log_level=0)
     if matcher.is_error():
         raise ExportError(f"llguidance refuses the exported grammar: {matcher.get_error().strip().splitlines()[0]}")

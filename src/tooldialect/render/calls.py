@@ -5,7 +5,8 @@
 (TypeScript).  Parsing the result against a toolset that offers ``tool`` gives back the
 same arguments (property-tested), within what each syntax can say: P-Format has no
 empty or all-blank string (an empty slot retracts it), and a top-level ``None`` in a code
-call means "not given".
+call means "not given".  Values nest at most ``MAX_NESTING`` (512) levels, the deepest any
+``Policy.max_depth`` reads: every writer refuses deeper arguments before walking them.
 """
 
 from __future__ import annotations
@@ -16,9 +17,20 @@ from typing import Any
 
 from ..errors import PolicyError
 from ..toolset import Tool
-from .signatures import STYLES, _name_pattern, _py_literal, _py_name, _tool, _ts_key, _ts_name, parameter_order
+from .signatures import (
+    MAX_NESTING,
+    STYLES,
+    _name_pattern,
+    _py_literal,
+    _py_name,
+    _tool,
+    _ts_key,
+    _ts_name,
+    nesting,
+    parameter_order,
+)
 
-__all__ = ["render_call"]
+__all__ = ["check_nesting", "render_call", "too_deep"]
 
 
 def render_call(tool: Any, arguments: Mapping[str, Any], style: str = "pformat") -> str:
@@ -29,7 +41,24 @@ def render_call(tool: Any, arguments: Mapping[str, Any], style: str = "pformat")
     writer = _WRITERS.get(style) if isinstance(style, str) else None
     if writer is None:
         raise PolicyError(f"unknown call style {style!r}; use one of {', '.join(STYLES)}")
+    check_nesting(t.name, arguments)
     return writer(t, dict(arguments))
+
+
+def too_deep(arguments: Mapping[str, Any]) -> bool:
+    """Whether a value of ``arguments`` nests deeper than ``MAX_NESTING``: the arguments
+    object is one level more, as in a call ``parse`` returns under ``max_depth=512``."""
+    return nesting(arguments) > MAX_NESTING + 1
+
+
+def check_nesting(name: str, arguments: Mapping[str, Any]) -> None:
+    """Refuse, before any writer walks them, arguments no parser reads back: a writer that
+    recursed into them would only fail later, deep in the stack."""
+    if too_deep(arguments):
+        raise PolicyError(
+            f"the arguments of {name!r} nest deeper than {MAX_NESTING} levels: no parser reads that back; "
+            "flatten the value, or pass it as a JSON string"
+        )
 
 
 def _pformat(tool: Tool, arguments: dict[str, Any]) -> str:

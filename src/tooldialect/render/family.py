@@ -26,7 +26,7 @@ from ..errors import GrammarError, PolicyError
 from ..grammar import CompiledGrammar, Terminal
 from ..shape import Arguments, Id, Index, Key, Lit, Name, Params, Part, Shape, Value
 from ..toolset import Tool, Toolset
-from .calls import _pformat, _python, _typescript
+from .calls import _pformat, _python, _typescript, check_nesting
 from .signatures import _py_literal, _py_name
 
 __all__ = ["Writer", "compile_writer"]
@@ -72,7 +72,7 @@ class Writer:
     # -- writing -------------------------------------------------------------------------
 
     def render(self, calls: Iterable[Any], tools: Any = None) -> str:
-        from ..dialects._base import MAX_NESTING, as_call, nesting
+        from ..dialects._base import as_call
 
         toolset = Toolset.coerce(tools) if tools is not None else None
         written = []
@@ -80,8 +80,7 @@ class Writer:
             name, arguments, _exact = as_call(call)
             if arguments is None:
                 raise PolicyError(f"the arguments of {name!r} are not one JSON object; a call can only be written with one")
-            if nesting(arguments) > MAX_NESTING:
-                raise PolicyError(f"the arguments of {name!r} nest deeper than {MAX_NESTING} levels: no parser reads that back")
+            check_nesting(name, arguments)
             _check_finite(name, arguments)
             call_id = call.get("id") if isinstance(call, Mapping) else getattr(call, "id", None)
             written.append(self._call(name, arguments, call_id, index, toolset))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import PolicyError
@@ -28,12 +28,16 @@ from ..families import piece
 from ..pyliteral import PYTHON, TYPESCRIPT, is_identifier, name_pattern
 from ..toolset import Tool, Toolset
 
-__all__ = ["MAX_TYPE_DEPTH", "STYLES", "catalogue", "parameter_order", "signature"]
+__all__ = ["MAX_NESTING", "MAX_TYPE_DEPTH", "STYLES", "catalogue", "nesting", "parameter_order", "signature"]
 
 #: The styles a catalogue can be written in.
 STYLES = ("pformat", "python", "typescript")
 #: How deep a parameter's type is spelled out; deeper parts are ``Any`` / ``unknown``.
 MAX_TYPE_DEPTH = 4
+#: The deepest value a writer writes: the highest ``Policy.max_depth``, so a value of any
+#: call ``parse`` returns can be written back.  Deeper values are refused (a call) or
+#: spelled ``Any`` / ``unknown`` (an ``enum`` or ``const`` in a signature), never walked.
+MAX_NESTING = 512
 _MAX_MEMBERS = 16  # object members spelled out in a TypeScript type
 _SPACE = re.compile(r"\s+")
 _TRIPLE_QUOTE = re.compile(r'"(?="")')
@@ -55,6 +59,25 @@ def required_parameters(schema: Any) -> set[str]:
     order = parameter_order(schema)
     required = schema.get("required") if isinstance(schema, Mapping) else None
     return {r for r in required if r in order} if isinstance(required, list) else set()
+
+
+def nesting(value: Any, limit: int = MAX_NESTING + 1) -> int:
+    """How deeply lists and dicts nest in ``value``, counted up to one past ``limit`` (walked
+    with a stack, not recursion: the value may be deeper than Python's stack)."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > limit:
+            break
+    return deepest
 
 
 def signature(tool: Any, style: str = "pformat") -> str:
@@ -191,7 +214,40 @@ def _py_type(schema: Any, depth: int) -> str:
     return " | ".join(dict.fromkeys(parts)) if parts else "Any"
 
 
+class _Written(str):
+    """Text of a literal already spelled (a bracket, a separator, a key), as opposed to a
+    value still to write."""
+
+
 def _py_literal(value: Any) -> str:
+    """``value`` as a Python literal, written with a stack of its own rather than by
+    recursion, so a value as deep as the writers allow costs no Python stack."""
+    out: list[str] = []
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, _Written):
+            out.append(item)
+        elif isinstance(item, list):
+            todo += reversed(_members("[", (("", v) for v in item), "]"))
+        elif isinstance(item, Mapping):
+            todo += reversed(_members("{", ((f"{json.dumps(str(k))}: ", v) for k, v in item.items()), "}"))
+        else:
+            out.append(_py_scalar(item))
+    return "".join(out)
+
+
+def _members(open_: str, members: Iterable[tuple[str, Any]], close: str) -> list[Any]:
+    """A container in writing order: brackets, separators and keys as written text, each
+    member's value still to write."""
+    parts: list[Any] = [_Written(open_)]
+    for i, (head, value) in enumerate(members):
+        parts += [_Written((", " if i else "") + head), value]
+    parts.append(_Written(close))
+    return parts
+
+
+def _py_scalar(value: Any) -> str:
     if value is True:
         return "True"
     if value is False:
@@ -202,10 +258,6 @@ def _py_literal(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_py_literal(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{json.dumps(str(k))}: {_py_literal(v)}" for k, v in value.items()) + "}"
     return json.dumps(str(value))
 
 
@@ -285,6 +337,8 @@ def _types(schema: Any, depth: int, lang: str) -> list[str]:
     if not isinstance(schema, Mapping) or depth > MAX_TYPE_DEPTH:
         return []
     literal = _py_literal if lang == PYTHON else _ts_literal
+    if nesting(schema.get("enum")) > MAX_NESTING + 1 or nesting(schema.get("const")) > MAX_NESTING:
+        return []  # a value too deep to spell (the enum's own list is a level): anything
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         values = [literal(v) for v in schema["enum"]]
         return [f"Literal[{', '.join(values)}]"] if lang == PYTHON else values
