@@ -307,3 +307,22 @@ def test_a_zero_argument_call_quoted_inside_a_line_of_prose_is_prose(text, tools
 def test_a_call_that_is_not_quoted_prose_stays_a_call(text, tools):
     result = _check(text, tools=tools)
     assert len(result.calls) == 1
+
+
+# -- values written as text are read within max_depth too -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "<tool_call>\n<function=f>\n<parameter=a>\n{}\n</parameter>\n</function>\n</tool_call>",
+        "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>{}</arg_value>\n</tool_call>",
+        '<invoke name="f"><parameter name="a">{}</parameter></invoke>',
+    ],
+)
+def test_a_text_value_nested_deeper_than_max_depth_stays_text(template):
+    deep = "[" * 65 + "]" * 65
+    result = _check(template.format(deep))
+    assert result.calls[0].arguments == {"a": deep}
+    within = _check(template.format("[" * 64 + "]" * 64), policy=td.Policy(max_depth=64))
+    assert isinstance(within.calls[0].arguments["a"], list)

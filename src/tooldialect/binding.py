@@ -134,7 +134,9 @@ class Binder:
         schema = self.tools.get(name).parameters if (self.tools is not None and name is not None) else None
         props = schema.get("properties") if isinstance(schema, dict) else None
         sub = props.get(key) if isinstance(props, dict) else None
-        return type_value(text, sub if isinstance(sub, dict) else None, string=flag, notes=notes)
+        return type_value(
+            text, sub if isinstance(sub, dict) else None, string=flag, notes=notes, max_depth=self.policy.max_depth
+        )
 
     def _unwrap(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         """``{"arguments": {…}}`` around the real object, when the schema has no such property."""

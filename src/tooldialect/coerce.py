@@ -27,6 +27,7 @@ _INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
 _MAX_NEST = 64
+_STRUCTURE = re.compile(r'[\[\]{}"\\]')  # what nesting depth depends on
 
 
 def strip_template_newlines(text: str) -> str:
@@ -40,18 +41,27 @@ def strip_template_newlines(text: str) -> str:
 
 
 def type_value(
-    text: str, schema: Mapping[str, Any] | None, *, string: bool | None = None, notes: list[str] | None = None
+    text: str,
+    schema: Mapping[str, Any] | None,
+    *,
+    string: bool | None = None,
+    notes: list[str] | None = None,
+    max_depth: int = _MAX_NEST,
 ) -> Any:
     """The value of a parameter written as ``text``.
 
     ``string=True`` (DSML ``string="true"``) always means the text itself; ``string=False``
     means a JSON value.  Without a schema, a trimmed JSON number, ``true``, ``false``,
     ``null``, object or array is that value and anything else is the text.  ``notes``
-    collects what had to be repaired to read a JSON value.
+    collects what had to be repaired to read a JSON value.  Text nesting deeper than
+    ``max_depth`` is never read as JSON: it stays the text (a schema that wants an object
+    or array then reports it invalid).
     """
     if string is True:
         return text
     trimmed = text.strip()
+    if trimmed[:1] in ("{", "[") and _deeper_than(trimmed, max_depth):
+        return text
     if string is False:
         got = _json(trimmed, notes)
         return text if got is _NO else got
@@ -102,6 +112,32 @@ def _json(trimmed: str, notes: list[str] | None = None) -> Any:
         if value is not _NO and notes is not None:
             notes.extend(done)
         return value
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (one linear pass)."""
+    depth = 0
+    in_string = False
+    escaped_at = -1  # the character a backslash escapes
+    for m in _STRUCTURE.finditer(text):
+        ch = m.group()
+        if in_string:
+            if m.start() == escaped_at:
+                continue
+            if ch == "\\":
+                escaped_at = m.end()
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
 
 
 def _unescaped(trimmed: str) -> tuple[Any, list[str]]:
