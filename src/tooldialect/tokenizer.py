@@ -1777,6 +1777,10 @@ class Engine:
         of the tool); otherwise a stop counts where the grammar can go on after it.
         """
         win = self.win
+        if self.eof and e >= len(win) and _bare(term):
+            # a name-like token that runs to the end of the text may be cut off (`<esc`): it
+            # says nothing about where the value before it ends
+            return "no"
         hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.eof)
         if hook is None:
             return None
@@ -2595,9 +2599,11 @@ class Engine:
         if name is None and started is not None:
             name = started[1]
         span = (removed_from, end)
+        if kind == "truncated" and self.policy.truncated == "keep" and raw is not None and not self._past_name(c):
+            raw = None  # nothing after its name says the call was begun (`<tool_call>result `)
         if kind == "truncated" and self.policy.truncated == "keep" and raw is not None:
             self._emit_item(b, "call", raw, cut_tok)
-            span = raw.span
+            span = raw.span  # DESIGN §7: a kept call's diagnostic is about the call
         self._abort_started(b, c, kind)
         detail: dict[str, Any] = {"reason": c.fail_reason, "policy": self.policy.truncated}
         if name is not None:

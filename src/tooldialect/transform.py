@@ -430,7 +430,12 @@ class Reader:
         end = _complete_elements_end(text) if text.startswith("[") else 0
         if end <= 0:
             return [], []
-        return self.read_payload(text[:end] + "]", base, bare=bare, keyed=self.keyed)
+        calls, issues = self.read_payload(text[:end] + "]", base, bare=bare, keyed=self.keyed)
+        # the closing bracket was not written: spans end before it
+        for item in (*calls, *issues, *(note for call in calls for note in call.notes)):
+            if item.span is not None:
+                item.span = (item.span[0], min(item.span[1], base + end))
+        return calls, issues
 
     def completed(self, values: list[Any]) -> list[RawCall]:
         """Calls of a body read whole (all or nothing) that were complete before the end of
@@ -478,9 +483,11 @@ class Reader:
         """A cut-off ``{"NAME": {…}}`` object: its name, and its complete arguments."""
         if members and open_key is None and len(members) == 1:
             name, args = next(iter(members.items()))
-        elif not members and open_key is not None:
+        elif not members and open_key is not None and text[vstart : vstart + 1] == "{":
+            # a key is a tool's name once its arguments object has begun (`"name":` alone may
+            # be an ordinary call object's first key)
             name = open_key
-            args = partial_object(text, vstart)[0] if text[vstart : vstart + 1] == "{" else {}
+            args = partial_object(text, vstart)[0]
         else:
             return None, None
         if not name.strip() or not isinstance(args, dict):
