@@ -6,16 +6,21 @@ nothing from atheris: ``make test`` runs them over their seed corpora
 (``tests/test_fuzz_harnesses.py``) and ``fuzz/run.py`` runs them under atheris, or
 under its own mutation driver where atheris is not installed.
 
-Inputs that carry model text (``parse``, ``stream``, ``detect``) share one layout: an
-8-byte header, then the text as UTF-8 (undecodable bytes become lone surrogates, which
-a Python ``str`` may hold):
+Inputs that carry model text (``parse``, ``stream``, ``detect``, ``truncation``,
+``limits``) share one layout: an 8-byte header, then the text as UTF-8 (undecodable bytes
+become lone surrogates, which a Python ``str`` may hold):
 
     byte 0   even: every family; odd: one family, ``names()[(b // 2) % n]``
     byte 1   policy flags (see :func:`policy_from_flags`)
     byte 2   toolset: 0 none, else ``TOOLSET_NAMES[(b - 1) % n]`` from tests/corpus/_tools.json
     byte 3   how the stream is cut: 0 whole, 1 one character at a time, 2 random cuts,
              3 a fixed delta size
-    4–7      the seed of the random cuts
+    4–7      the seed of the random cuts (``truncation`` also cuts the text off at
+             ``seed % (len + 1)``; ``limits`` lays ``LIMITS[seed % n]`` over the policy)
+
+``replies`` reads no header: its bytes are the choices of the reply generator
+(``tests/replies.py``).  The checks of the last three harnesses are shared with the
+property tests that search for the same failures (``tests/contract.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,21 @@ for _p in (ROOT / "src", ROOT / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+from contract import (  # noqa: E402
+    CHUNKINGS,
+    LIMITS,
+    describe,
+    details_problem,
+    detect_problems,
+    invented_problems,
+    lost_prose_problems,
+    lost_word_problems,
+    policy_with,
+    prefix_problems,
+    stream_problems,
+)
 from pydantic import BaseModel  # noqa: E402
+from replies import Reply, from_bytes  # noqa: E402
 from support import check_invariants, toolsets  # noqa: E402
 
 import tooldialect as td  # noqa: E402
@@ -50,15 +69,22 @@ __all__ = [
     "HARNESSES",
     "TOOLSET_NAMES",
     "binding_input",
+    "check_detect",
+    "check_limits",
+    "check_prefix",
+    "check_reply",
     "envelope_input",
     "fuzz_binding",
     "fuzz_detect",
     "fuzz_envelope",
     "fuzz_roundtrip",
+    "fuzz_limits",
     "fuzz_literal",
     "fuzz_parse",
     "fuzz_repair",
+    "fuzz_replies",
     "fuzz_stream",
+    "fuzz_truncation",
     "literal_input",
     "policy_flags",
     "repair_input",
@@ -206,8 +232,8 @@ def fuzz_stream(data: bytes) -> None:
     check_invariants(text, events, batch)
     # stronger than the kinds DESIGN §4 asks for: details, spans and messages agree too
     # (DetectStream.result() promises to equal scan())
-    streamed = [e.diagnostic.model_dump() for e in events if isinstance(e, td.DiagnosticEvent)]
-    assert streamed == [d.model_dump() for d in batch.diagnostics], "diagnostic details depend on the cuts"
+    problem = details_problem(events, batch.diagnostics)
+    assert problem is None, f"diagnostic details depend on the cuts: {problem}"
 
 
 def _window_bound(stream: td.ToolStream) -> int:
@@ -638,6 +664,108 @@ def fuzz_roundtrip(data: bytes) -> None:
     assert got.text == ""
 
 
+# -- the contract beyond §4: cut-off replies, limits, generated replies ---------------------------
+#
+# Each ``check_*`` raises AssertionError listing every problem with the input, options and
+# chunking needed to replay it; the tests call them directly, the harnesses from bytes.
+
+#: The mode byte of a text input as a chunking of :mod:`contract`.
+_CHUNKING = ("whole", "chars", "random", "threes")
+
+
+def _parse(text: str, opts: dict[str, Any]) -> td.ParseResult:
+    """``td.parse`` and the checks of every result; a raise is a finding, with its input."""
+    try:
+        result = td.parse(text, **opts)
+        check_result(text, result, {"policy": td.Policy(), **opts})
+    except Exception as exc:
+        raise AssertionError(f"{type(exc).__name__}: {exc}\n{describe(text, opts)}") from exc
+    return result
+
+
+def _fail(problems: list[str], text: str, opts: dict[str, Any], **more: Any) -> None:
+    if problems:
+        raise AssertionError("\n".join(problems) + "\n" + describe(text, opts, **more))
+
+
+def _affordable(text: str, chunkings: tuple[str, ...]) -> tuple[str, ...]:
+    """One character at a time costs a Python call per character: long texts are cut at random."""
+    return tuple("random" if c == "chars" and len(text) > ONE_BY_ONE_MAX else c for c in chunkings)
+
+
+def check_prefix(
+    text: str,
+    cut: int,
+    opts: dict[str, Any],
+    chunkings: tuple[str, ...] = CHUNKINGS,
+    seed: int = 0,
+    full: td.ParseResult | None = None,
+) -> None:
+    """``text`` cut off at ``cut`` (DESIGN §7): parse never raises, a call read from the prefix
+    is the whole reply's call cut at most, prose the whole reply shows is not lost, and the
+    prefix streamed at each chunking equals its batch parse (§4).  ``full``: the parse of
+    ``text`` with ``opts``, when the caller cuts one text many times."""
+    prefix = text[:cut]
+    full = full if full is not None else _parse(text, opts)
+    got = _parse(prefix, opts)
+    problems = prefix_problems(text, full, prefix, got, opts.get("policy") or td.Policy())
+    problems += lost_prose_problems(text, full, prefix, got)
+    problems += stream_problems(prefix, opts, _affordable(prefix, chunkings), seed, batch=got)
+    _fail(problems, prefix, opts, whole=text, seed=seed)
+
+
+def check_limits(text: str, opts: dict[str, Any], chunkings: tuple[str, ...] = CHUNKINGS, seed: int = 0) -> None:
+    """Stream against batch and ``DetectStream`` against ``scan()`` at each chunking (meant
+    for policies with small limits, where a block is cut short, released or dropped)."""
+    batch = _parse(text, opts)
+    chunkings = _affordable(text, chunkings)
+    problems = stream_problems(text, opts, chunkings, seed, batch) + detect_problems(text, opts, chunkings, seed, batch)
+    _fail(problems, text, opts, seed=seed)
+
+
+def check_detect(text: str, opts: dict[str, Any], chunkings: tuple[str, ...] = CHUNKINGS, seed: int = 0) -> None:
+    """``DetectStream`` against ``scan()``, and ``scan()`` against ``parse()``, alone."""
+    batch = _parse(text, opts)
+    _fail(detect_problems(text, opts, _affordable(text, chunkings), seed, batch), text, opts, seed=seed)
+
+
+def check_reply(reply: Reply, chunkings: tuple[str, ...] = CHUNKINGS, seed: int = 0) -> None:
+    """A generated reply: the §4 invariants at each chunking and detect mode at the last,
+    nothing lost, nothing invented, and, when it was cut off, everything
+    :func:`check_prefix` asks."""
+    result = _parse(reply.text, reply.opts)
+    chunkings = _affordable(reply.text, chunkings)
+    problems = lost_word_problems(reply.text, result, reply.words)
+    problems += invented_problems(reply.text, result, reply.regions, reply.opts.get("tools"))
+    problems += stream_problems(reply.text, reply.opts, chunkings, seed, result)
+    # DetectStream wraps ToolStream: one chunking finds what the stream checks do not
+    problems += detect_problems(reply.text, reply.opts, chunkings[-1:], seed, result)
+    if reply.text != reply.whole:
+        full = _parse(reply.whole, reply.opts)
+        problems += prefix_problems(reply.whole, full, reply.text, result, reply.opts["policy"])
+        problems += lost_prose_problems(reply.whole, full, reply.text, result)
+    _fail(problems, reply.text, reply.opts, whole=reply.whole, plan=reply.plan, seed=seed)
+
+
+def fuzz_truncation(data: bytes) -> None:
+    """A text input cut off where the seed bytes say (``seed % (len + 1)``): :func:`check_prefix`."""
+    text, opts, mode, seed = _read_text(data)
+    check_prefix(text, seed % (len(text) + 1), opts, (_CHUNKING[mode],), seed)
+
+
+def fuzz_limits(data: bytes) -> None:
+    """A text input under its flags' policy with one small limit (``LIMITS[seed % n]``) laid
+    over it: :func:`check_limits` at the mode's chunking and three characters at a time."""
+    text, opts, mode, seed = _read_text(data)
+    opts["policy"] = policy_with(opts["policy"], LIMITS[seed % len(LIMITS)])
+    check_limits(text, opts, (_CHUNKING[mode], "threes"), seed)
+
+
+def fuzz_replies(data: bytes) -> None:
+    """A reply built by the grammar-aware generator from the fuzzer's bytes: :func:`check_reply`."""
+    check_reply(from_bytes(data), ("whole", "threes", "random"), seed=len(data))
+
+
 HARNESSES = {
     "parse": fuzz_parse,
     "stream": fuzz_stream,
@@ -647,4 +775,7 @@ HARNESSES = {
     "detect": fuzz_detect,
     "envelope": fuzz_envelope,
     "roundtrip": fuzz_roundtrip,
+    "truncation": fuzz_truncation,
+    "limits": fuzz_limits,
+    "replies": fuzz_replies,
 }

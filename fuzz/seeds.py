@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import random
 import re
 import sys
 from collections.abc import Iterator
@@ -186,17 +187,46 @@ def _toolset_index(case) -> int:
     return harnesses.TOOLSET_NAMES.index(name) + 1 if name in harnesses.TOOLSET_NAMES else 0
 
 
-def _text_seeds() -> Iterator[bytes]:
+def _header(case) -> tuple[int, int, int]:
+    """The family byte (the case's own family), the policy flags and the toolset byte of a case."""
     fams = td.families.names()
+    policy = options(case).get("policy") or td.Policy()
+    one = case.attrs.get("families", case.family).split(",")[0].strip()
+    family = 2 * fams.index(one) + 1 if one in fams else 0
+    return family, harnesses.policy_flags(policy), _toolset_index(case)
+
+
+def _text_seeds() -> Iterator[bytes]:
     for i, case in enumerate(all_cases()):
-        policy = options(case).get("policy") or td.Policy()
-        flags = harnesses.policy_flags(policy)
-        one = case.attrs.get("families", case.family).split(",")[0].strip()
-        family = 2 * fams.index(one) + 1 if one in fams else 0
-        tools = _toolset_index(case)
+        family, flags, tools = _header(case)
         # all families, then the case's own family; cuts drawn from the case number
         yield harnesses.text_input(case.text, 0, flags, tools, mode=i % 4, seed=i)
         yield harnesses.text_input(case.text, family, flags, tools, mode=(i + 1) % 4, seed=i + 1)
+
+
+def _truncation_seeds() -> Iterator[bytes]:
+    """Each case once, cut (``seed % (len + 1)``) inside the name of its first call, where a
+    cut does the most damage, or in its middle."""
+    for i, (case, result) in enumerate(_parsed_cases()):
+        _family, flags, tools = _header(case)
+        first = result.calls[0].name if result.calls else ""
+        at = case.text.find(first) if first else -1
+        cut = at + max(1, len(first) // 2) if at >= 0 else len(case.text) // 2
+        yield harnesses.text_input(case.text, 0, flags, tools, mode=i % 4, seed=cut)
+
+
+def _limits_seeds() -> Iterator[bytes]:
+    """Each case once; the seed picks the limit (``LIMITS[seed % n]``) in turn."""
+    for i, case in enumerate(all_cases()):
+        _family, flags, tools = _header(case)
+        yield harnesses.text_input(case.text, 0, flags, tools, mode=i % 4, seed=i)
+
+
+def _reply_seeds() -> Iterator[bytes]:
+    """The generator reads choices from bytes: seeded random bytes make varied replies."""
+    for i in range(200):
+        rng = random.Random(f"replies:{i}")
+        yield rng.randbytes(rng.randint(16, 384))
 
 
 def _parsed_cases() -> Iterator[tuple[object, td.ParseResult]]:
@@ -255,6 +285,9 @@ _SEEDS = {
     "literal": _literal_seeds,
     "envelope": _envelope_seeds,
     "roundtrip": _roundtrip_seeds,
+    "truncation": _truncation_seeds,
+    "limits": _limits_seeds,
+    "replies": _reply_seeds,
 }
 
 

@@ -12,6 +12,11 @@ settings.register_profile(
     "default", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("thorough", max_examples=2000, deadline=None)
+# the contract searches (tests/test_truncation.py, test_differential.py, test_replies.py) run a
+# short seeded pass by default and this long random one under HYPOTHESIS_PROFILE=fuzz
+settings.register_profile(
+    "fuzz", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 

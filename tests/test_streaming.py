@@ -149,8 +149,9 @@ def test_max_calls():
     text = "".join(call("f", i=i) for i in range(5))
     r = td.parse(text, policy=td.Policy(max_calls=3))
     assert len(r.calls) == 3
-    assert [d.kind for d in r.diagnostics] == ["limit_exceeded"]
-    assert r.diagnostics[0].detail["limit"] == "max_calls"
+    # each dropped call is reported over its own text (nothing removed goes unreported)
+    assert [d.kind for d in r.diagnostics] == ["limit_exceeded", "limit_exceeded"]
+    assert all(d.detail["limit"] == "max_calls" and d.detail["name"] == "f" for d in r.diagnostics)
 
 
 def test_max_depth():

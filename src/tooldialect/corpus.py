@@ -209,7 +209,8 @@ def cuts_for(text: str, mode: str, seed: int = 0) -> list[int]:
         return []
     if mode == "chars":
         return list(range(1, n))
-    rng = random.Random(f"{seed}:{n}:{text[:32]}")
+    # seeded by the text's first characters as written (a lone surrogate included)
+    rng = random.Random(f"{seed}:{n}:{text[:32]!r}")
     if n < 2:
         return []
     k = rng.randint(1, max(1, n // 2))

@@ -623,7 +623,6 @@ class Engine:
         self._pend_kind = TEXT_CHANNEL
         self.call_index = 0
         self.calls_out = 0
-        self.limit_noted = False
         self.soft_floor = -1
         self.inline_floor = -1
         self._stop_cache: dict[Any, Any] = {}
@@ -1777,7 +1776,7 @@ class Engine:
         of the tool); otherwise a stop counts where the grammar can go on after it.
         """
         win = self.win
-        if self.eof and e >= len(win) and _bare(term):
+        if self.eof and e >= len(win) and _bare(term) and win[e - 1 : e].isalnum():
             # a name-like token that runs to the end of the text may be cut off (`<esc`): it
             # says nothing about where the value before it ends
             return "no"
@@ -2210,17 +2209,16 @@ class Engine:
             started = b.started.pop(tok, None)
             if started is not None:
                 self._event(CallAbort.model_construct(index=started[0], reason="limit_exceeded"))
-            if not self.limit_noted:
-                self.limit_noted = True
-                self._diag(
-                    Issue(
-                        "limit_exceeded",
-                        {"limit": "max_calls", "value": self.policy.max_calls},
-                        raw.span,
-                        f"more than max_calls={self.policy.max_calls} calls; the rest are dropped",
-                    ),
-                    raw.family,
-                )
+            # each call past the cap is reported over its own text: nothing goes unreported
+            self._diag(
+                Issue(
+                    "limit_exceeded",
+                    {"limit": "max_calls", "value": self.policy.max_calls, "name": raw.name},
+                    raw.span,
+                    f"more than max_calls={self.policy.max_calls} calls; {raw.name!r} is dropped",
+                ),
+                raw.family,
+            )
             return
         call, diags = self.binder.bind(raw)
         started = b.started.pop(tok, None)
@@ -2331,6 +2329,8 @@ class Engine:
         as written; a line break or the end of the text after it leaves it a call."""
         c = b.winner
         assert c is not None
+        if b.rpos < self.base:
+            self._rewind(b.rpos)  # the candidates read past the block's end
         lp = b.rpos - self.base
         end = _SPACES.match(self.win, lp).end()
         b.rpos = self.base + end
@@ -2464,6 +2464,18 @@ class Engine:
             # the calls stand; what follows them is text
             self._emit_pending(b, c)
             self._abort_started(b, c, "malformed_block")
+            calls_end = max(obj.span[1] for kind, obj, _ in c.items if kind == "call")
+            if c.named_begun > c.named_done and c.last_end > calls_end:
+                # a call begun after them and broken off (`[f(a=1), g(x>`): removed, reported
+                self._diag(
+                    Issue(
+                        "malformed_block",
+                        {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end))},
+                        (calls_end, c.last_end),
+                        f"a call broken off after the block's calls ({c.fail_reason}); removed from the text",
+                    ),
+                    family,
+                )
             self._rewind(c.last_end)
             self.block = None
             return True
@@ -2565,7 +2577,7 @@ class Engine:
             ),
             family,
         )
-        self._give_back(b, stop)
+        self._give_back(b, b.opener_end)  # what follows the opener is scanned as prose (fences, code spans)
         return True
 
     def _emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
@@ -2596,7 +2608,7 @@ class Engine:
         if c.cut_json and c.named_begun <= c.named_done:  # a payload, not a named call's arguments
             cut_tok = ("json", c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_tok)
-        if name is None and started is not None:
+        if name is None and started is not None and kind == "truncated":
             name = started[1]
         span = (removed_from, end)
         if kind == "truncated" and self.policy.truncated == "keep" and raw is not None and not self._past_name(c):
@@ -2608,6 +2620,8 @@ class Engine:
         detail: dict[str, Any] = {"reason": c.fail_reason, "policy": self.policy.truncated}
         if name is not None:
             detail["name"] = name
+        if span != (removed_from, end):
+            detail["removed"] = [removed_from, end]  # the block around a kept call
         if kind == "limit_exceeded":
             detail["limit"] = "max_depth"
             detail["value"] = self.policy.max_depth

@@ -185,7 +185,9 @@ class Reader:
         try:
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
-            return [], [_invalid_json(tok, str(exc), name)]
+            issue = _invalid_json(tok, str(exc), name)
+            issue.span = (min(span[0], tok.start or span[0]), max(span[1], tok.end or span[1]))  # the call, name included
+            return [], [issue]
         notes = [_repaired(name, repairs, span)] if repairs else []
         raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
         return self._finish(name, value, raw, call_id, span, notes)

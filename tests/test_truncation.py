@@ -1,0 +1,160 @@
+"""Replies cut off anywhere (DESIGN §7): every prefix of every golden case, under every policy.
+
+A model's reply may stop at any character (a stop sequence, a token limit, a dropped
+connection), so each golden text is read cut at many places and compared with its whole
+reading: a call from a prefix is the whole reply's call cut at most (its name complete,
+its values the whole call's), prose the whole reply shows is not lost, and the prefix
+streams as it parses.  The checks are :func:`harnesses.check_prefix` (also the
+``truncation`` fuzz harness); this file chooses where to cut.
+
+``make test`` cuts each case at a seeded sample of places: inside each call's name and
+string values, at each marker, evenly spaced and at random, rotating the policy variant
+and the chunking.  ``HYPOTHESIS_PROFILE=fuzz`` cuts every case at every place (still
+rotating the variant and the chunking: about 83,000 cuts), and draws 5,000 random
+(case, cut, variant, chunking) examples.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+
+import pytest
+from contract import CHUNKINGS, VARIANTS, policy_with
+from hypothesis import given
+from hypothesis import strategies as st
+from support import ROOT, all_cases, budget, long_search, options, tool
+
+import tooldialect as td
+
+sys.path.insert(0, str(ROOT / "fuzz"))
+
+import harnesses  # noqa: E402
+
+CASES = all_cases()
+FILES = sorted({case.family for case in CASES})
+#: Places a case is cut at in ``make test`` (all of them for a text this short or shorter).
+SAMPLED = 6
+SHORT = 12
+#: Failures shown in a message (the shortest prefix of each kind of problem).
+SHOWN = 6
+
+
+def _inside_calls(text: str, result: td.ParseResult) -> set[int]:
+    """Cuts where truncation does its damage: inside each call's name and string values
+    (where they are written near the call's span) and inside each marker-like tag."""
+    places = set()
+    for call in result.calls:
+        lo, hi = max(0, call.span[0] - 64), call.span[1]
+        for written in [call.name, *(v for v in call.arguments.values() if isinstance(v, str) and v)]:
+            at = text.find(written, lo, hi)
+            if at >= 0:
+                places.update({at + 1, at + max(1, len(written) // 2), at + len(written)})
+    for m in re.finditer(r"<[^<>\n]{1,40}>|\[[A-Z_/]{2,20}\]", text):
+        places.add(m.start() + len(m.group()) // 2)
+    return places
+
+
+def _cuts(text: str, result: td.ParseResult, rng: random.Random) -> list[int]:
+    """Every place in a long search; else ``SAMPLED`` of: inside the calls, two evenly
+    spaced, two at random."""
+    n = len(text)
+    if long_search() or n <= SHORT:
+        return list(range(n + 1))
+    places = _inside_calls(text, result) | {n // 3, 2 * n // 3, rng.randint(0, n), rng.randint(0, n)}
+    chosen = sorted(p for p in places if 0 <= p < n)
+    return sorted(rng.sample(chosen, min(SAMPLED, len(chosen))))
+
+
+def _run(case_no: int, cut_no: int) -> tuple[str, str]:
+    """The policy variant and chunking of one cut, rotating so that each case meets many."""
+    names = list(VARIANTS)
+    k = case_no + cut_no
+    return names[k % len(names)], CHUNKINGS[(k // len(names) + k) % len(CHUNKINGS)]
+
+
+def _kind(problem: str) -> str:
+    """A problem's first line without its names and numbers: what kind of failure it is."""
+    return re.sub(r"\d+|'[^']*'", "_", problem.split("\n")[0])
+
+
+def _report(failures: list[tuple[int, str, str]]) -> str:
+    """The shortest failing prefix of each kind of problem, and how many failed in all."""
+    best: dict[str, tuple[int, str, str]] = {}
+    for cut, where, problem in failures:
+        if _kind(problem) not in best or cut < best[_kind(problem)][0]:
+            best[_kind(problem)] = (cut, where, problem)
+    shown = [f"{where}:\n{problem}" for _, where, problem in sorted(best.values())[:SHOWN]]
+    return f"{len(failures)} cut-off replies break the contract; the shortest of each kind:\n\n" + "\n\n".join(shown)
+
+
+@pytest.mark.parametrize("corpus", FILES)
+def test_every_golden_case_cut_off_keeps_the_contract(corpus):
+    rng = random.Random(f"truncation:{corpus}")
+    failures = []
+    for case_no, case in enumerate(c for c in CASES if c.family == corpus):
+        base = options(case)
+        wholes: dict[str, td.ParseResult] = {}
+        for cut_no, cut in enumerate(_cuts(case.text, td.parse(case.text, **base), rng)):
+            variant, chunking = _run(case_no, cut_no)
+            opts = {**base, "policy": policy_with(base.get("policy"), variant)}
+            if variant not in wholes:
+                wholes[variant] = td.parse(case.text, **opts)
+            try:
+                harnesses.check_prefix(case.text, cut, opts, (chunking,), seed=cut, full=wholes[variant])
+            except AssertionError as exc:
+                failures.append((cut, f"{case.id} cut at {cut} ({variant})", str(exc)))
+    assert not failures, _report(failures)
+
+
+@budget(60)
+@given(data=st.data())
+def test_a_golden_case_cut_anywhere_keeps_the_contract(data):
+    case = data.draw(st.sampled_from(CASES), label="case")
+    cut = data.draw(st.integers(0, len(case.text)), label="cut")
+    variant = data.draw(st.sampled_from(list(VARIANTS)), label="variant")
+    chunking = data.draw(st.sampled_from(CHUNKINGS), label="chunking")
+    base = options(case)
+    opts = {**base, "policy": policy_with(base.get("policy"), variant)}
+    harnesses.check_prefix(case.text, cut, opts, (chunking,), seed=cut)
+
+
+# The failures an audit found, and those these searches found since, each the smallest of
+# its kind (the searches above find them or their kind; these keep them in view).
+
+GET_WEATHER = '<tool_call>{"name": "f", "arguments": {"a": 1, "b": [1, 2]}}</tool_call>'
+QWEN3 = (
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    "<parameter=unit>\ncelsius\n</parameter>\n</function>\n</tool_call>"
+)
+GEMMA = "<start_function_call>call:f{a:<escape>x<escape>,b:Paris}<end_function_call>"
+CODE = '<tool_call>result = read_file(path="a")\n</tool_call>'
+APERTUS = '<|tools_prefix|>[{"name": "get_time", "arguments": {}}]<|tools_suffix|>'
+FENCED = '```json\n{"name": "f", "arguments": {"a": 1}}\n```\nDone.'
+KEEP = {"truncated": "keep"}
+KNOWN = {
+    "a one-word reply is lost at its line break": ("Paris\nIt is sunny.", 6, {}),
+    "kept fragments join to other JSON than arguments_json": (GET_WEATHER, GET_WEATHER.index(", 2]") + 3, KEEP),
+    "a name cut off is returned": ("<tool_call>get_weather</tool_call>", len("<tool_call>get_wea"), KEEP),
+    "a cut-off parameter is read as an empty value": (QWEN3, QWEN3.index("<parameter=unit>") + 16, {}),
+    "a value is made of a cut-off marker": (GEMMA, len("<start_function_call>call:f{a:<e"), KEEP),
+    "a cut-off bare value is read as empty": (GEMMA, GEMMA.index("Paris") + 1, KEEP),
+    "a bare value runs into a cut-off closer": (GEMMA, GEMMA.index("}<end") + 3, KEEP),
+    "a keyed call is named after a cut-off key": (APERTUS, len('<|tools_prefix|>[{"name":'), KEEP),
+    "spans run past the end of a cut-off single-quoted array": ("[TOOL_CALLS][{'name':'f','arguments':{}}]", 40, {}),
+    "a fence line is removed with no span over it": (FENCED, FENCED.index('"a"') + 2, KEEP),
+}
+
+
+@pytest.mark.parametrize("title", list(KNOWN))
+def test_known_cut_off_failures(title):
+    text, cut, fields = KNOWN[title]
+    harnesses.check_prefix(text, cut, {"policy": td.Policy(**fields)})
+
+
+def test_known_cut_off_failure_a_word_before_code_is_named_as_a_call():
+    """Under ``truncated="keep"`` a prefix ending in a word and a space is kept as a call of
+    that name, where the whole reply calls ``read_file``."""
+    tools = td.Toolset([tool("read_file", {"path": {"type": "string"}})])
+    harnesses.check_prefix(CODE, len("<tool_call>result "), {"policy": td.Policy(**KEEP), "tools": tools})
