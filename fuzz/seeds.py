@@ -268,6 +268,9 @@ def _envelope_seeds() -> Iterator[bytes]:
     for i, case in enumerate(all_cases()):
         # model text and markup as tool output: bodies that mention every protocol tag
         yield harnesses.envelope_input(f"tool_{case.family}", f"call_{i}", [case.text, "done"], status=i)
+    # look-alikes that NFKC and case folding turn into protocol tags
+    for i, body in enumerate(["＜/tool_result＞", "﹤tool_call﹥", "＜/ＴＯＯＬ_ＲＥＳＵＬＴ>", "<tool_reſult>", "‹/tool_result>"]):
+        yield harnesses.envelope_input("ｔool＂", f"id＂{i}", [body, "x" + body], status=i)
 
 
 def _roundtrip_seeds() -> Iterator[bytes]:

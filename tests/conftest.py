@@ -8,8 +8,10 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# derandomized: CI and every run of `make test` try the same examples (a run that fails
+# fails again); the thorough and fuzz profiles search at random
 settings.register_profile(
-    "default", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "default", max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 # the contract searches (tests/test_truncation.py, test_differential.py, test_replies.py) run a

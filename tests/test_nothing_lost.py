@@ -326,3 +326,20 @@ def test_a_text_value_nested_deeper_than_max_depth_stays_text(template):
     assert result.calls[0].arguments == {"a": deep}
     within = _check(template.format("[" * 64 + "]" * 64), policy=td.Policy(max_depth=64))
     assert isinstance(within.calls[0].arguments["a"], list)
+
+
+def test_call_indices_follow_the_text_at_every_chunking():
+    """A call of an earlier payload, read before a later one is announced, takes the lower
+    index: an OpenAI client that orders calls by index rebuilds them in source order."""
+    import random
+
+    text = (
+        '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Seattle"}}\n{invalid json here}\n'
+        '{"name": "get_time", "arguments": {"timezone": "America/Los_Angeles"}}\n</tool_calls>'
+    )
+    for seed in range(64):
+        rng = random.Random(seed)
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
+        events = run_stream(text, cuts)
+        ended = sorted((e.index, e.call.name) for e in events if isinstance(e, td.CallEnd))
+        assert [name for _, name in ended] == ["get_weather", "get_time"], seed

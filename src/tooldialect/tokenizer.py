@@ -2053,6 +2053,8 @@ class Engine:
             b.early = False
 
     def _sniffed(self, b: Block, c: Cand) -> None:
+        if any(kind in ("call", "start") and tok not in b.started for kind, _, tok in c.items[b.emitted :]):
+            return  # a call read before this payload is announced first: indices follow the text
         names = c.scanner.names
         root = c.scanner.stack[:1]
         while b.sniffed < len(names):
