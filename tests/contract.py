@@ -296,6 +296,9 @@ def _marker_mask(text: str) -> bytes:
     return bytes(mark)
 
 
+_FENCE_INFO = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*(\w+)")
+
+
 def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
     """1 for each character inside a call span, a diagnostic span or (``markers``) a marker."""
     mark = bytearray(_marker_mask(text)) if markers else bytearray(len(text))
@@ -327,6 +330,12 @@ def lost_prose_problems(full_text: str, full: td.ParseResult, prefix_text: str, 
     removed and reported: its diagnostic covers what it removed).  Words the whole reply
     itself removes (block furniture, fence info strings, envelope keys) are not asked for."""
     mark = _covered(prefix_text, prefix, markers=True)
+    # a fence's info string is the furniture of a call block the fence opens: a prefix may
+    # read a fenced example of the whole reply as a reply of its own (nothing but a ```json
+    # fence holding a call, DESIGN §6)
+    first_call = min((c.span[0] for c in prefix.calls), default=len(prefix_text))
+    for m in _FENCE_INFO.finditer(prefix_text, 0, first_call):
+        mark[m.start(1) : m.end(1)] = b"\1" * (m.end(1) - m.start(1))
     need = Counter(
         m.group()
         for m in _prose_words(full_text, full)
@@ -355,18 +364,21 @@ _JSON_CHARS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
 def _unescaped(text: str) -> tuple[str, ...]:
-    """``text`` with its backslash escapes resolved three ways: each escaped character as
+    """``text`` with its backslash escapes resolved four ways: each escaped character as
     itself (P-Format ``\\|``); JSON's escapes only, any other backslash kept as written
-    (what JSON repair does with ``\\0``); and as Python reads them (``\\6`` is U+0006)."""
+    (what JSON repair does with ``\\0``); P-Format's then JSON's (a JSON value in a slot);
+    and as Python reads them (``\\6`` is U+0006)."""
     plain = re.sub(r"\\(.)", r"\1", text, flags=re.S)
     json_only = _JSON_ESCAPE.sub(lambda m: _JSON_CHARS.get(m.group(1), m.group(1)), text)
+    # a JSON value inside a P-Format slot: the slot's escapes, then JSON's
+    nested = _JSON_ESCAPE.sub(lambda m: _JSON_CHARS.get(m.group(1), m.group(1)), re.sub(r"\\([\\|\]])", r"\1", text))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an escape Python does not know stays as written
             python = text.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except UnicodeDecodeError:
-        return plain, json_only
-    return plain, json_only, python
+        return plain, json_only, nested
+    return plain, json_only, nested, python
 
 
 def _written(value: str, text: str, unescaped: tuple[str, ...]) -> bool:
