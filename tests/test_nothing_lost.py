@@ -343,3 +343,18 @@ def test_call_indices_follow_the_text_at_every_chunking():
         events = run_stream(text, cuts)
         ended = sorted((e.index, e.call.name) for e in events if isinstance(e, td.CallEnd))
         assert [name for _, name in ended] == ["get_weather", "get_time"], seed
+
+
+def test_a_block_over_the_cap_is_reported_to_the_cap_at_every_chunking():
+    text = (
+        '{"name": "get_weather", "parameters": {}}<function_calls>\n<invoke name="get_weather">\n'
+        '<parameter name="count">"v000</parameter>\n<parameter name="flag">v000</parameter>\n</invoke>\n'
+        '<invoke name="send_message">\n<parameter name="tags">"v000</parameter>\n'
+        '<parameter name="opts">v000</parameter>\n</invoke>\n</function_calls>w000w001'
+    )
+    opts = dict(policy=td.Policy(max_block_chars=256))
+    batch = td.parse(text, **opts)
+    assert [(d.kind, d.span) for d in batch.diagnostics] == [("limit_exceeded", (41, 41 + 257))]
+    for events in _every_cut(text, **opts):
+        spans = [e.diagnostic.span for e in events if isinstance(e, td.DiagnosticEvent)]
+        assert spans == [d.span for d in batch.diagnostics]

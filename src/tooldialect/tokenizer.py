@@ -1478,7 +1478,8 @@ class Engine:
             Issue(
                 "limit_exceeded",
                 {"limit": "max_block_chars", "value": self.policy.max_block_chars, "family": c0.g.name},
-                (b.start, far),
+                # to the cap, not to where a candidate happened to notice it: every chunking agrees
+                (b.start, min(far, b.start + self.policy.max_block_chars + 1)),
                 f"block longer than max_block_chars={self.policy.max_block_chars}; released as text",
             ),
             c0.g.name,
