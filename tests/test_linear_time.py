@@ -195,6 +195,7 @@ DYNAMIC = {
     ("markers.py", "_category"): "a one-character category test",
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",
     ("openai.py", "__init__"): "the caller's id pattern (Ids(valid=...)), applied to call ids",
+    ("jsoncheck.py", "_search"): "a tool schema's pattern / patternProperties, applied as jsonschema applies them",
 }
 
 

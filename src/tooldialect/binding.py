@@ -153,7 +153,13 @@ class Binder:
         return key, inner
 
     def _validate(self, name: str, arguments: dict[str, Any], raw: RawCall) -> list[Diagnostic]:
+        """``arguments_invalid`` for each of jsonschema's errors, sorted by path. Valid
+        arguments, the common case, are recognised by the tool's compiled validator, whose
+        verdicts are jsonschema's (tests/test_validation.py); only the others pay for
+        jsonschema's walk, which gives each error's path and message."""
         assert self.tools is not None
+        if self.tools.accepts(name, arguments):
+            return []
         validator = self.tools.validator(name)
         out = []
         try:

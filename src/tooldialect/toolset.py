@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -9,6 +12,8 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ToolsetError
+from .jsoncheck import Check, compile_check
+from .metaschema import certainly_valid
 
 __all__ = ["Tool", "Toolset"]
 
@@ -72,21 +77,22 @@ class Toolset:
     :meth:`from_mcp`, or :meth:`coerce` (any of them, detected per entry).
     """
 
-    __slots__ = ("_tools", "_by_name", "_validators")
+    __slots__ = ("_tools", "_by_name", "_schemas")
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         items = list(tools)
         by_name: dict[str, Tool] = {}
+        schemas: dict[str, _Schema] = {}
         for i, tool in enumerate(items):
             if not isinstance(tool, Tool):
                 raise ToolsetError(f"tool #{i}: expected td.Tool, got {type(tool).__name__} (use Toolset.coerce)")
             if tool.name in by_name:
                 raise ToolsetError(f"duplicate tool name {tool.name!r}: each tool in a toolset needs its own name")
-            _check_schema(tool)
+            schemas[tool.name] = _schema_of(tool)
             by_name[tool.name] = tool
         self._tools = tuple(items)
         self._by_name = by_name
-        self._validators: dict[str, Any] = {}
+        self._schemas = schemas
 
     @classmethod
     def coerce(cls, tools: Any) -> Toolset:
@@ -128,24 +134,169 @@ class Toolset:
         return tuple(t.name for t in self._tools)
 
     def validator(self, name: str) -> Any:
-        """The compiled JSON Schema validator of a tool (built once per toolset)."""
-        v = self._validators.get(name)
-        if v is None:
-            schema = _openapi_nullable(self._by_name[name].parameters, 0)
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            v = cls(schema)
-            self._validators[name] = v
-        return v
+        """The jsonschema validator of a tool's schema: the reference for its verdicts and
+        the source of every ``arguments_invalid`` path and message. Built on first use,
+        once per distinct schema in the process (toolsets with the same schema share it)."""
+        return self._schemas[name].validator()
+
+    def accepts(self, name: str, arguments: Any) -> bool:
+        """Whether ``arguments`` are valid under tool ``name``'s schema: jsonschema's
+        verdict, decided by a validator compiled from the schema where it can be
+        (:mod:`tooldialect.jsoncheck`), by jsonschema elsewhere. False too when the schema
+        cannot be applied: :meth:`validator` says why."""
+        schema = self._schemas[name]
+        try:
+            check = schema.check()
+            return check(arguments) if check is not None else bool(schema.validator().is_valid(arguments))
+        except Exception:  # the caller asks jsonschema, which reports it
+            return False
 
     def __repr__(self) -> str:
         return f"Toolset({list(self.names)!r})"
 
 
+class _Schema:
+    """One distinct parameters schema, checked when first seen. Its jsonschema validator
+    and its compiled check are built on first use, once, under a lock: a toolset is
+    shared by the threads of a server."""
+
+    __slots__ = ("schema", "_validator", "_check", "_compiled", "_lock")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self._validator: Any = None
+        self._check: Check | None = None
+        self._compiled = False
+        self._lock = threading.Lock()
+
+    def validator(self) -> Any:
+        if self._validator is None:
+            with self._lock:
+                if self._validator is None:
+                    schema = _openapi_nullable(self.schema, 0)
+                    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+                    self._validator = cls(schema)
+        return self._validator
+
+    def check(self) -> Check | None:
+        """The compiled validator, or None when the schema uses what is not compiled."""
+        if not self._compiled:
+            validator = self.validator()
+            with self._lock:
+                if not self._compiled:
+                    self._check = compile_check(validator.schema, type(validator))
+                    self._compiled = True
+        return self._check
+
+
+class _Cache:
+    """Checked schemas by their canonical JSON, process-wide, least recently used first
+    out: a server that builds a toolset per request checks each distinct schema once."""
+
+    __slots__ = ("size", "_entries", "_lock")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, _Schema] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> _Schema | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: _Schema) -> _Schema:
+        """The entry kept for ``key``: ``entry``, or the one another thread put first."""
+        with self._lock:
+            kept = self._entries.setdefault(key, entry)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+            return kept
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+SCHEMA_CACHE_SIZE = 1024
+_SCHEMAS = _Cache(SCHEMA_CACHE_SIZE)
+
+
+def clear_caches() -> None:
+    """Forget every checked schema (benchmarks measure a first build with it)."""
+    _SCHEMAS.clear()
+
+
+def _schema_of(tool: Tool) -> _Schema:
+    """The checked schema of a tool: from the cache when the same JSON was checked before,
+    else checked now (raising ToolsetError) and cached. A schema that is not plain JSON
+    data (a tuple, a subclass, NaN) is checked every time and shared with no one: its
+    canonical JSON would not say everything jsonschema sees."""
+    key = _canonical(tool.parameters)
+    if key is not None:
+        entry = _SCHEMAS.get(key)
+        if entry is not None:
+            return entry
+    _check_schema(tool)
+    if key is None:
+        return _Schema(tool.parameters)
+    return _SCHEMAS.put(key, _Schema(json.loads(key)))  # its own copy: the caller may mutate theirs
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _canonical(schema: dict[str, Any]) -> str | None:
+    """The schema's JSON, keys in their order (jsonschema reports errors in that order), or
+    None when the schema is not plain JSON data that this text describes exactly."""
+    if not _plain(schema):
+        return None
+    try:
+        return json.dumps(schema, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _plain(root: Any) -> bool:
+    """Whether a value is made of exactly dict (str keys), list, str, int, float, bool and
+    None, at most 200 levels deep (type() is, not isinstance: a subclass may compare or
+    print differently)."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if depth >= 200 or not all(type(k) is str for k in node):
+                return False
+            stack.extend((v, depth + 1) for v in node.values())
+        elif kind is list:
+            if depth >= 200:
+                return False
+            stack.extend((v, depth + 1) for v in node)
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
 def _check_schema(tool: Tool) -> None:
+    """Raise ToolsetError unless the schema is valid JSON Schema whose ``$ref``s resolve
+    inside it. A schema the meta-schema table accepts skips jsonschema's walk (its verdict
+    is the same, :mod:`tooldialect.metaschema`); any other is checked by jsonschema, whose
+    error is reported."""
     schema = tool.parameters
+    dialect = schema.get("$schema", "")
+    if not isinstance(dialect, str):  # jsonschema's validator_for would raise AttributeError
+        raise ToolsetError(f"tool {tool.name!r}: invalid JSON Schema at $schema: {dialect!r} is not of type 'string'")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        if not certainly_valid(schema, cls):
+            cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise ToolsetError(f"tool {tool.name!r}: invalid JSON Schema at {path}: {exc.message}") from None
