@@ -311,16 +311,6 @@ def _property_names(c: _Compiler, sub: Any, node: Any, depth: int) -> Check:
     return lambda x: not isinstance(x, dict) or all(check(k) for k in x)
 
 
-def _min_properties(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    least = _bound(value)
-    return lambda x: not (isinstance(x, dict) and len(x) < least)
-
-
-def _max_properties(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    most = _bound(value)
-    return lambda x: not (isinstance(x, dict) and len(x) > most)
-
-
 def _dependent_required(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
     if not isinstance(value, dict) or not all(
         isinstance(deps, list) and all(isinstance(d, str) for d in deps) for deps in value.values()
@@ -328,6 +318,24 @@ def _dependent_required(c: _Compiler, value: Any, node: Any, depth: int) -> Chec
         raise Unsupported(value)
     pairs = tuple((key, frozenset(deps)) for key, deps in value.items())
     return lambda x: not isinstance(x, dict) or all(key not in x or x.keys() >= deps for key, deps in pairs)
+
+
+def _size(kind: type, at_least: bool) -> Callable[..., Check]:
+    """``min``/``max`` ``Properties``, ``Items`` and ``Length``: a bound on ``len`` of one kind
+    of instance (a string's length counts code points, as jsonschema's does)."""
+
+    def build(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
+        bound = _bound(value)
+        if at_least:
+            return lambda x: not (isinstance(x, kind) and len(x) < bound)
+        return lambda x: not (isinstance(x, kind) and len(x) > bound)
+
+    return build
+
+
+_min_properties, _max_properties = _size(dict, True), _size(dict, False)
+_min_items, _max_items = _size(list, True), _size(list, False)
+_min_length, _max_length = _size(str, True), _size(str, False)
 
 
 # -- arrays -----------------------------------------------------------------------------------
@@ -344,16 +352,6 @@ def _items(c: _Compiler, items: Any, node: Any, depth: int) -> Check | None:
     return lambda x: not isinstance(x, list) or all(map(check, x))
 
 
-def _min_items(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    least = _bound(value)
-    return lambda x: not (isinstance(x, list) and len(x) < least)
-
-
-def _max_items(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    most = _bound(value)
-    return lambda x: not (isinstance(x, list) and len(x) > most)
-
-
 def _unique_items(c: _Compiler, value: Any, node: Any, depth: int) -> Check | None:
     """Delegated to jsonschema's own callable (its equality of 1, 1.0 and True)."""
     if not isinstance(value, bool):
@@ -365,16 +363,6 @@ def _unique_items(c: _Compiler, value: Any, node: Any, depth: int) -> Check | No
 
 
 # -- strings ----------------------------------------------------------------------------------
-
-
-def _min_length(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    least = _bound(value)
-    return lambda x: not (isinstance(x, str) and len(x) < least)
-
-
-def _max_length(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
-    most = _bound(value)
-    return lambda x: not (isinstance(x, str) and len(x) > most)
 
 
 def _pattern(c: _Compiler, value: Any, node: Any, depth: int) -> Check:
