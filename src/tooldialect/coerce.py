@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .jsonscan import JsonValueError, loads_strict
+from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 from .repair import RepairFailed, repair_json
 
 __all__ = ["json_type", "strip_template_newlines", "type_arguments", "type_literal", "type_value"]
@@ -27,7 +27,6 @@ _INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
 _MAX_NEST = 64
-_STRUCTURE = re.compile(r'[\[\]{}"\\]')  # what nesting depth depends on
 
 
 def strip_template_newlines(text: str) -> str:
@@ -60,7 +59,7 @@ def type_value(
     if string is True:
         return text
     trimmed = text.strip()
-    if trimmed[:1] in ("{", "[") and _deeper_than(trimmed, max_depth):
+    if trimmed[:1] in ("{", "[") and depth_exceeds(trimmed, max_depth):
         return text
     if string is False:
         got = _json(trimmed, notes)
@@ -113,31 +112,6 @@ def _json(trimmed: str, notes: list[str] | None = None) -> Any:
             notes.extend(done)
         return value
 
-
-def _deeper_than(text: str, limit: int) -> bool:
-    """Whether brackets outside strings nest deeper than ``limit`` (one linear pass)."""
-    depth = 0
-    in_string = False
-    escaped_at = -1  # the character a backslash escapes
-    for m in _STRUCTURE.finditer(text):
-        ch = m.group()
-        if in_string:
-            if m.start() == escaped_at:
-                continue
-            if ch == "\\":
-                escaped_at = m.end()
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in "]}":
-            depth -= 1
-    return False
 
 
 def _unescaped(trimmed: str) -> tuple[Any, list[str]]:
