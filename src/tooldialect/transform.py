@@ -549,45 +549,36 @@ def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) ->
 def _last_element(text: str) -> tuple[int, int]:
     """Offset and index of the element of a cut-off array that the cut fell in (offset
     -1 when unclear)."""
-    from .jsonscan import _complete_value_end
-
-    pos = 1
-    n = len(text)
-    index = 0
-    while True:
-        while pos < n and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= n:
-            return -1, index
-        end = _complete_value_end(text, pos)
-        if end is None:
-            return pos, index
-        pos = end
-        while pos < n and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= n or text[pos] != ",":
-            return -1, index
-        pos += 1
-        index += 1
+    _done, start, index = _elements(text)
+    return start, index
 
 
 def _complete_elements_end(text: str) -> int:
     """Where the last complete element of a cut-off array ends (0 when none is complete)."""
+    return _elements(text)[0]
+
+
+def _elements(text: str) -> tuple[int, int, int]:
+    """One walk over the elements of a cut-off array: where the last complete one ends (0
+    when none is), and the offset (-1 when unclear) and index of the one the cut fell in."""
     from .jsonscan import _complete_value_end
 
-    pos, n, done = 1, len(text), 0
+    pos, n, index, done = 1, len(text), 0, 0
     while True:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
-        end = _complete_value_end(text, pos) if pos < n else None
+        if pos >= n:
+            return done, -1, index
+        end = _complete_value_end(text, pos)
         if end is None:
-            return done
+            return done, pos, index
         done = pos = end
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n or text[pos] != ",":
-            return done
+            return done, -1, index
         pos += 1
+        index += 1
 
 
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
