@@ -227,7 +227,7 @@ def fuzz_stream(data: bytes) -> None:
         pos = cut
         # held back between deltas: a partial marker, a fence line, a backtick run; an open
         # block's text is kept in its own pieces, never in the window that grows per delta
-        assert len(stream._engine.win) <= bound, f"{len(stream._engine.win)} characters held in the window"
+        assert len(stream._engine.window.win) <= bound, f"{len(stream._engine.window.win)} characters held in the window"
     events += stream.close()
     check_invariants(text, events, batch)
     # stronger than the kinds DESIGN §4 asks for: details, spans and messages agree too
@@ -237,9 +237,9 @@ def fuzz_stream(data: bytes) -> None:
 
 
 def _window_bound(stream: td.ToolStream) -> int:
-    from tooldialect import tokenizer
+    from tooldialect.engine import fences
 
-    return stream._engine.cat.max_width + tokenizer._MAX_FENCE_LINE + tokenizer._MAX_RUN + 1
+    return stream._engine.cat.max_width + fences.MAX_FENCE_LINE + fences.MAX_RUN + 1
 
 
 def fuzz_detect(data: bytes) -> None:

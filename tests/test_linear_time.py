@@ -184,10 +184,12 @@ _RE_CALLS = {"compile", "match", "search", "fullmatch", "sub", "subn", "split", 
 NOT_MODEL_TEXT = {"grammar.py", "_docs.py"}
 #: Regexes built at run time, by file and function: each is explained in docs/security.md.
 DYNAMIC = {
-    ("tokenizer.py", "<module>"): "scanner start characters: one character class",
-    ("tokenizer.py", "_step_fence"): "a fence's closing line: bounded run of the fence character",
-    ("tokenizer.py", "_loop_rx"): "an alternation of marker terminals (bounded)",
-    ("tokenizer.py", "_stops"): "an alternation of marker terminals (bounded)",
+    ("cursor.py", "<module>"): "scanner start characters: one character class",
+    ("recovery.py", "<module>"): "a string's plain run for each quote character: one negated class",
+    ("fences.py", "_closer"): "a fence's closing line: bounded run of the fence character",
+    ("fences.py", "_step_fence"): "a fence's closing line: bounded run of the fence character",
+    ("loops.py", "_loop_rx"): "an alternation of marker terminals (bounded)",
+    ("values.py", "_stops"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "closers"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "recovery"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "_build"): "an alternation of marker terminals and one character class",
@@ -439,7 +441,7 @@ def test_a_value_after_a_closer_that_may_end_it_is_not_held_in_the_window(opener
     s = td.ToolStream()
     for i in range(0, len(text), 16):
         s.feed(text[i : i + 16])
-        assert len(s._engine.win) <= catalog_for(None).max_width
+        assert len(s._engine.window.win) <= catalog_for(None).max_width
     assert _collect(text, 16) == (td.parse(text).text, [c.name for c in td.parse(text).calls])
 
 

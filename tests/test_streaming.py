@@ -26,7 +26,7 @@ def released_lag(text: str, step: int = 1) -> int:
         for ev in s.feed(text[i : i + step]):
             if isinstance(ev, td.TextDelta):
                 released += len(ev.text)
-        if s._engine.block is None and s._engine.inline is None:
+        if s._engine.block is None and s._engine.span is None:
             worst = max(worst, i + step - released)
     return worst
 
@@ -141,7 +141,7 @@ def test_stream_that_never_closes_holds_at_most_the_cap():
     for _ in range(300):
         s.feed("z" * 10)
         eng = s._engine
-        held = len(eng.win) + sum(len(p) for p in (eng.block.pieces if eng.block else []))
+        held = len(eng.window.win) + sum(len(p) for p in (eng.block.held.pieces if eng.block else []))
         assert held <= policy.max_block_chars + 64
 
 
@@ -225,7 +225,7 @@ def test_buffer_stays_small_inside_a_long_block():
     worst = 0
     for _ in range(2_000):
         s.feed("abcd")
-        worst = max(worst, len(s._engine.win))
+        worst = max(worst, len(s._engine.window.win))
     assert worst <= WIDTH + 8
 
 

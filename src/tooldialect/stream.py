@@ -10,7 +10,7 @@ from .catalog import catalog_for
 from .errors import PolicyError, StreamClosedError
 from .families import get
 from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
-from .tokenizer import Engine
+from .engine import Engine
 from .toolset import Toolset
 
 __all__ = ["ToolStream", "parse"]

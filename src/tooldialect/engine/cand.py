@@ -1,0 +1,366 @@
+"""One family's reading of a block (a candidate), and the block its candidates share."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from ..argstream import StrictPrefix
+from ..grammar import JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
+from ..jsonscan import JsonScanner
+from ..lalr import END, LRParser, Node, Tok
+from ..strscan import StringScanner
+from ..transform import KEYED_RULE, Reader, excerpt
+from ..transform import _text as _node_text
+from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
+from .window import Held
+
+__all__ = ["Block", "Cand", "bare", "body_closed", "resumed"]
+
+_PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
+_CALL_NODES = ("call", "bare_call")
+
+
+def resumed(ig: Terminal, text: str, pos: int) -> bool:
+    """Whether an ignored token at ``pos`` (or its start) may still grow into a longer match
+    once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
+    unbounded white space is skipped as it comes, so a long run is never read twice."""
+    pat = ig.pattern
+    if pat.max_width > MAX_MARKER_WIDTH:
+        return False
+    if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
+        return False  # it cannot begin here: nothing to wait for
+    return pat.needs_more(text, pos)
+
+
+def body_closed(c: Cand) -> bool:
+    """Whether the last token a candidate read closed its body: a closer, or an opener of
+    the block written again as its closer (``<|tool_call|>…<|tool_call|>``)."""
+    last = c.last_type
+    return last.endswith("_CLOSE") or any(t.name == last for t in c.g.openers.get(c.rule, ()))
+
+
+def bare(term: Terminal) -> bool:
+    """A token that is not a marker: a name-like pattern, neither a literal, an opener, a
+    closer, nor a scanned payload."""
+    pat = term.pattern
+    return pat is not None and pat.literal is None and not term.name.endswith(("_OPEN", "_CLOSE"))
+
+
+class Snapshot(NamedTuple):
+    """Where a block could have ended before bare tokens (a name with no marker yet)."""
+
+    stack: list[int]
+    values: list[Any]
+    items: int
+    end: int
+
+
+class Cand:
+    """One family's parse of a block: its parser, where it reads, what it found."""
+
+    __slots__ = (
+        "g", "rule", "parser", "pos", "state", "scanner", "tok_start", "last_end", "soft", "items",
+        "fail_pos", "fail_kind", "fail_reason", "reader", "whole", "payload_at", "ext_type", "bad",
+        "bad_reason", "trail", "resync", "resync_tok", "resync_reason", "text_start", "text_stops",
+        "text_rx", "text_first", "text_tentative", "body_at", "named_begun", "named_done",
+        "current_name", "args_read", "cut_json", "reach", "opens", "resync_mode", "loose", "skip_at",
+        "last_type", "sp", "sp_from", "sp_fed", "sp_obj", "sp_key", "sp_done", "cut_elem",
+        "json_start", "opened_at", "_accepted",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        rule: str,
+        pos: int,
+        soft: bool,
+        reader: Reader,
+        accepted: dict[Any, Any] | None = None,
+    ) -> None:
+        self.g = g
+        self.rule = rule
+        self.reader = reader
+        self.items: list[Item] = []  # in source order; see Kind
+        self.parser = LRParser(g.tables, rule, self._on_node)
+        self.pos = pos
+        self.state = Reading.RUN
+        self.scanner: JsonScanner | StringScanner | None = None
+        self.tok_start = -1
+        self.last_end = pos
+        self.soft = soft
+        self.fail_pos = -1
+        self.fail_kind: Failure | None = None
+        self.fail_reason = ""
+        self.whole = rule == "reply" and g.header.reply == "whole"
+        self.payload_at = -1  # where the first payload or text value began
+        self.ext_type = ""
+        self.bad = False
+        self.bad_reason = "the payload is not a call"
+        self.trail = False  # ended at unexpected text before any closer
+        self.resync = -1  # after a broken payload: searching from here for the next one
+        self.resync_tok = -1
+        self.resync_reason = ""
+        self.resync_mode: Resync | None = None
+        self.text_start = -1  # a raw text value being read
+        self.text_stops: tuple[Terminal, ...] = ()
+        self.text_rx: re.Pattern[str] | None = None
+        # (where a stop may begin, the longest stop): where a cut-off stop is looked for
+        self.text_first: tuple[re.Pattern[str] | None, int] = (None, 0)
+        self.text_tentative: int | None = None
+        self.body_at = -1  # where the first token after the opener begins
+        self.named_begun = 0  # calls announced by a name node
+        self.named_done = 0  # calls completed by a call node
+        self.current_name: str | None = None
+        self.args_read = 0  # arguments (or parameters) read since the last announcement
+        self.cut_json = False  # the cut fell inside a JSON payload (else in a text call)
+        self.reach = -1  # where a failure was detected (not where a stream happened to stop)
+        self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
+        self.loose: Snapshot | None = None
+        self.skip_at = -1  # where it first passed over text it could not read (-1: never)
+        self.last_type = ""  # the type of the last token read
+        # the JSON arguments being read, followed as strict JSON so that a stream can send
+        # them as they arrive (argstream.py): from where, fed up to where, whether the JSON
+        # is a call object (else the arguments themselves), and the call's item key
+        self.sp: StrictPrefix | None = None
+        self.sp_from = -1
+        self.sp_fed = -1
+        self.sp_obj = False
+        self.sp_key: Key | None = None
+        self.sp_done = 0  # call objects before this one were sent as far as they go
+        self.cut_elem = 0  # the call object of a payload the end of the text cut off
+        # where the last JSON payload began: a payload's calls are keyed by it, so a broken
+        # payload's announced call never lends its announcement to the next payload
+        self.json_start = -1
+        self.opened_at: set[int] = set()  # where the parser read an opener as a token
+        # the terminals accepted at a parser stack: the same for every block of a grammar
+        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {} if accepted is None else accepted
+
+    @property
+    def live(self) -> bool:
+        return self.state is Reading.RUN or self.state is Reading.WAIT
+
+    def shift(self, tok: Tok, term: Terminal | None) -> bool:
+        """Feed a token, keeping track of which structures are open and of where the block
+        could have ended before a run of bare tokens."""
+        if term is not None and bare(term):
+            # the block read something complete (not only an announced name) and could end here
+            if self.loose is None and self._last_kind() not in (None, Kind.START) and self.parser.accepts(END):
+                self.loose = Snapshot(list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
+        else:
+            self.loose = None  # a marker or a payload: the tokens since belong to the block
+        if tok.type in JSON_EXTERNALS:
+            self.json_start = tok.start if tok.start is not None else -1
+        ok = self.parser.feed(tok)
+        name = tok.type
+        self.last_type = name
+        if name.endswith("_OPEN"):
+            if tok.start is not None:
+                self.opened_at.add(tok.start)
+            key = name[: -len("_OPEN")]
+            self.opens[key] = self.opens.get(key, 0) + 1
+        elif name.endswith("_CLOSE"):
+            key = name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+            for k in sorted(self.opens, key=len, reverse=True):
+                if k.startswith(key) and self.opens[k] > 0:
+                    self.opens[k] -= 1
+                    break
+        return ok
+
+    def _last_kind(self) -> Kind | None:
+        """The kind of the last item that is not a parameter (None when there is none)."""
+        for item in reversed(self.items):
+            if item.kind is not Kind.PARAM:
+                return item.kind
+        return None
+
+    def unloose(self) -> bool:
+        """End the block where it could end, before bare tokens it cannot go on from
+        (prose after the calls that begins like a name).  False when there is no such place."""
+        if self.loose is None:
+            return False
+        stack, values, nitems, end = self.loose
+        self.loose = None
+        self.parser.restore(stack, values)
+        del self.items[nitems:]
+        self.pos = self.last_end = end
+        return True
+
+    def open_closers(self) -> list[Terminal]:
+        """Closers the parser accepts now that close a structure still open."""
+        out = []
+        for t in self.g.closers:
+            key = t.name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+            if any(k.startswith(key) and n > 0 for k, n in self.opens.items()) and self.parser.accepts(t.name):
+                out.append(t)
+        return out
+
+    def accepted(self) -> dict[str, Terminal]:
+        """The terminals the parser accepts now (exactly), by name."""
+        key = tuple(self.parser.stack)
+        got = self._accepted.get(key)
+        if got is None:
+            got = {}
+            for ttype in self.parser.expected():
+                if ttype == END:
+                    continue
+                term = self.g.terminals.get(ttype)
+                if term is not None and self.parser.accepts(ttype):
+                    got[ttype] = term
+            self._accepted[key] = got
+        return got
+
+    # -- what the parser's reductions say --------------------------------------------------
+
+    def _on_node(self, node: Node) -> None:
+        announced = self.reader.announce(node)
+        if announced is not None:
+            self._announce(node, announced)
+            return
+        if node.name in ("param", "arguments"):
+            self.args_read += 1
+        if self.current_name is not None and node.name == "param":
+            self.items.append(Item(Kind.PARAM, node, Key(Source.NAMED, self.named_begun - 1)))
+        elif self.current_name is not None and node.name in self.reader.member_nodes:
+            got = self.reader.literal_member(node, self.parser.values)
+            if got is not None:
+                self.items.append(Item(Kind.PARAM, got, Key(Source.NAMED, self.named_begun - 1)))
+        got = self.reader.read(node)
+        if got is None:
+            return
+        self.loose = None  # the bare tokens completed something
+        calls, issues = got
+        if self.g.header.gated:
+            for call in calls:
+                call.gated = True  # bound by exact name, never repaired
+        if node.name in ("bare_json_calls", "bare_call") and not calls:
+            self.bad = True  # a reply-anchored payload that is not a call: not a block at all
+            return
+        call_keys, issue_keys = self._keys(node, calls, issues)
+        # keep source order: issues and calls interleave by position
+        merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
+            (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
+        ]
+        merged.sort(key=lambda x: x[0])
+        self.items.extend(item for _, item in merged)
+
+    def _announce(self, node: Node, announced: str) -> None:
+        if self.g.header.gated and announced not in self.reader.known:
+            # a registry-gated body names only tools the toolset offers, exactly: this body
+            # is not this family's (another family may read it)
+            self.bad = True
+            self.bad_reason = f"{excerpt(announced)!r} is not a tool the toolset offers"
+            return
+        self.current_name = announced
+        # an id that names the call (Kimi's functions.NAME:IDX) is known already
+        call_id = _node_text(node).strip() if node.name == "call_id" else None
+        self.items.append(Item(Kind.START, (announced, call_id, node.end), Key(Source.NAMED, self.named_begun)))
+        self.named_begun += 1
+        self.args_read = 0
+        if self.rule == "start":
+            # a tentative opener followed by a call's name is a call block after all:
+            # from here a bad or cut-off body is reported, not shown
+            self.soft = False
+
+    def _keys(self, node: Node, calls: list[Any], issues: list[Any]) -> tuple[list[Key], list[Key]]:
+        """The keys of the calls and issues a node read: which announcement each belongs to."""
+        if node.name in _CALL_NODES and self.named_begun > self.named_done:
+            key = Key(Source.NAMED, self.named_done)  # the call its name announced
+            self.named_done += 1
+            self.current_name = None
+            return [key] * len(calls), [key] * len(issues)
+        if node.name in _CALL_NODES:
+            key = Key(Source.UNNAMED, node.start)  # its name announced nothing
+            self.current_name = None
+            return [key] * len(calls), [key] * len(issues)
+        if node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
+            # a body read whole (all or nothing) completes every call announced in it, in order
+            first = self.named_done
+            self.named_done = self.named_begun
+            self.current_name = None
+            return [Key(Source.NAMED, first + i) for i in range(len(calls))], [Key(Source.NAMED, first)] * len(issues)
+        # a payload: its call objects are announced one by one (their place in it)
+        key = Key(Source.PAYLOAD, self.json_start)
+        return (
+            [key.element(c.elem) if c.elem >= 0 else key for c in calls],
+            [key.element(i.elem) if i.elem >= 0 else key for i in issues],
+        )
+
+    # -- what it found -----------------------------------------------------------------------
+
+    @property
+    def junk(self) -> int:
+        """Issues this candidate found in the block (fewer means it read the body better)."""
+        return sum(1 for item in self.items if item.kind is Kind.ISSUE or item.kind is Kind.TEXT)
+
+    @property
+    def calls(self) -> int:
+        return sum(1 for item in self.items if item.kind is Kind.CALL)
+
+    def call_items(self) -> list[Any]:
+        return [item.obj for item in self.items if item.kind is Kind.CALL]
+
+    def has_issue(self) -> bool:
+        return any(item.kind is Kind.ISSUE for item in self.items)
+
+    def fail(self, pos: int, kind: Failure, reason: str) -> None:
+        self.state = Reading.FAILED
+        self.fail_pos = pos
+        self.fail_kind = kind
+        self.fail_reason = reason
+        self.reach = max(self.reach, pos)
+
+    @property
+    def progress(self) -> int:
+        """How far this candidate has read, the same at every chunking once it has stopped."""
+        if self.state is Reading.FAILED:
+            return self.reach
+        if self.state is Reading.DONE:
+            return max(self.last_end, self.reach)
+        return max(self.pos, self.reach)
+
+
+class Block:
+    """A region that may hold calls, while its candidates decide."""
+
+    __slots__ = (
+        "start", "opener_end", "cands", "channel", "reply", "held", "early", "started", "emitted",
+        "phase", "winner", "rpos", "sniffed", "sent", "leader", "absorb", "loop", "balance",
+        "inline", "deferred",
+    )  # fmt: skip
+
+    def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: Channel, reply: bool, tail: str) -> None:
+        self.start = start
+        self.opener_end = opener_end
+        self.cands = cands
+        self.channel = channel
+        self.reply = reply
+        self.held = Held(start, tail)  # the block's text the window no longer keeps
+        hard = [c for c in cands if not c.soft]
+        # early events (a call announced before it completes) need one committed candidate;
+        # with several, it is decided once the others have failed (see Ledger.update_early)
+        self.early: bool | None = (True if len(cands) == 1 else None) if hard and channel is Channel.TEXT else False
+        self.leader: Cand | None = cands[0] if self.early else None
+        self.started: dict[Key, tuple[int, str]] = {}  # item key -> (call index, name)
+        # item key -> (characters of arguments_json sent, held): what a started call's
+        # ArgumentsDeltas have said so far; held calls send the rest when they end
+        self.sent: dict[Key, tuple[int, bool]] = {}
+        self.emitted = 0
+        self.phase = Phase.LEX
+        self.winner: Cand | None = None
+        self.rpos = -1
+        self.sniffed = 0
+        self.absorb = -1  # after a broken block's closer: where following closers are sought
+        self.loop: Any = None  # the repetition-loop watch (loops.LoopWatch), when there is one
+        # a payload deeper than max_depth: its brackets counted to find where it ends
+        self.balance: Any = None
+        # a tag opened after prose on the same line: a zero-argument call in it may be the
+        # prose quoting the format (Arbiter._quoted); decided only once the block is read
+        self.inline = False
+        # announcements held back in such a block until the call shows an argument
+        self.deferred: dict[Key, tuple[str, str | None, int | None]] = {}
+
+    @property
+    def loop_clear(self) -> int:
+        """Items ending before this may be emitted: no loop begins before it."""
+        return NEVER if self.loop is None else self.loop.clear

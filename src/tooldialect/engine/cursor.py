@@ -1,0 +1,461 @@
+"""The candidate cursor: each candidate reads the block's text token by token, as its
+grammar accepts them — terminals by longest match, payloads through external scanners
+(JSON, quoted strings), text values (values.py) — and resynchronises after damage.
+It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``sp*``,
+``resync*``, ``body_at``, ``payload_at``)."""
+
+from __future__ import annotations
+
+import re
+
+from ..argstream import StrictPrefix
+from ..grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
+from ..jsonscan import CUT, DONE, MORE, JsonScanner
+from ..lalr import END, Tok
+from ..strscan import StringScanner
+from ..transform import ARGUMENT_KEYS, Issue, excerpt
+from .cand import Block, Cand, body_closed, resumed
+from .kinds import Failure, Item, Key, Kind, Phase, Reading, Resync, Source
+from .values import ESCAPE_GROUP, TEXT
+
+__all__ = ["Cursor"]
+
+_NON_WS = re.compile(r"\S")
+_START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
+
+
+class Cursor:
+    """Moves each candidate through the block's text."""
+
+    def _string_run(self, delta: str) -> bool:
+        """A delta that only continues a value the block's one candidate is reading, with
+        nothing in it to note: the reading steps of _advance and _loop_scan taken whole.
+        That is a JSON string (plain characters and two-character escapes, which may span
+        deltas: JsonScanner.string_run) or a raw text value (no character a stop begins
+        with, no backslash where backslashes escape), with no character a loop marker
+        begins with, under the size cap.  False, having done nothing, otherwise."""
+        b = self.block
+        if b.phase is not Phase.LEX or b.early is None or len(b.cands) != 1:
+            return False
+        c = b.cands[0]
+        at = self.window.end
+        if c.state is not Reading.WAIT or c.pos != at:
+            return False
+        sc = c.scanner
+        sp = c.sp
+        if sc is None:
+            first = c.text_first[0]
+            if c.text_start < 0 or first is None or first.search(delta) is not None:
+                return False
+            if "\\" in delta and ESCAPE_GROUP in c.text_rx.groupindex:
+                return False
+        elif type(sc) is not JsonScanner:
+            return False
+        elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+            return False
+        loop = b.loop
+        if loop is not None and (loop.pos != at or not loop.quiet(delta)):
+            return False
+        end = at + len(delta)
+        if max(end, c.reach) - b.start > self.policy.max_block_chars:
+            return False
+        pending = 0 if sc is None else sc.string_run(delta)
+        if pending < 0:
+            return False
+        self.window.win += delta
+        # _read_payload (or _scan_text): the value reads to the end of the text, waits for more
+        c.pos = end
+        if sc is not None:
+            sc.read_run(delta, pending)
+            if b.early and len(sc.names) > b.sniffed:
+                self._sniffed(b, c)
+            if sp is not None:
+                sp.feed(delta)
+                c.sp_fed = end
+                if b.early and b.leader is c:
+                    self._stream_args(b, c)
+        if loop is not None:
+            loop.passed(end, self.cat.max_width)  # no marker begins in the delta
+        if b.early and b.emitted < len(b.leader.items):
+            self._early(b)
+        self._compact()
+        return True
+
+    def _advance(self, b: Block, c: Cand) -> None:
+        """Read as far as the text allows: tokens, payloads, text values, resynchronisation."""
+        cap = b.start + self.policy.max_block_chars
+        while True:
+            if c.pos > cap:
+                return  # the block is over the cap; _over_limit releases it
+            if c.scanner is not None:
+                go_on = self._read_payload(b, c, cap)
+            elif c.text_start >= 0:
+                go_on = self._scan_text(b, c)
+            elif c.resync >= 0:
+                go_on = self._resync(c)
+            else:
+                go_on = self._read_token(b, c)
+            if not go_on:
+                return
+
+    def _read_payload(self, b: Block, c: Cand, cap: int) -> bool:
+        """Go on with the payload (or value) an external scanner reads.  False to stop."""
+        w = self.window
+        win, base = w.win, w.base
+        n = len(win)
+        sc = c.scanner
+        # a candidate never reads past the cap, so every chunking sees the same thing
+        end = min(n, cap + 1 - base)
+        status, p = sc.scan(win, c.pos - base, self.eof and end == n, end)
+        if b.early and len(sc.names) > b.sniffed:
+            self._sniffed(b, c)
+        if c.sp is not None:
+            if base + p > c.sp_fed:
+                c.sp.feed(win[c.sp_fed - base : p])
+                c.sp_fed = base + p
+            if b.early and b.leader is c and status != CUT:
+                self._stream_args(b, c)
+            if status != MORE:
+                c.sp = None
+        if status == MORE:
+            c.pos = base + p
+            c.state = Reading.WAIT
+            return False
+        if status == DONE:
+            if base + p > cap:
+                c.pos = base + p
+                return False
+            return self._payload_done(b, c, base + p)
+        reason = sc.error
+        c.cut_elem = sc._elem if isinstance(sc, JsonScanner) else 0
+        c.scanner = None
+        c.reach = max(c.reach, base + p)
+        if status == CUT:
+            # a JSON payload cut off, or a value inside a call the grammar spells
+            c.cut_json = c.ext_type in JSON_EXTERNALS
+            c.fail(c.tok_start, Failure.CUT, "payload cut off by the end of the text")
+            return False
+        if reason.startswith("nesting"):
+            c.cut_json = c.ext_type in JSON_EXTERNALS  # where the deep payload began
+            c.fail(c.tok_start, Failure.LIMIT, reason)
+            return False
+        if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
+            # payloads may follow one another: look for the next one after the damage
+            c.resync = max(base + p, c.tok_start + 1)
+            c.resync_tok = c.tok_start
+            c.resync_reason = reason
+            c.resync_mode = Resync.PAYLOAD
+            c.pos = c.resync
+            return True
+        self._no_token(c, c.tok_start, reason)
+        return c.state is Reading.RUN  # the block may go on after the junk
+
+    def _payload_done(self, b: Block, c: Cand, end: int) -> bool:
+        """The payload a scanner read ends at ``end``: it is one token."""
+        start = c.tok_start
+        c.scanner = None
+        c.tok_start = -1
+        c.shift(Tok(c.ext_type, self._slice(start, end), start, end), c.g.terminals.get(c.ext_type))
+        c.pos = c.last_end = end
+        c.state = Reading.RUN
+        if c.bad:
+            c.reach = max(c.reach, end)
+            c.fail(start, Failure.SYNTAX, c.bad_reason)
+            return False
+        if b.early:
+            self._early(b)
+        return True
+
+    def _skip_ignored(self, c: Cand, lp: int) -> int:
+        """Skip what the grammar ignores (white space, comments) from ``lp``; -1 when an
+        ignored token of bounded width (a split "\\n", a comment) may still be arriving:
+        it is read again, whole, with more text."""
+        win = self.window.win
+        n = len(win)
+        skipped = True
+        while skipped:
+            skipped = False
+            for ig in c.g.ignore:
+                m = ig.pattern.regex.match(win, lp)
+                if m is not None and m.end() > lp and (m.end() < n or self.eof or not resumed(ig, win, lp)):
+                    lp = m.end()
+                    skipped = True
+                elif not self.eof and resumed(ig, win, lp):
+                    return -1
+        return lp
+
+    def _read_token(self, b: Block, c: Cand) -> bool:
+        """Read the next token the parser accepts.  False to stop."""
+        w = self.window
+        win, base = w.win, w.base
+        lp = c.pos - base
+        accepted = c.accepted()
+        text_ok = TEXT in accepted
+        if not text_ok:  # white space is part of a raw text value, else it is skipped
+            q = self._skip_ignored(c, lp)
+            if q < 0:
+                c.state = Reading.WAIT
+                return False
+            lp = q
+        c.pos = base + lp
+        if lp >= len(win):
+            if self.eof:
+                self._no_token(c, c.pos, "end of text")
+            else:
+                c.state = Reading.WAIT
+            return False
+        best, external, wait = self._longest(accepted, win, lp)
+        if wait:
+            c.state = Reading.WAIT
+            return False
+        if c.body_at < 0 and (best is not None or external is not None or text_ok):
+            c.body_at = base + lp
+        if best is not None:
+            return self._shift_token(b, c, best[2], lp, best[0])
+        if external is not None:
+            self._begin_payload(b, c, external, lp)
+            return True
+        if text_ok:
+            if c.payload_at < 0:
+                c.payload_at = base + lp
+            c.text_start = base + lp
+            c.text_stops, c.text_rx, c.text_first = self._stops(c)
+            c.text_tentative = None
+            return True
+        self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
+        return c.state is Reading.RUN  # resync: the block may go on after the junk
+
+    def _longest(
+        self, accepted: dict[str, Terminal], win: str, lp: int
+    ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
+        """The longest terminal matching at ``lp`` (on a tie a literal beats a pattern), an
+        external scanner that may begin there, and whether a terminal may still grow."""
+        best: tuple[int, bool, Terminal] | None = None
+        external: Terminal | None = None
+        for term in accepted.values():
+            if term.external:
+                if term.name in EXTERNALS and win[lp] in EXTERNALS[term.name]:
+                    external = term
+                continue
+            pat = term.pattern
+            if not self.eof and pat.needs_more(win, lp):
+                return None, None, True
+            end = pat.match_end(win, lp)
+            if end is not None and end > lp:
+                key = (end, pat.literal is not None, term)
+                if best is None or key[:2] > best[:2]:
+                    best = key
+        return best, external, False
+
+    def _shift_token(self, b: Block, c: Cand, term: Terminal, lp: int, end: int) -> bool:
+        base = self.window.base
+        c.shift(Tok(term.name, self.window.win[lp:end], base + lp, base + end), term)
+        c.pos = c.last_end = base + end
+        if c.bad:
+            c.fail(base + lp, Failure.SYNTAX, c.bad_reason)
+            return False
+        if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
+            # a grammar that nests (a literal list inside a list …) is capped like JSON
+            c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
+            return False
+        if b.early and c.items and len(c.items) > b.emitted:
+            self._early(b)
+        if c.parser.finished:
+            self._finish(c)
+            return False
+        return True
+
+    def _begin_payload(self, b: Block, c: Cand, external: Terminal, lp: int) -> None:
+        """An external scanner takes over at ``lp`` (a JSON payload, a quoted string)."""
+        at = self.window.base + lp
+        first = self.window.win[lp]
+        if external.name in JSON_EXTERNALS:
+            c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+            c.sp = None
+            obj = c.current_name is None  # a payload of call objects, else arguments
+            if first == "{" or (obj and first == "["):
+                coarse = self.policy.truncated == "keep"
+                c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+                c.sp_from = c.sp_fed = at
+                c.sp_obj = obj
+                c.sp_key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
+                c.sp_done = 0
+        else:
+            c.scanner = StringScanner()
+        c.ext_type = external.name
+        b.sniffed = 0
+        c.tok_start = at
+        if c.payload_at < 0:
+            c.payload_at = at
+
+    def _finish(self, c: Cand) -> None:
+        if c.whole and not c.last_type.startswith("FURNITURE_"):
+            # a whole-reply block: only white space may follow, up to the end of the text
+            # (unless it ended with framing of its own, after which the reply is prose)
+            rest = _NON_WS.search(self.window.win, c.pos - self.window.base)
+            if rest is not None:
+                c.fail(self.window.base + rest.start(), Failure.SYNTAX, "text after the payload")
+                return
+            if not self.eof:
+                c.state = Reading.WAIT
+                return
+        c.state = Reading.DONE
+
+    def _no_token(self, c: Cand, pos: int, reason: str) -> None:
+        """Nothing the grammar accepts can be read at ``pos``."""
+        at_end = pos >= self.window.end
+        if not (c.parser.finished or c.parser.accepts(END)) and c.unloose():
+            # only bare tokens since the block could end (no marker, no payload): they
+            # were prose after the block, which ends where it could
+            self._done(c, trail=True)
+            return
+        if c.parser.finished or c.parser.accepts(END):
+            if c.whole and (not at_end and _NON_WS.match(self.window.win, pos - self.window.base)):
+                if not c.last_type.startswith("FURNITURE_"):
+                    c.fail(pos, Failure.SYNTAX, "text after the payload")
+                    return
+                # the block ended with framing of its own (a recipient header for text):
+                # the rest of the reply is prose
+                self._done(c, trail=True, at=pos)
+                return
+            if c.whole and not self.eof:
+                c.state = Reading.WAIT
+                return
+            if at_end and self.eof and (not c.items or (c.named_begun > c.named_done and not c.args_read)):
+                # the text ended right after an opener with nothing read, or inside a call
+                # begun with no argument read (<invoke name="f">): cut off, not a call; a call
+                # with complete arguments whose optional closer was eaten stands
+                c.fail(pos, Failure.CUT, "cut off before the call was complete")
+                return
+            if at_end and self.eof and c.named_begun > c.named_done and TEXT in c.accepted():
+                # the text ended where a value written as text begins (<parameter=unit>): the
+                # value was cut off before its first character, not written empty
+                c.fail(pos, Failure.CUT, "value cut off by the end of the text")
+                return
+            if self.eof and not at_end and c.named_begun > c.named_done and self._cut_in_marker(c, pos):
+                # a call still open and the text ends in the first characters of one of
+                # its markers (<invoke name="f"><): cut off, not a call
+                c.fail(pos, Failure.CUT, "cut off inside a marker")
+                return
+            if not at_end and c.g.header.gated and not body_closed(c):
+                # a registry-gated body is all or nothing: text it cannot read before its
+                # closer is part of it, and the body is not a call
+                c.fail(pos, Failure.SYNTAX, reason)
+                return
+            if not at_end and not c.soft and c.rule == "start" and c.open_closers():
+                # unexpected text inside a structure still open: its closer may come later
+                c.resync = pos
+                c.resync_tok = pos
+                c.resync_reason = reason
+                c.resync_mode = Resync.JUNK
+                c.pos = pos
+                c.state = Reading.RUN
+                return
+            self._done(c, trail=not at_end, at=pos)
+            return
+        if self.eof and at_end:
+            c.fail(pos, Failure.CUT, reason)
+        else:
+            c.fail(pos, Failure.SYNTAX, reason)
+
+    def _cut_in_marker(self, c: Cand, pos: int) -> bool:
+        """Whether the text from ``pos`` to its end is the beginning of one of ``c``'s markers."""
+        lp = pos - self.window.base
+        if lp < 0 or len(self.window.win) - lp > self.cat.max_width:
+            return False
+        return any(
+            t.pattern.needs_more(self.window.win, lp)
+            for t in c.g.terminals.values()
+            if t.pattern is not None and (t.pattern.literal is not None or t.name.endswith(("_OPEN", "_CLOSE")))
+        )
+
+    def _done(self, c: Cand, trail: bool, at: int = -1) -> None:
+        """The block ends after its last token (``trail``: it stopped at text it could not
+        read, at ``at``)."""
+        if not c.parser.finished:
+            c.parser.end()
+        c.trail = trail
+        if trail and c.skip_at < 0:
+            c.skip_at = at if at >= 0 else c.last_end
+        c.state = Reading.DONE
+
+    def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
+        """Earliest position in ``[lo, hi)`` where ``g``'s closer or any marker may be
+        starting but is cut off by the end of ``win`` (-1 when none)."""
+        for p in range(max(lo, len(win) - self.cat.max_width), hi):
+            if any(t.pattern.needs_more(win, p) for t in g.closers) or any(
+                mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+            ):
+                return p
+        return -1
+
+    def _resync(self, c: Cand) -> bool:
+        """Find where a block goes on after text it could not read.  False to stop.
+
+        After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload or at
+        a closer of this grammar; after unexpected text where the block could end
+        (``Resync.JUNK``) it goes on only at a closer of a structure still open.  The skipped text is
+        reported and removed with the block.  Anything else first (another marker, the end
+        of the text) and the block ends where the damage began.
+        """
+        if c.pos < self.window.base:
+            self._rewind(c.pos)  # the damage began in text already moved out of the window
+        win = self.window.win
+        lp = c.pos - self.window.base
+        bound = self.block.start + self.policy.max_block_chars + 1 - self.window.base
+        if bound < len(win):
+            win = win[:bound]  # never look past the cap (same answer at every chunking)
+        payload = c.resync_mode is Resync.PAYLOAD
+        m_ext = _START_CHARS[c.ext_type].search(win, lp) if payload else None
+        m_mark = self.cat.recovery(c.g).search(win, lp)
+        q_ext = m_ext.start() if m_ext else len(win)
+        q_mark = m_mark.start() if m_mark else len(win)
+        q = min(q_ext, q_mark)
+        if q == len(win) and len(win) < len(self.window.win):
+            c.pos = self.window.base + len(win)  # over the cap: _over_limit releases the block
+            return False
+        if not self.eof:
+            p = self._cut_marker(c.g, win, lp, q)
+            if p >= 0:
+                c.pos = self.window.base + p
+                c.state = Reading.WAIT
+                return False
+            if q == len(win):
+                c.pos = self.window.base + len(win)
+                c.state = Reading.WAIT
+                return False
+        targets = c.open_closers() if not payload else (c.g.closers if c.calls else ())
+        closer = q < len(win) and q == q_mark and any(
+            (e := t.pattern.match_end(win, q)) is not None and e > q for t in targets
+        )
+        if q < len(win) and closer and not payload:
+            # prose between a block's calls and its closer is text; the closer is furniture
+            c.items.append(Item(Kind.TEXT, self._slice(c.last_end, self.window.base + q), None))
+            c.skip_at = c.last_end if c.skip_at < 0 else c.skip_at
+            c.pos = self.window.base + q
+            c.resync = -1
+            c.state = Reading.RUN
+            return True
+        if q < len(win) and ((payload and q == q_ext) or closer):
+            junk = self._slice(c.resync_tok, self.window.base + q)
+            c.skip_at = c.resync_tok if c.skip_at < 0 else c.skip_at
+            reason = c.resync_reason
+            issue = Issue(
+                "malformed_block",
+                {"reason": reason, "excerpt": excerpt(junk.strip())},
+                (c.resync_tok, self.window.base + q),
+                f"{reason}; removed with the block",
+            )
+            # a broken payload: the calls announced from it end here
+            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, c.resync_tok) if payload else None))
+            c.pos = self.window.base + q
+            c.resync = -1
+            c.state = Reading.RUN
+            return True
+        c.resync = -1
+        c.reach = max(c.reach, self.window.base + q)
+        if payload:
+            self._no_token(c, c.resync_tok, c.resync_reason)
+            return c.state is Reading.RUN  # junk mode: the block may go on at a closer after the damage
+        self._done(c, trail=True, at=c.resync_tok)
+        return False

@@ -1,0 +1,203 @@
+"""Fenced code and inline code spans: text that is shown as written, never read for calls
+(a reasoning closer inside reasoning stays live)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from .prose import RUNS
+from .window import Held
+
+__all__ = ["MAX_FENCE_LINE", "MAX_RUN", "CodeSpan", "Fences"]
+
+_INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
+_SPACES = re.compile(r"[ \t]*")
+#: A fence line longer than this is no fence line.
+MAX_FENCE_LINE = 256
+#: A backtick or tilde run longer than this opens no fence and no code span: it is text.
+#: Deciding that early keeps a run from being held (and read again) while it grows.
+MAX_RUN = 256
+
+
+@functools.lru_cache(maxsize=64)
+def _closer(ch: str, n: int) -> re.Pattern[str]:
+    """A fence's closing line: its first ``n`` fence characters (the rest of the run is
+    plain text, so a run still growing is never read twice)."""
+    return re.compile(r"\n {0,3}" + re.escape(ch) + "{" + str(n) + "}")
+
+
+@dataclass(slots=True)
+class CodeSpan:
+    """An inline code span opened by a backtick run, until its closing run (or a blank line)."""
+
+    start: int  # where the opening run begins
+    run: int  # its length
+    search: int  # the closing run is looked for from here
+    tail: str  # the four characters before ``start``
+    blank: int = -1  # a line break read so far followed only by spaces (a blank line may follow)
+    in_run: bool = False  # inside a backtick run already longer than the opening one
+    held: Held = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.held = Held(self.start, self.tail)
+
+
+class Fences:
+    """Reads fenced code and code spans (owns ``fence``, ``span``, ``inline_floor``,
+    ``long_run``)."""
+
+    def _line_lead_ok(self, q: int) -> bool:
+        before = self.window.tail_at(q)
+        nl = before.rfind("\n")
+        if nl < 0:
+            return False
+        lead = before[nl + 1 :]
+        return lead == " " * len(lead)
+
+    def _at_fence_char(self, q: int) -> bool:
+        win = self.window.win
+        ch = win[q]
+        run_end = RUNS[ch].match(win, q, min(len(win), q + MAX_RUN + 1)).end()
+        if run_end - q > MAX_RUN:
+            self.long_run = ch  # plain text to the end of the run (_step_prose)
+            self.window.cur = q
+            return True
+        if run_end == len(win) and not self.eof:
+            return False
+        n = run_end - q
+        if n >= 3 and self._line_lead_ok(q):
+            nl = win.find("\n", run_end, run_end + MAX_FENCE_LINE)
+            if nl < 0 and not self.eof and len(win) - run_end < MAX_FENCE_LINE:
+                return False
+            line_end = nl if nl >= 0 else min(len(win), run_end + MAX_FENCE_LINE)
+            info = win[run_end:line_end].strip()
+            if ch == "`" and "`" in info:
+                info = ""  # not a fence line; treat the run as inline code below
+            elif info:
+                self._text(win[q:line_end])
+                self.window.cur = line_end
+                self.fence = (ch, n)
+                return True
+            else:
+                self._text(win[q : run_end])
+                self.window.cur = run_end
+                return True
+        if ch == "~":
+            self._text(win[q : run_end])
+            self.window.cur = run_end
+            return True
+        if self.window.base + q < self.inline_floor:
+            self._text(win[q : run_end])
+            self.window.cur = run_end
+            return True
+        self.span = CodeSpan(self.window.base + q, n, self.window.base + run_end, self.window.tail_at(q))
+        self.window.cur = q
+        return True
+
+    def _step_fence(self) -> bool:
+        ch, n = self.fence
+        win = self.window.win
+        closer = _closer(ch, n)
+        m = closer.search(win, self.window.cur)
+        rm = self._reasoning_close_in(self.window.cur, m.start() if m else len(win))
+        if rm is not None:
+            self.fence = None
+            self._text(win[self.window.cur : rm])
+            self.window.cur = rm
+            return True
+        if m is not None:
+            # the fence is closed; the rest of the closing run is text (_step_prose reads
+            # it, however long it grows)
+            self._text(win[self.window.cur : m.end()])
+            self.window.cur = m.end()
+            self.fence = None
+            self.long_run = ch
+            return True
+        hold = len(win)
+        if not self.eof:
+            nl = win.rfind("\n", self.window.cur)
+            if nl >= 0 and re.fullmatch(r"\n {0,3}" + re.escape(ch) + "*", win[nl:]):
+                hold = nl
+            p = self._partial_reasoning_close(self.window.cur, hold)
+            if p >= 0:
+                hold = p
+        self._text(win[self.window.cur : hold])
+        self.window.cur = hold
+        return False
+
+    def _step_inline(self) -> bool:
+        span = self.span
+        start, n, search, blank, in_run = span.start, span.run, span.search, span.blank, span.in_run
+        win = self.window.win
+        pos = search - self.window.base
+        limit = len(win)
+        rm = self._reasoning_close_in(pos, limit)
+        if in_run:
+            # the rest of a backtick run already longer than the opening one: not a closer
+            pos = RUNS["`"].match(win, pos, rm if rm is not None else limit).end()
+            if pos == limit and not self.eof:
+                span.search = self.window.base + pos
+                return False
+            span.in_run = False
+        if blank >= 0:
+            # a line break followed so far only by spaces and tabs (read already): a blank
+            # line if the next other character is a line break
+            q = _SPACES.match(win, pos, rm if rm is not None else limit).end()
+            if q < limit and q != rm:
+                if win[q] == "\n":
+                    return self._inline_done(start, blank, False)
+                span.blank = -1
+                pos = q
+            elif rm is None and not self.eof:
+                span.search = self.window.base + q
+                return False
+        while True:
+            m = _INLINE_STOP.search(win, pos, rm if rm is not None else limit)
+            if m is None:
+                break
+            tok = m.group()
+            if tok.startswith("`"):
+                if m.end() == len(win) and not self.eof:
+                    if len(tok) > n:  # too long to close the span, however it grows
+                        span.search = self.window.base + m.end()
+                        span.in_run = True
+                    else:
+                        span.search = self.window.base + m.start()
+                    return False
+                if len(tok) == n:
+                    return self._inline_done(start, self.window.base + m.end(), True)
+                pos = m.end()
+                continue
+            return self._inline_done(start, self.window.base + m.start(), False)
+        if rm is not None or self.eof:
+            return self._inline_done(start, self.window.base + (rm if rm is not None else limit), False)
+        nl = win.rfind("\n", pos)
+        if nl >= 0 and _SPACES.match(win, nl + 1).end() == limit:
+            # the text ends in a line break and white space: read on from the end, and
+            # remember where the possible blank line began (never read that run again)
+            span.search = self.window.base + limit
+            span.blank = self.window.base + nl
+            return False
+        hold = limit
+        p = self._partial_reasoning_close(pos, hold)
+        if p >= 0:
+            hold = p
+        span.search = self.window.base + hold
+        return False
+
+    def _inline_done(self, start: int, end: int, matched: bool) -> bool:
+        span = self.span
+        self.span = None
+        self.window.restore(span.held)  # the held text is read again, as what it turned out to be
+        w = self.window
+        q = start - w.base
+        if matched:
+            self._text(w.win[q : end - w.base])
+            w.cur = end - w.base
+        else:
+            self.inline_floor = max(self.inline_floor, end)
+            self._text(w.win[q : q + span.run])
+            w.cur = q + span.run
+        return True

@@ -1,0 +1,102 @@
+"""The engine's vocabulary: the states its rooms are in and the keys that tie a call's
+events together, as enums and named tuples (never strings, tuple shapes or sentinels)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, NamedTuple
+
+__all__ = ["NEVER", "Channel", "Failure", "Item", "Key", "Kind", "Phase", "Reading", "Resync", "Source", "Stop"]
+
+#: A position no text reaches: "never", where a position is asked for.
+NEVER = 1 << 62
+
+
+class Channel(enum.Enum):
+    """Where prose goes: the visible text or the reasoning."""
+
+    TEXT = "text"
+    REASONING = "reasoning"
+
+
+class Reading(enum.Enum):
+    """A candidate's state while it reads a block."""
+
+    RUN = "run"  # reading: more may be read from the text there is
+    WAIT = "wait"  # waiting for more text
+    DONE = "done"  # the grammar's reading of the block is complete
+    FAILED = "failed"  # the block is not (or no longer) this candidate's
+
+
+class Failure(enum.Enum):
+    """Why a candidate failed."""
+
+    SYNTAX = "syntax"  # text the grammar cannot read
+    CUT = "cut"  # the end of the text came first
+    LIMIT = "limit"  # nesting past max_depth
+    LOOP = "loop"  # inside a repetition loop
+
+
+class Resync(enum.Enum):
+    """After damage in a block, what the candidate looks for to go on."""
+
+    PAYLOAD = "payload"  # a broken payload: the next payload or a closer
+    JUNK = "junk"  # unexpected text where the block could end: a closer of what is open
+
+
+class Phase(enum.Enum):
+    """What a block is doing."""
+
+    LEX = "lex"  # its candidates read it
+    RECOVER = "recover"  # a committed candidate failed: how much text the block took
+    LOOP = "loop"  # a repetition loop is being swallowed
+    INLINE = "inline"  # a block after prose on its line: prose quoting the format, or calls
+
+
+class Stop(enum.Enum):
+    """Whether a marker ends a text value (None where asked means: undecided yet)."""
+
+    YES = "yes"
+    NO = "no"
+    MAYBE = "maybe"  # only if nothing better comes before the end of the text
+
+
+class Kind(enum.Enum):
+    """What a block item is."""
+
+    START = "start"  # a call's name, read before its arguments: (name, id or None, name end)
+    PARAM = "param"  # one complete argument of a started call (a Node, or (key, value))
+    CALL = "call"  # a complete call (RawCall)
+    ISSUE = "issue"  # something wrong in the block (Issue)
+    TEXT = "text"  # prose inside the block, shown as written (str)
+
+
+class Source(enum.IntEnum):
+    """How a call was found, which decides how it is announced."""
+
+    NAMED = 0  # the grammar read its name first (the n-th such call of the block)
+    UNNAMED = 1  # a call node whose name announced nothing (keyed by where it starts)
+    PAYLOAD = 2  # a JSON payload's call object (keyed by the payload's offset)
+
+
+class Key(NamedTuple):
+    """What ties a call's announcement, arguments and end together."""
+
+    source: Source
+    at: int  # NAMED: the call's ordinal; UNNAMED and PAYLOAD: an offset in the text
+    elem: int = -1  # PAYLOAD: the call object's place in it (-1: the payload itself)
+
+    def element(self, elem: int) -> Key:
+        return Key(self.source, self.at, elem)
+
+    def payload(self) -> Key:
+        """The whole payload this call object is part of."""
+        return Key(self.source, self.at)
+
+
+class Item(NamedTuple):
+    """One thing a candidate read in a block, in source order."""
+
+    kind: Kind
+    obj: Any
+    key: Key | None

@@ -1,0 +1,285 @@
+"""The call ledger: each call announced once (``CallStart``), its arguments streamed as
+they become safe to send, then ended (``CallEnd``) or aborted (``CallAbort``), with the
+indices following the text.  It owns ``call_index`` and ``calls_out`` and, per block,
+``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..argstream import member
+from ..lalr import Node
+from ..models import ArgumentsDelta, CallAbort, CallEnd, CallStart
+from ..transform import ARGUMENT_KEYS, Issue, RawCall, excerpt
+from .cand import Block, Cand
+from .events import arguments_delta
+from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source
+from .loops import item_end
+
+__all__ = ["Ledger"]
+
+
+def _first_key(text: str) -> str | None:
+    """The first member key of a strict JSON object's text, when it is written whole."""
+    i = 1
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    if text[i : i + 1] != '"':
+        return None
+    end = text.find('"', i + 1, i + 64)
+    return text[i + 1 : end] if end > 0 else None
+
+
+class Ledger:
+    """Turns a block's items into call events."""
+
+    # -- announcing early (one committed candidate, outside reasoning) ------------------------
+
+    def _update_early(self, b: Block) -> None:
+        """With several candidates, announce early only once one committed candidate is
+        left and the others failed no later than where its body began: a decision that
+        depends on the text alone, not on how it was cut."""
+        alive = [c for c in b.cands if c.state is not Reading.FAILED]
+        if not alive:
+            b.early = False
+            return
+        if len(alive) > 1:
+            if not any(c.live for c in alive):
+                b.early = False
+            return
+        lead = alive[0]  # still reading, or done (a whole block read in one delta)
+        if lead.soft:
+            b.early = False
+            return
+        if lead.body_at < 0:
+            return
+        if all(o.state is Reading.FAILED and o.fail_pos <= lead.body_at for o in b.cands if o is not lead):
+            b.early = True
+            b.leader = lead
+            if lead.scanner is not None and lead.scanner.names:
+                self._sniffed(b, lead)
+                if lead.sp is not None:
+                    self._stream_args(b, lead)
+        else:
+            b.early = False
+
+    def _sniffed(self, b: Block, c: Cand) -> None:
+        """Announce the call objects whose names the JSON scanner has read."""
+        for item in c.items[b.emitted :]:
+            if (item.kind is Kind.CALL or item.kind is Kind.START) and item.key not in b.started:
+                return  # a call read before this payload is announced first: indices follow the text
+        names = c.scanner.names
+        root = c.scanner.stack[:1]
+        while b.sniffed < len(names):
+            ordinal, name = names[b.sniffed]
+            b.sniffed += 1
+            # a payload that is one call object, or each call object of a root array
+            if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
+                continue
+            key = Key(Source.PAYLOAD, c.tok_start, ordinal)
+            if key in b.started or not name.strip():
+                continue  # a blank name is no call
+            if self.calls_out + len(b.started) >= self.policy.max_calls:
+                continue
+            announced = self.binder.announce(name)
+            if announced is None:
+                continue
+            self._start(b, key, announced, None)
+
+    def _start(self, b: Block, key: Key, name: str, call_id: str | None) -> int:
+        index = self.call_index
+        self.call_index += 1
+        b.started[key] = (index, name)
+        self.sink.event(CallStart.model_construct(index=index, name=name, id=call_id))
+        return index
+
+    def _early(self, b: Block) -> None:
+        c = b.leader
+        assert c is not None
+        while b.emitted < len(c.items):
+            item = c.items[b.emitted]
+            kind = item.kind
+            if (kind is Kind.CALL or kind is Kind.ISSUE) and item_end(item.obj) > b.loop_clear:
+                return  # not before the loop scan has cleared its text (every chunking agrees)
+            if b.inline and (kind is Kind.TEXT or kind is Kind.CALL and self._may_be_quoted(item.obj)):
+                return  # the block may yet be prose quoting the format, released whole
+            b.emitted += 1
+            self._emit_item(b, item)
+
+    # -- streaming arguments --------------------------------------------------------------------
+
+    def _stream_args(self, b: Block, c: Cand) -> None:
+        """Send the JSON arguments of started calls up to their last safe point."""
+        sp = c.sp
+        if sp is None:
+            return
+        if not c.sp_obj:
+            self._stream_region(b, c.sp_key, c.sp_from, c.sp_from + sp.safe)
+            return
+        # call objects: the one being read, and any finished since the last look
+        for elem in range(c.sp_done, sp.elem + 1):
+            span = sp.args.get(elem)
+            if span is not None:
+                end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
+                self._stream_region(b, c.sp_key.element(elem), c.sp_from + span[0], c.sp_from + end)
+        c.sp_done = sp.elem
+
+    def _stream_region(self, b: Block, key: Key, lo: int, hi: int) -> None:
+        """Send ``[lo, hi)`` of a started call's JSON arguments, from what was sent so far."""
+        started = b.started.get(key)
+        if started is None:
+            return
+        sent, held = b.sent.get(key, (0, False))
+        if held or hi <= lo + sent:
+            return
+        piece = self._slice(lo + sent, hi)
+        # the first key decides once, before anything past the opening brace is sent; its
+        # first few characters are enough (never the whole argument text again per delta)
+        if self.binder.tools is not None and sent <= 1 and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS:
+            # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
+            # brace (how every object begins), wait for the end
+            b.sent[key] = (max(sent, 1), True)
+            if sent:
+                return
+            piece = "{"
+        else:
+            b.sent[key] = (sent + len(piece), False)
+        self.sink.event(arguments_delta(started[0], piece))
+
+    def _stream_param(self, b: Block, owner: Cand, node: Any, key: Key) -> None:
+        """Send one complete text-valued parameter of a started call as a JSON member."""
+        started = b.started.get(key)
+        if started is None:
+            return
+        sent, held = b.sent.get(key, (0, False))
+        if held:
+            return
+        if isinstance(node, Node):
+            pkey, text, flag = owner.reader.params([node])[0]
+            value: Any = None
+        else:
+            pkey, value = node  # a literal argument, read when it was reduced
+        if sent == 0 and self.binder.tools is not None and pkey in ARGUMENT_KEYS:
+            b.sent[key] = (0, True)  # an envelope the toolset may unwrap: wait for the end
+            return
+        if isinstance(node, Node):
+            name = started[1]
+            known = self.binder.tools is not None and name in self.binder.known
+            value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
+        piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
+        b.sent[key] = (sent + len(piece), False)
+        self.sink.event(arguments_delta(started[0], piece))
+
+    # -- emitting items -------------------------------------------------------------------------
+
+    def _emit_item(self, b: Block, item: Item) -> None:
+        kind = item.kind
+        if kind is Kind.CALL:
+            self._emit_call(b, item.obj, item.key)
+        elif kind is Kind.START:
+            self._emit_start(b, item.obj, item.key)
+        elif kind is Kind.PARAM:
+            if item.key in b.deferred:
+                self._emit_start(b, b.deferred[item.key], item.key)
+            self._stream_param(b, b.winner or b.leader or b.cands[0], item.obj, item.key)
+        elif kind is Kind.ISSUE:
+            self._emit_issue(b, item.obj, item.key)
+        else:
+            self._text(item.obj, b.channel)
+
+    def _emit_start(self, b: Block, obj: tuple[str, str | None, int | None], key: Key) -> None:
+        if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept":
+            return
+        if b.inline and b.phase is Phase.LEX and key not in b.deferred:
+            b.deferred[key] = obj  # announced once an argument shows it is no quotation
+            return
+        b.deferred.pop(key, None)
+        if key in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
+            return
+        name, call_id, name_end = obj
+        if self.eof and name_end is not None and name_end >= self.window.end:
+            return  # a name that runs to the end of the text may be cut off: never announced
+        announced = self.binder.announce(name)
+        if announced is not None:
+            self._start(b, key, announced, call_id)
+
+    def _emit_issue(self, b: Block, issue: Issue, key: Key | None) -> None:
+        b.sent.pop(key, None)
+        started = b.started.pop(key, None)
+        if started is not None:
+            self.sink.event(CallAbort.model_construct(index=started[0], reason=issue.kind))
+        elif key is not None and key.source is Source.PAYLOAD and key.elem < 0:
+            # the whole payload at this offset failed: every call announced from it ends
+            for k in sorted(k for k in b.started if k.source is Source.PAYLOAD and k.at == key.at):
+                b.sent.pop(k, None)
+                self.sink.event(CallAbort.model_construct(index=b.started.pop(k)[0], reason=issue.kind))
+        self.sink.diag(issue, (b.winner or b.leader or b.cands[0]).g.name)
+
+    def _emit_call(self, b: Block, raw: RawCall, key: Key | None) -> None:
+        if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept":
+            self._report_in_reasoning(raw)
+            return
+        if self.calls_out >= self.policy.max_calls:
+            started = b.started.pop(key, None)
+            if started is not None:
+                self.sink.event(CallAbort.model_construct(index=started[0], reason="limit_exceeded"))
+            # each call past the cap is reported over its own text: nothing goes unreported
+            self.sink.diag(
+                Issue(
+                    "limit_exceeded",
+                    {"limit": "max_calls", "value": self.policy.max_calls, "name": raw.name},
+                    raw.span,
+                    f"more than max_calls={self.policy.max_calls} calls; {raw.name!r} is dropped",
+                ),
+                raw.family,
+            )
+            return
+        call, diags = self.binder.bind(raw)
+        started = b.started.pop(key, None)
+        sent, _held = b.sent.pop(key, (0, False))
+        if call is None:
+            if started is not None:
+                self.sink.event(CallAbort.model_construct(index=started[0], reason=diags[-1].kind if diags else "dropped"))
+            for d in diags:
+                self.sink.diag_obj(d)
+            return
+        if started is not None:
+            index = started[0]
+        else:
+            index = self.call_index
+            self.call_index += 1
+            self.sink.event(CallStart.model_construct(index=index, name=call.name, id=call.id))
+        self.calls_out += 1
+        if sent < len(call.arguments_json) or not sent:
+            self.sink.event(ArgumentsDelta.model_construct(index=index, fragment=call.arguments_json[sent:]))
+        self.sink.event(CallEnd.model_construct(index=index, call=call))
+        for d in diags:
+            self.sink.diag_obj(d)
+
+    def _report_in_reasoning(self, raw: RawCall) -> None:
+        bound, _ = self.binder.bind(raw)  # typed as it would be dispatched
+        shown = bound.arguments_json if bound is not None else raw.arguments_json or json.dumps(raw.text_params)
+        self.sink.diag(
+            Issue(
+                "call_in_reasoning",
+                {"name": raw.name, "excerpt": excerpt(shown)},
+                raw.span,
+                f"{raw.name!r} was called inside reasoning; not returned",
+            ),
+            raw.family,
+        )
+
+    def _emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
+        if b.leader is not None and b.leader is not c:
+            b.emitted = 0  # a different candidate's items: none of them were sent
+        for item in c.items[b.emitted :]:
+            if not issues_only or item.kind is Kind.ISSUE:
+                self._emit_item(b, item)
+        b.emitted = len(c.items)
+
+    def _abort_started(self, b: Block, reason: str) -> None:
+        for _key, (index, _name) in sorted(b.started.items()):
+            self.sink.event(CallAbort.model_construct(index=index, reason=reason))
+        b.started.clear()
+        b.sent.clear()

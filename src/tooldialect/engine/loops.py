@@ -1,0 +1,232 @@
+"""The repetition-loop watch: a block's opener met again and again inside it, with no
+closer between, is a model stuck in a loop (DESIGN §9); it is removed whole and reported
+once, whatever its length."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..catalog import Marker
+from ..transform import Issue, excerpt
+from .cand import Block, Cand
+from .kinds import Failure, Kind, Phase, Reading
+from .prose import Skipping
+
+__all__ = ["LoopWatch", "Loops", "item_end"]
+
+
+def item_end(obj: object) -> int:
+    """Where a block item (a call or an issue) ends in the input."""
+    span = getattr(obj, "span", None)
+    return span[1] if span else -1
+
+
+class LoopWatch:
+    """Counts a block's opener in the text its candidates have read."""
+
+    __slots__ = ("rx", "marker", "pos", "repeats", "first", "at", "clear", "seen")
+
+    def __init__(self, rx: Skipping, marker: str, start: int, opener_end: int) -> None:
+        self.rx = rx  # group 1: the opener, group 2: a closer that pairs with it
+        self.marker = marker  # the opener as written
+        self.pos = opener_end  # everything before this was counted
+        self.repeats = 1  # openers in the current run (the block's own included)
+        self.first = start  # where the current run began
+        self.at = -1  # end of the opener that made the run a loop (-1: no loop)
+        self.clear = opener_end  # no loop before this: items ending here may be emitted
+        # one marker width before what the scan has read (or the end of its last match):
+        # what ``clear`` follows, so that calls are released at the same points whatever
+        # ``pos`` skips
+        self.seen = opener_end
+
+    def quiet(self, text: str) -> bool:
+        """Whether ``text`` holds no character an opener or closer begins with (the watch
+        then only moves on)."""
+        rx = self.rx
+        return bool(rx.pats) and rx.first.search(text) is None
+
+    def passed(self, end: int, width: int) -> None:
+        """Everything before ``end`` (absolute) was read, and no marker begins in it."""
+        self.pos = end
+        self.seen = max(self.seen, end - width)
+        self.clear = max(self.clear, self.seen)
+
+    def scan(self, win: str, base: int, end: int, width: int, limit: int, lead: Callable[[int], Cand]) -> bool:
+        """Count openers in ``win[pos - base : end]``; True once more than ``limit`` follow
+        one another (``at`` then says where).  ``lead(at)`` is the candidate that speaks
+        for the block before ``at``: an opener it read as its own token is not a repeat."""
+        lp = self.pos - base
+        rx = self.rx
+        if lp < end and rx.pats and rx.first.search(win, lp, end) is None:
+            # no character a marker begins with in the new text: nothing to count, nothing
+            # that may still grow (what the general path below finds, in one scan)
+            self.passed(base + end, width)
+            return False
+        matched = False
+        while lp < end:
+            m = rx.search(win, lp, end)
+            if m is None:
+                break
+            matched = True
+            lp = m.end()
+            if m.group(1) is None:  # a closer
+                self.repeats = 0
+                continue
+            if base + m.start() in lead(base + lp).opened_at:
+                # the grammar read this opener as the block's own token: one marker per call
+                # (Mistral v11 writes [TOOL_CALLS] before each), not an opener met again
+                continue
+            if self.repeats == 0:
+                self.first = base + m.start()
+            self.repeats += 1
+            if self.repeats > limit:
+                self.at = self.pos = base + lp
+                return True
+        self.pos = base + self._back(win, lp, end, width)
+        seen = base + end - width
+        self.seen = max(base + lp, seen) if matched else max(self.seen, seen)
+        self.clear = max(self.clear, self.seen)
+        return False
+
+    def _back(self, win: str, lp: int, end: int, width: int) -> int:
+        """Where the next scan starts: a marker may straddle ``end``, so from one marker
+        width before it, but only where a marker could still match once more text arrives
+        (a position where none can is decided for good, and never looked at again)."""
+        rx = self.rx
+        back = max(lp, end - width)
+        if rx.first is None or not rx.pats or back >= end:
+            return back
+        text = win if end == len(win) else win[:end]
+        for f in rx.first.finditer(text, back, end):
+            if any(pat.needs_more(text, f.start()) for pat in rx.pats):
+                return f.start()
+        return end
+
+
+class Loops:
+    """Runs a block's loop watch, and swallows a loop once one is found."""
+
+    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> Skipping:
+        """One pattern for the block's opener (group 1) and the closers that pair with it
+        (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
+        key = ("loop", tuple(mk.terminal.name for mk in openers), tuple(c.g.name for c in cands))
+        got = self._stop_cache.get(key)
+        if got is None:
+            opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
+            stems = {mk.terminal.name.removesuffix("_OPEN") for mk in openers}
+            pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
+            closers = [
+                t.pattern
+                for c in cands
+                for t in c.g.closers
+                if t.pattern is not None and t.name.removeprefix("FURNITURE_").removesuffix("_CLOSE") in stems
+            ]
+            closes = {p.source for p in closers}
+            o = "|".join(f"(?:{p})" for p in sorted(opens))
+            cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
+            firsts = [p.first for p in pats + closers]
+            chars = None if any(f is None for f in firsts) else set().union(*firsts)
+            first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
+            # group 1: the opener, group 2: a closer (pats only with first: every
+            # pattern's first characters are known)
+            got = Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
+            self._stop_cache[key] = got
+        return got
+
+    def _loop_scan(self, b: Block) -> bool:
+        """Count the block's opener in the text every live candidate has read; more than
+        ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
+        cands = b.cands
+        if len(cands) == 1:
+            c = cands[0]
+            limit = c.pos if c.live else c.progress
+        else:
+            live = [c.pos for c in cands if c.live]
+            limit = min(live) if live else max(c.progress for c in cands)
+        w = self.window
+        if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
+            self._rewind(b.loop.pos)
+        end = min(limit, w.end) - w.base
+        if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lambda at: self._loop_lead(b, at)):
+            self._loop_begin(b)
+            return True
+        return False
+
+    def _loop_lead(self, b: Block, at: int) -> Cand:
+        """The candidate that speaks for the block on the text before ``at``: among those
+        still standing there (a failure seen only at or after it does not count), the
+        same at every chunking."""
+        rank = self.cat.rank
+        alive = [c for c in b.cands if c.state is not Reading.FAILED or c.reach >= at]
+        return alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
+
+    def _loop_begin(self, b: Block) -> None:
+        """A loop: what the block completed before the loop was found stands; the rest of
+        the block, up to a closer of its opener or the end of the text, is the loop."""
+        at = b.loop.at
+        c0 = self._loop_lead(b, at)
+        if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
+            b.emitted = 0
+        while b.emitted < len(c0.items):
+            item = c0.items[b.emitted]
+            if (item.kind is Kind.CALL or item.kind is Kind.ISSUE) and item_end(item.obj) > at:
+                break
+            b.emitted += 1
+            if item.kind is not Kind.TEXT:
+                self._emit_item(b, item)
+        b.winner = c0
+        self._abort_started(b, "repetition_loop")
+        for c in b.cands:
+            if c.live:
+                c.fail(c.pos, Failure.LOOP, "inside a repetition loop")
+        b.phase = Phase.LOOP
+
+    def _step_loop(self, b: Block) -> bool:
+        """Swallow the loop up to a closer of its opener (and the closers right after it) or
+        the end of the text, counting the openers; then report it once."""
+        loop = b.loop
+        w = self.window
+        if loop.pos < w.base:
+            self._rewind(loop.pos)
+        win = w.win
+        lp = loop.pos - w.base
+        hold = 0 if self.eof else self.cat.max_width
+        closer = None
+        resume = lp
+        while True:
+            m = loop.rx.search(win, lp)
+            if m is None:
+                # nothing of the loop is kept but the last marker width (a marker may be arriving)
+                resume = max(lp, len(win) - hold)
+                break
+            if m.end() > len(win) - hold:
+                resume = m.start()  # a marker that may still grow: read it again with more text
+                break
+            lp = m.end()
+            if m.group(1) is None:  # a closer
+                closer = m
+                break
+            loop.repeats += 1
+        if closer is None and not self.eof:
+            loop.pos = w.base + resume
+            w.cur = resume
+            return False
+        end = w.base + (lp if closer is not None else len(win))
+        family = (b.winner or b.cands[0]).g.name
+        self.sink.diag(
+            Issue(
+                "repetition_loop",
+                {"marker": excerpt(loop.marker), "count": loop.repeats, "max_repeats": self.policy.max_repeats, "family": family},
+                (loop.first, end),
+                f"the opener {excerpt(loop.marker)!r} repeats {loop.repeats} times without its closer; "
+                "the loop is removed and nothing in it is dispatched",
+            ),
+            family,
+        )
+        if closer is not None:
+            b.absorb = end
+            return self._absorb(b, b.winner or b.cands[0])
+        self._rewind(end)
+        self.block = None
+        return True

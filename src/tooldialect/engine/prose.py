@@ -1,0 +1,236 @@
+"""Prose and reasoning: reading visible text up to the next marker, switching channels
+at reasoning markers, and the reply's first character (where a reply-anchored grammar
+may claim the reply)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
+from ..grammar import EXTERNALS, CompiledGrammar
+from .cand import Block, Cand
+from .kinds import NEVER, Channel
+
+__all__ = ["RUNS", "Prose", "Skipping"]
+
+_NON_WS = re.compile(r"\S")
+#: A backtick or tilde run from where it begins (to its end).
+RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
+
+
+class Skipping:
+    """A pattern whose matches all begin with one of a few characters, searched by first
+    finding such a character (one C-level scan of a character class) and trying the
+    pattern from there: a long alternation of markers is slow to try at every position."""
+
+    __slots__ = ("rx", "first", "pats")
+
+    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
+        self.rx = rx
+        self.first = first  # a character class: where a match may begin (None: anywhere)
+        self.pats = pats  # the alternatives' MarkerPatterns, when known
+
+    def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
+        first, rx = self.first, self.rx
+        if first is None:
+            return rx.search(text, pos, end)
+        while True:
+            f = first.search(text, pos, end)
+            if f is None:
+                return None
+            m = rx.match(text, f.start(), end)
+            if m is not None:
+                return m  # the leftmost match: none can begin before this character
+            pos = f.start() + 1
+
+
+class Prose:
+    """Reads prose and reasoning (owns ``channel``, ``rclose``, ``reply_started``)."""
+
+    def _partial_before(self, limit: int, markers_at: Any = None) -> int:
+        """Earliest position before ``limit`` where a marker may be starting but is cut off."""
+        if self.eof:
+            return -1
+        win = self.window.win
+        n = len(win)
+        lo = max(self.window.cur, n - self.cat.max_width)
+        for m in self.cat.first_rx.finditer(win, lo, min(limit, n)):
+            p = m.start()
+            for mk in (markers_at or self.cat.at)(win, p):
+                if mk.terminal.pattern.needs_more(win, p):
+                    return p
+            if win[p] in "`~" and self._fence_pending(p):
+                return p
+        return -1
+
+    def _fence_pending(self, p: int) -> bool:
+        """A backtick/tilde run that reaches the end of the text may still grow."""
+        win = self.window.win
+        m = RUNS[win[p]].match(win, p)
+        return m.end() == len(win)
+
+    def _step_prose(self) -> bool:
+        w = self.window
+        win = w.win
+        if self.long_run:
+            end = RUNS[self.long_run].match(win, w.cur).end()
+            self._text(win[w.cur : end])
+            w.cur = end
+            if end == len(win) and not self.eof:
+                return False
+            self.long_run = ""
+        cur = w.cur
+        if not self.reply_started and self.channel is Channel.TEXT:
+            m = _NON_WS.search(win, cur)
+            if m is None:
+                self._text(win[cur:])
+                w.cur = len(win)
+                return False
+            if m.start() > cur:
+                self._text(win[cur : m.start()])
+                w.cur = m.start()
+            return self._reply_start(w.cur)
+        if self.cat.first_rx.search(win, cur) is None:
+            # no character a marker (or a fence) begins with: all of it is text, and no
+            # marker can be cut off at its end
+            self._text(win[cur:])
+            w.cur = len(win)
+            return False
+        m = self.marker_search.search(win, cur)
+        limit = m.start() if m else len(win)
+        p = self._partial_before(limit)
+        if p >= 0:
+            self._text(win[cur:p])
+            w.cur = p
+            return False
+        if m is None:
+            self._text(win[cur:])
+            w.cur = len(win)
+            return False
+        q = m.start()
+        if q > cur:
+            self._text(win[cur:q])
+            w.cur = q
+        return self._at_marker(q)
+
+    def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
+        """Markers matching at ``q`` (longest first) and whether one may still grow."""
+        win = self.window.win
+        found = []
+        for mk in self.cat.at(win, q):
+            pat = mk.terminal.pattern
+            if not self.eof and pat.needs_more(win, q):
+                return [], True
+            end = pat.match_end(win, q)
+            if end is not None and end > q:
+                found.append((mk, end))
+        if found:
+            best = max(e for _, e in found)
+            found = [(mk, e) for mk, e in found if e == best]
+        return found, False
+
+    def _at_marker(self, q: int) -> bool:
+        found, wait = self._matches(q)
+        if wait:
+            return False
+        if not found:
+            return self._at_fence_char(q)
+        end = found[0][1]
+        roles = {mk.role for mk, _ in found}
+        if OPEN in roles:
+            openers = [mk for mk, _ in found if mk.role == OPEN]
+            if self._open_block(q, end, openers):
+                return True
+        for mk, _ in found:
+            if mk.role == RSTART and self.channel is Channel.TEXT:
+                self.channel = Channel.REASONING
+                self.rclose = mk.pair
+                self.window.cur = end
+                return True
+            if mk.role == REND:
+                if self.channel is Channel.REASONING and self.rclose in ("*", mk.pair):
+                    self.channel = Channel.TEXT
+                    self.rclose = None
+                    self.window.cur = end
+                    return True
+                if self.channel is Channel.TEXT:  # a stray closer is furniture
+                    self.window.cur = end
+                    return True
+            if mk.role == FURNITURE:
+                self.window.cur = end
+                return True
+        # nothing applies (an opener declined, or a reasoning opener inside reasoning): it is text
+        self._text(self.window.win[q:end])
+        self.window.cur = end
+        return True
+
+    def _reply_start(self, q: int) -> bool:
+        """The first visible non-space character: a reply-anchored grammar may claim it."""
+        found, wait = self._matches(q)
+        if wait:
+            return False
+        roles = {mk.role for mk, _ in found}
+        if roles and OPEN not in roles:
+            return self._at_marker(q)
+        if not roles and self.policy.bare_json and self.cat.reply_furniture:
+            # a header the prompt left open (a recipient line): framing, then the reply goes on
+            for term in self.cat.reply_furniture:
+                if not self.eof and term.pattern.needs_more(self.window.win, q):
+                    return False
+                end = term.pattern.match_end(self.window.win, q)
+                if end is not None and end > q:
+                    self.reply_started = True
+                    self.window.cur = end
+                    return True
+        self.reply_started = True
+        if OPEN in roles or not self.cat.reply:
+            return True
+        cands = []
+        for g in self.cat.reply:
+            # Policy(bare_json=False) turns off replies read without a marker; a reply form
+            # that opens with a header the prompt began (`reply: start header`) stays on
+            if not self.policy.bare_json and not g.header.reply_header:
+                continue
+            if g.header.gated and not self.binder.known:
+                continue
+            if self._can_begin(g, "reply", q):
+                accepted = self._accepted.setdefault(g.name, {})
+                cands.append(Cand(g, "reply", self.window.base + q, True, self._reader(g), accepted))
+        if not cands:
+            return True
+        self.block = Block(self.window.base + q, self.window.base + q, cands, self.channel, True, self.window.tail_at(q))
+        return True
+
+    def _can_begin(self, g: CompiledGrammar, rule: str, q: int) -> bool:
+        ch = self.window.win[q]
+        for term in g.openers.get(rule, ()):
+            if term.external:
+                if ch in EXTERNALS[term.name]:
+                    return True
+            elif term.pattern.first is None or ch in term.pattern.first:
+                return True
+        return False
+
+    def _reasoning_close_in(self, start: int, end: int) -> int | None:
+        """Inside protected text in reasoning, the reasoning closer stays live."""
+        if self.channel is not Channel.REASONING:
+            return None
+        best = None
+        for mk in self.cat.markers:
+            if mk.role == REND and self.rclose in ("*", mk.pair):
+                m = mk.terminal.pattern.regex.search(self.window.win, start, end)
+                if m is not None and (best is None or m.start() < best):
+                    best = m.start()
+        return best
+
+    def _partial_reasoning_close(self, start: int, end: int) -> int:
+        if self.channel is not Channel.REASONING or self.eof:
+            return -1
+        win = self.window.win
+        lo = max(start, len(win) - self.cat.max_width)
+        for p in range(lo, min(end, len(win))):
+            for mk in self.cat.at(win, p):
+                if mk.role == REND and mk.terminal.pattern.needs_more(win, p):
+                    return p
+        return -1

@@ -1,0 +1,358 @@
+"""Recovery: how much text a committed block that went wrong took, and what is reported
+for it — malformed (up to a closer), unterminated (no closer: kept as text), truncated
+(cut off by the end of the text), over a limit (nesting past ``max_depth``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..transform import Issue, RawCall, excerpt
+from .cand import Block, Cand
+from .kinds import Channel, Failure, Item, Key, Kind, Source
+
+__all__ = ["Balance", "Recovery"]
+
+_WS = re.compile(r"\s*")
+
+
+class Balance:
+    """The brackets and strings of a payload that went deeper than ``max_depth``, counted
+    (never parsed) to find where it ends, so that the prose after it stays text.  Linear:
+    each character is looked at once, runs of plain characters in one regex step."""
+
+    __slots__ = ("depth", "quote", "escape", "pos", "end")
+
+    _PLAIN = re.compile(r"[^\[\](){}\"'\\]+")
+    _IN_STRING = {q: re.compile(r"[^\\" + q + "]+") for q in "\"'"}
+
+    def __init__(self, pos: int) -> None:
+        self.depth = 0
+        self.quote = ""  # the quote of the string being read ("" outside strings)
+        self.escape = False
+        self.pos = pos  # absolute: everything before it was counted
+        self.end = -1  # absolute: just after the bracket that closed the payload, once found
+
+    def scan(self, text: str, lo: int, hi: int) -> int:
+        """Count ``text[lo:hi]``; the index just after the bracket that closes the payload,
+        or -1 when it is still open at ``hi``."""
+        i = lo
+        while i < hi:
+            if self.quote:
+                if self.escape:
+                    self.escape = False
+                    i += 1
+                    continue
+                m = self._IN_STRING[self.quote].match(text, i, hi)
+                if m is not None:
+                    i = m.end()
+                    continue
+                ch = text[i]
+                if ch == "\\":
+                    self.escape = True
+                elif ch == self.quote:
+                    self.quote = ""
+                i += 1
+                continue
+            m = self._PLAIN.match(text, i, hi)
+            if m is not None:
+                i = m.end()
+                continue
+            ch = text[i]
+            i += 1
+            if ch in "\"'":
+                self.quote = ch
+            elif ch in "([{":
+                self.depth += 1
+            elif ch in ")]}":
+                self.depth -= 1
+                if self.depth <= 0:
+                    return i
+        return -1
+
+
+class Recovery:
+    """Finishes blocks whose committed candidate failed (owns a block's ``absorb`` and
+    ``balance``)."""
+
+    def _recover(self, b: Block) -> bool:
+        """A committed block with a syntax error: find how much text it took."""
+        c = b.winner
+        assert c is not None
+        if b.channel is Channel.REASONING:
+            # inside reasoning a broken block is just reasoning text
+            self._give_back(b, b.opener_end)
+            return True
+        if b.absorb >= 0:
+            return self._absorb(b, c)
+        if c.fail_kind is Failure.LIMIT:
+            return self._recover_limit(b, c)
+        cut = c.fail_kind is Failure.CUT
+        rx = self.cat.closers(c.g) if cut else self.cat.recovery(c.g)
+        if rx is None:
+            return self._truncated(b, c)
+        if b.rpos - b.start > self.policy.max_block_chars:
+            return self._unterminated(b, c, b.rpos)
+        lp = b.rpos - self.window.base
+        if lp < 0:
+            self._rewind(b.rpos)
+            lp = 0
+        win = self.window.win
+        # a closer beyond the block cap does not count: the same answer at every chunking
+        horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
+        m = rx.search(win, lp, max(lp, horizon)) if horizon > lp else None
+        if m is None and horizon < len(win):
+            return self._truncated(b, c) if cut else self._unterminated(b, c, self.window.base + horizon)
+        limit = m.start() if m else len(win)
+        if not self.eof:
+            p = self._cut_marker(c.g, win, lp, limit)
+            if p >= 0:
+                b.rpos = self.window.base + p
+                return False
+            if m is None:
+                b.rpos = self.window.base + len(win)
+                return False
+        if m is not None:
+            q = m.start()
+            closer_end = max(
+                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+            )
+            if closer_end is not None:
+                return self._malformed(b, c, self.window.base + q, self.window.base + closer_end)
+        if cut:
+            return self._truncated(b, c)
+        if c.calls:
+            return self._calls_stand(b, c)
+        return self._unterminated(b, c, self.window.base + (m.start() if m is not None else len(win)))
+
+    def _malformed(self, b: Block, c: Cand, q: int, closer_end: int) -> bool:
+        """A broken block up to a closer of its grammar: removed with the closer, reported."""
+        junk = self._slice(max(c.fail_pos, b.start), q)
+        detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q))}
+        self._emit_pending(b, c)
+        self._abort_started(b, "malformed_block")
+        self.sink.diag(
+            Issue(
+                "malformed_block",
+                detail,
+                (b.start, closer_end),
+                f"block is not a valid call ({c.fail_reason}); removed from the text",
+            ),
+            c.g.name,
+        )
+        b.absorb = closer_end
+        return self._absorb(b, c)
+
+    def _calls_stand(self, b: Block, c: Cand) -> bool:
+        """A block broken after calls it read whole, with no closer after the damage: the
+        calls stand; what follows them is text."""
+        self._emit_pending(b, c)
+        self._abort_started(b, "malformed_block")
+        calls_end = max(call.span[1] for call in c.call_items())
+        if c.named_begun > c.named_done and c.last_end > calls_end:
+            # a call begun after them and broken off (`[f(a=1), g(x>`): removed, reported
+            self.sink.diag(
+                Issue(
+                    "malformed_block",
+                    {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end))},
+                    (calls_end, c.last_end),
+                    f"a call broken off after the block's calls ({c.fail_reason}); removed from the text",
+                ),
+                c.g.name,
+            )
+        self._rewind(c.last_end)
+        self.block = None
+        return True
+
+    def _recover_limit(self, b: Block, c: Cand) -> bool:
+        """A payload that went deeper than ``max_depth``: its brackets are counted to where it
+        ends, and the block (with a closer right after it) is removed there; the prose after
+        it stays text.  One still open at the end of the text is removed to the end; one that
+        runs past ``max_block_chars`` is released as text, like any block over the cap."""
+        if b.balance is None:
+            # a JSON payload is counted from its first bracket; a grammar's nested rules
+            # (a literal list inside a list …) from the first token of the block's body
+            b.balance = Balance(c.fail_pos if c.cut_json else max(c.body_at, b.opener_end))
+        bal = b.balance
+        if bal.pos < self.window.base:
+            self._rewind(bal.pos)
+        win = self.window.win
+        lp = bal.pos - self.window.base
+        if bal.end < 0:
+            horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
+            found = bal.scan(win, lp, horizon) if horizon > lp else -1
+            bal.pos = self.window.base + (found if found >= 0 else max(lp, horizon))
+            b.rpos = bal.pos  # the window keeps what is still to be looked at
+            if found < 0:
+                if horizon < len(win):
+                    c.reach = b.start + self.policy.max_block_chars + 1
+                    return self._over_limit(b)
+                if not self.eof:
+                    return False
+                return self._truncated(b, c)
+            bal.end = bal.pos
+        end = bal.end - self.window.base
+        q = _WS.match(win, end).end()
+        if not self.eof and (q >= len(win) or any(t.pattern.needs_more(win, q) for t in c.g.closers)):
+            return False  # a closer may still follow the payload
+        close = max(
+            (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+        )
+        stop = self.window.base + (close if close is not None else end)
+        self._emit_pending(b, c)
+        self._abort_started(b, "limit_exceeded")
+        self.sink.diag(
+            Issue(
+                "limit_exceeded",
+                {"reason": c.fail_reason, "limit": "max_depth", "value": self.policy.max_depth},
+                (b.start, stop),
+                f"block is not a valid call ({c.fail_reason}); removed from the text",
+            ),
+            c.g.name,
+        )
+        if close is None:
+            self._rewind(stop)
+            self.block = None
+            return True
+        b.absorb = stop
+        return self._absorb(b, c)
+
+    def _absorb(self, b: Block, c: Cand) -> bool:
+        """After a broken block's closer, the closers of the structures around it (white
+        space between) belong to the block too: ``</function>\n</tool_call>``."""
+        lp = b.absorb - self.window.base
+        if lp < 0:
+            self._rewind(b.absorb)
+            lp = 0
+        win = self.window.win
+        while True:
+            m = _WS.match(win, lp)
+            q = m.end()
+            if q >= len(win):
+                if self.eof:
+                    break
+                return False  # white space so far: a closer may follow
+            if not self.eof and any(t.pattern.needs_more(win, q) for t in c.g.closers):
+                return False
+            end = max(
+                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+            )
+            if end is None:
+                break
+            lp = end
+            b.absorb = self.window.base + end
+        self._rewind(b.absorb)
+        self.block = None
+        return True
+
+    def _unterminated(self, b: Block, c: Cand, stop: int) -> bool:
+        family = c.g.name
+        # what the block reported before it turned out to have no end is reported in every
+        # chunking (a stream may already have sent it)
+        self._emit_pending(b, c, issues_only=True)
+        self._abort_started(b, "unterminated_block")
+        self.sink.diag(
+            Issue(
+                "unterminated_block",
+                {"reason": c.fail_reason, "excerpt": excerpt(self._slice(b.start, stop))},
+                (b.start, stop),
+                "an opener with no valid body and no closer; kept as text",
+            ),
+            family,
+        )
+        self._give_back(b, b.opener_end)  # what follows the opener is scanned as prose (fences, code spans)
+        return True
+
+    def _truncated(self, b: Block, c: Cand) -> bool:
+        """The text ended inside a committed block: report it; never complete it."""
+        self._emit_pending(b, c)
+        end = self.window.end
+        kind = "truncated" if c.fail_kind is Failure.CUT else "limit_exceeded"
+        name, raw = self._cut_call(c)
+        done = self._cut_complete(b, c)
+        # what is removed runs from the end of the block's last call read whole (or the
+        # block's start) to the end of the text: the diagnostic covers all of it
+        removed_from = max([b.start] + [call.span[1] for call in c.call_items()] + done)
+        cut_key = Key(Source.NAMED, c.named_done)
+        if c.cut_json and c.named_begun <= c.named_done:  # a payload, not a named call's arguments
+            cut_key = Key(Source.PAYLOAD, c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
+        started = b.started.get(cut_key)
+        if name is None and started is not None and kind == "truncated":
+            name = started[1]
+        span = (removed_from, end)
+        if kind == "truncated" and self.policy.truncated == "keep" and raw is not None and not self._past_name(c):
+            raw = None  # nothing after its name says the call was begun (`<tool_call>result `)
+        if kind == "truncated" and self.policy.truncated == "keep" and raw is not None:
+            self._emit_item(b, Item(Kind.CALL, raw, cut_key))
+            span = raw.span  # DESIGN §7: a kept call's diagnostic is about the call
+        self._abort_started(b, kind)
+        detail: dict[str, Any] = {"reason": c.fail_reason, "policy": self.policy.truncated}
+        if name is not None:
+            detail["name"] = name
+        if span != (removed_from, end):
+            detail["removed"] = [removed_from, end]  # the block around a kept call
+        if kind == "limit_exceeded":
+            detail["limit"] = "max_depth"
+            detail["value"] = self.policy.max_depth
+        kept = kind == "truncated" and self.policy.truncated == "keep" and raw is not None
+        self.sink.diag(
+            Issue(
+                kind,
+                detail,
+                span,
+                f"payload cut off ({c.fail_reason}); "
+                + ("returned with its complete arguments only" if kept else "the call is not returned"),
+            ),
+            c.g.name,
+        )
+        self._rewind(end)
+        self.block = None
+        return True
+
+    def _cut_complete(self, b: Block, c: Cand) -> list[int]:
+        """Emit the calls of a cut-off block that were complete before the cut and that the
+        grammar had not yet reduced (the elements of a JSON array, the lines of a body read
+        whole); they stand.  Returns where each ends."""
+        if c.fail_kind is not Failure.CUT:
+            return []
+        if c.cut_json and c.named_begun <= c.named_done:
+            text = self._slice(c.fail_pos, self.window.end)
+            calls, issues = c.reader.cut_elements(text, c.fail_pos, bare=c.rule == "reply")
+            key = Key(Source.PAYLOAD, c.fail_pos)
+            items = sorted(
+                [Item(Kind.CALL, x, key.element(x.elem)) for x in calls]
+                + [Item(Kind.ISSUE, x, key.element(x.elem)) for x in issues],
+                key=lambda item: item.obj.span[0] if item.obj.span else -1,
+            )
+        else:
+            completed = c.reader.completed(c.parser.values)
+            items = [Item(Kind.CALL, x, Key(Source.NAMED, c.named_done + i)) for i, x in enumerate(completed)]
+            c.named_done += len(items)
+        for item in items:
+            self._emit_item(b, item)
+        return [item.obj.span[1] for item in items if item.kind is Kind.CALL]
+
+    def _cut_call(self, c: Cand) -> tuple[str | None, RawCall | None]:
+        """The name (and what survives) of a call cut off by the end of the text: from its
+        JSON payload, or from the name and parameters the parser had read.  A name that
+        runs to the end of the text may itself be cut off (`get_wea`): it is no name."""
+        end = c.reader.name_end(c.parser.values)
+        if end is not None and end >= self.window.end:
+            return None, None
+        if not c.cut_json:
+            name, raw = c.reader.salvage(c.parser.values)
+            if raw is not None:  # a cut-off call's text runs to the end of the text
+                raw.span = (raw.span[0], self.window.end)
+            return name, raw
+        if c.fail_pos < 0 or not c.ext_type:
+            return None, None
+        text = self._slice(c.fail_pos, self.window.end)
+        if c.named_begun > c.named_done:
+            # the arguments of a call whose name the grammar read (Kimi, DeepSeek)
+            name, raw = c.reader.cut_arguments(c.parser.values, text, self.window.end)
+            if c.rule == "reply" and c.reader.known and (name or "").strip() not in c.reader.known:
+                return None, None  # a reply-start name the toolset does not offer (bare_call)
+            return name, raw
+        if text[:1] not in ("{", "["):
+            return None, None
+        return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")

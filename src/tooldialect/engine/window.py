@@ -1,0 +1,121 @@
+"""The text window: the undecided text, where reading is, and the text a holder keeps.
+
+Positions are absolute offsets in the whole input.  ``win`` holds the text from ``base``
+that is not yet decided; ``cur`` is where prose reading is (relative to ``base``).  Text
+that a block's candidates (or an open code span) have read past moves into the holder's
+``Held`` pieces, so that a long block never makes ``win`` large, and comes back when the
+holder gives it back (``rewind``).
+"""
+
+from __future__ import annotations
+
+import bisect
+
+__all__ = ["Held", "Window"]
+
+
+class Held:
+    """The text a holder (a block, an open code span) keeps from its start."""
+
+    __slots__ = ("start", "tail", "pieces", "starts")
+
+    def __init__(self, start: int, tail: str) -> None:
+        self.start = start
+        self.tail = tail  # the four characters before ``start``
+        self.pieces: list[str] = []
+        self.starts: list[int] = []  # where each piece begins
+
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+class Window:
+    __slots__ = ("win", "base", "cur", "prev_tail")
+
+    def __init__(self) -> None:
+        self.win = ""
+        self.base = 0
+        self.cur = 0
+        self.prev_tail = "\n"  # the four characters before ``win`` (a line start at first)
+
+    @property
+    def end(self) -> int:
+        """The absolute end of the text received so far."""
+        return self.base + len(self.win)
+
+    def tail_at(self, q: int) -> str:
+        """The four characters before ``win[q]``."""
+        return (self.prev_tail + self.win[max(0, q - 4) : q])[-4:]
+
+    def skip(self, text: str) -> None:
+        """Text decided without being stored (prose with nothing to look at)."""
+        self.prev_tail = (self.prev_tail + text)[-4:]
+        self.base += len(text)
+
+    def compact(self, look_from: int, keep_from: int, held: Held | None) -> None:
+        """Drop the text before ``look_from`` from ``win``; what of it is after
+        ``keep_from`` moves into ``held``."""
+        base = self.base
+        win = self.win
+        look = min(look_from, base + len(win)) - base
+        if look <= 0:
+            return
+        keep = keep_from - base
+        if keep < 0:
+            keep = 0
+        if keep < look and held is not None:
+            held.starts.append(base + keep)
+            held.pieces.append(win[keep:look])
+        self.prev_tail = win[look - 4 : look] if look >= 4 else (self.prev_tail + win[:look])[-4:]
+        self.win = win[look:]
+        self.base = base + look
+        self.cur = max(0, self.cur - look)
+
+    def slice(self, start: int, end: int, held: Held | None) -> str:
+        """Text between absolute offsets, from ``held``'s pieces and ``win``."""
+        base = self.base
+        if start >= base:
+            return self.win[start - base : end - base]
+        parts = []
+        if held is not None and held.pieces:
+            pieces, starts = held.pieces, held.starts
+            i = max(0, bisect.bisect_right(starts, start) - 1)
+            while i < len(pieces) and starts[i] < min(end, base):
+                s0 = starts[i]
+                piece = pieces[i]
+                lo = max(start, s0) - s0
+                hi = min(end, s0 + len(piece)) - s0
+                if hi > lo:
+                    parts.append(piece[lo:hi])
+                i += 1
+        if end > base:
+            parts.append(self.win[max(start, base) - base : end - base])
+        return "".join(parts)
+
+    def rewind(self, pos: int, held: Held | None) -> None:
+        """Make ``pos`` the reading position again (text after it is read as prose); text
+        before ``base`` comes back from ``held``."""
+        if pos >= self.base:
+            self.cur = pos - self.base
+            return
+        assert held is not None, "rewinding needs the holder of the text"
+        before = self.slice(max(held.start, pos - 4), pos, held)
+        tail = (held.tail + before)[-4:] if pos - 4 < held.start else before
+        self.win = self.slice(pos, self.base, held) + self.win
+        self.base = pos
+        self.cur = 0
+        self.prev_tail = tail
+        # the pieces now end where win begins: no text is held twice
+        i = bisect.bisect_left(held.starts, pos)
+        del held.pieces[i:], held.starts[i:]
+        if held.pieces and held.starts[-1] + len(held.pieces[-1]) > pos:
+            held.pieces[-1] = held.pieces[-1][: pos - held.starts[-1]]
+
+    def restore(self, held: Held) -> None:
+        """Put everything ``held`` kept back in front of ``win`` (it is read again)."""
+        text = held.text()
+        if text:
+            self.win = text + self.win
+            self.base -= len(text)
+        held.pieces.clear()
+        held.starts.clear()
