@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from .families import generation, get, names, piece
 from .grammar import CompiledGrammar, Terminal
@@ -42,6 +43,9 @@ class Catalog:
     rank: dict[str, int]
     reply_furniture: tuple[Terminal, ...] = ()  # framing removed only where the reply begins
     _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
+    # what the engine works out once per grammar and parser state (loop patterns, the stops
+    # of text values, accepted terminals), shared by every stream over this catalog
+    engine_cache: dict[Any, Any] = field(default_factory=dict)
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
         return self.first.get(text[pos], ()) if pos < len(text) else ()

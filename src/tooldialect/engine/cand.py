@@ -6,7 +6,7 @@ import re
 from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
-from ..grammar import JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
+from ..grammar import EXTERNALS, JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
 from ..strscan import StringScanner
@@ -15,7 +15,7 @@ from ..transform import _text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 
-__all__ = ["Block", "Cand", "bare", "body_closed", "resumed"]
+__all__ = ["Block", "Cand", "Lexicon", "bare", "body_closed", "resumed"]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
@@ -45,6 +45,34 @@ def bare(term: Terminal) -> bool:
     closer, nor a scanned payload."""
     pat = term.pattern
     return pat is not None and pat.literal is None and not term.name.endswith(("_OPEN", "_CLOSE"))
+
+
+class Lexicon:
+    """The terminals a parser state accepts, indexed by the characters they may begin
+    with: at a position only those that can begin with its character are tried (a
+    terminal that cannot begin there neither matches nor may still grow there)."""
+
+    __slots__ = ("terms", "text_ok", "_by_char", "_listed")
+
+    def __init__(self, terms: dict[str, Terminal]) -> None:
+        self.terms = terms
+        self.text_ok = "TEXT" in terms  # a raw text value may begin here
+        # in accepted order (on a tie the first one read wins)
+        self._listed = tuple(t for t in terms.values() if not t.external or t.name in EXTERNALS)
+        self._by_char: dict[str, tuple[Terminal, ...]] = {}
+
+    def at(self, ch: str) -> tuple[Terminal, ...]:
+        """The terminals that may begin with ``ch``, in accepted order."""
+        got = self._by_char.get(ch)
+        if got is None:
+            got = tuple(
+                t
+                for t in self._listed
+                if (ch in EXTERNALS[t.name] if t.external else t.pattern.first is None or ch in t.pattern.first)
+            )
+            if ch < "\x80":  # memoised for ASCII only: the table stays small whatever the text
+                self._by_char[ch] = got
+        return got
 
 
 class Snapshot(NamedTuple):
@@ -134,11 +162,7 @@ class Cand:
         self.json_start = -1
         self.opened_at: set[int] = set()  # where the parser read an opener as a token
         # the terminals accepted at a parser stack: the same for every block of a grammar
-        self._accepted: dict[tuple[int, ...], dict[str, Terminal]] = {} if accepted is None else accepted
-
-    @property
-    def live(self) -> bool:
-        return self.state is Reading.RUN or self.state is Reading.WAIT
+        self._accepted: dict[tuple[int, ...], Lexicon] = {} if accepted is None else accepted
 
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
         """Feed a token, keeping track of which structures are open and of where the block
@@ -197,17 +221,22 @@ class Cand:
 
     def accepted(self) -> dict[str, Terminal]:
         """The terminals the parser accepts now (exactly), by name."""
+        return self.lexicon().terms
+
+    def lexicon(self) -> Lexicon:
+        """What the parser accepts now, indexed for lexing (the same for every block of the
+        grammar at this parser state)."""
         key = tuple(self.parser.stack)
         got = self._accepted.get(key)
         if got is None:
-            got = {}
+            terms = {}
             for ttype in self.parser.expected():
                 if ttype == END:
                     continue
                 term = self.g.terminals.get(ttype)
                 if term is not None and self.parser.accepts(ttype):
-                    got[ttype] = term
-            self._accepted[key] = got
+                    terms[ttype] = term
+            got = self._accepted[key] = Lexicon(terms)
         return got
 
     # -- what the parser's reductions say --------------------------------------------------

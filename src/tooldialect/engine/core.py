@@ -49,8 +49,9 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self.window = Window()
         self.sink = Sink()
         self.block: Block | None = None
-        self._stop_cache: dict[Any, Any] = {}  # what depends only on a grammar and a parser state
-        self._accepted: dict[str, dict[Any, Any]] = {}  # grammar -> parser stack -> accepted terminals
+        # what depends only on a grammar and a parser state, shared by every stream over the catalog
+        self._stop_cache: dict[Any, Any] = catalog.engine_cache
+        self._accepted: dict[str, dict[Any, Any]] = catalog.engine_cache.setdefault("accepted", {})
         # prose (prose.py)
         self.marker_search = Skipping(catalog.prose, catalog.first_rx)  # every marker begins with one of first_rx
         self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
@@ -137,7 +138,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
     def _step_lex(self, b: Block) -> bool:
         """The candidates read what they can; the block is decided once none reads on."""
         for c in b.cands:
-            if c.live:
+            if c.state.live:
                 self._advance(b, c)
         if b.early is None:
             self._update_early(b)
@@ -149,7 +150,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         if self._over_limit(b):
             return True
         for c in b.cands:
-            if c.live:
+            if c.state.live:
                 return False
         self._decide(b)
         return True
@@ -189,7 +190,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
             # nothing better, stays in the block's pieces: _scan_text rewinds to it)
             look_from = w.base + len(w.win)
             for c in b.cands:
-                if c.live and c.pos < look_from:
+                if c.state.live and c.pos < look_from:
                     look_from = c.pos
             if b.phase is Phase.RECOVER or b.phase is Phase.INLINE:
                 look_from = min(look_from, b.absorb if b.absorb >= 0 else b.rpos)

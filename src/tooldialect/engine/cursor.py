@@ -6,11 +6,12 @@ It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``s
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..argstream import StrictPrefix
 from ..grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
-from ..jsonscan import CUT, DONE, MORE, JsonScanner
+from ..jsonscan import CUT, DONE, MORE, JsonScanner, depth_exceeds
 from ..lalr import END, Tok
 from ..strscan import StringScanner
 from ..transform import ARGUMENT_KEYS, Issue, excerpt
@@ -21,11 +22,21 @@ from .values import ESCAPE_GROUP, TEXT
 __all__ = ["Cursor"]
 
 _NON_WS = re.compile(r"\S")
+
+def _refuse(constant: str) -> None:
+    raise ValueError(constant)  # NaN and Infinity are not JSON: the scanner decides what they are
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse)
 _START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
 
 
 class Cursor:
     """Moves each candidate through the block's text."""
+
+    #: Read a JSON payload whose whole text is in the window in one step (the differential
+    #: tests turn it off to show the character scanner yields the same events).
+    whole_steps = True
 
     def _string_run(self, delta: str) -> bool:
         """A delta that only continues a value the block's one candidate is reading, with
@@ -38,7 +49,8 @@ class Cursor:
         if b.phase is not Phase.LEX or b.early is None or len(b.cands) != 1:
             return False
         c = b.cands[0]
-        at = self.window.end
+        w = self.window
+        at = w.base + len(w.win)
         if c.state is not Reading.WAIT or c.pos != at:
             return False
         sc = c.scanner
@@ -106,8 +118,13 @@ class Cursor:
         sc = c.scanner
         # a candidate never reads past the cap, so every chunking sees the same thing
         end = min(n, cap + 1 - base)
+        first_look = c.pos == c.tok_start
         status, p = sc.scan(win, c.pos - base, self.eof and end == n, end)
-        if b.early and len(sc.names) > b.sniffed:
+        if status == DONE and first_look:
+            # the whole payload was here when its reading began: its calls are announced
+            # complete, as when it is read in one step (_whole_payload)
+            c.sp = None
+        elif b.early and len(sc.names) > b.sniffed:
             self._sniffed(b, c)
         if c.sp is not None:
             if base + p > c.sp_fed:
@@ -189,8 +206,8 @@ class Cursor:
         w = self.window
         win, base = w.win, w.base
         lp = c.pos - base
-        accepted = c.accepted()
-        text_ok = TEXT in accepted
+        lex = c.lexicon()
+        text_ok = lex.text_ok
         if not text_ok:  # white space is part of a raw text value, else it is skipped
             q = self._skip_ignored(c, lp)
             if q < 0:
@@ -204,7 +221,7 @@ class Cursor:
             else:
                 c.state = Reading.WAIT
             return False
-        best, external, wait = self._longest(accepted, win, lp)
+        best, external, wait = self._longest(lex.at(win[lp]), win, lp)
         if wait:
             c.state = Reading.WAIT
             return False
@@ -213,8 +230,7 @@ class Cursor:
         if best is not None:
             return self._shift_token(b, c, best[2], lp, best[0])
         if external is not None:
-            self._begin_payload(b, c, external, lp)
-            return True
+            return self._begin_payload(b, c, external, lp)
         if text_ok:
             if c.payload_at < 0:
                 c.payload_at = base + lp
@@ -226,16 +242,16 @@ class Cursor:
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
     def _longest(
-        self, accepted: dict[str, Terminal], win: str, lp: int
+        self, terms: tuple[Terminal, ...], win: str, lp: int
     ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
-        """The longest terminal matching at ``lp`` (on a tie a literal beats a pattern), an
-        external scanner that may begin there, and whether a terminal may still grow."""
+        """The longest of ``terms`` (those that may begin at ``lp``) matching there (on a
+        tie a literal beats a pattern), an external scanner that may begin there, and
+        whether a terminal may still grow."""
         best: tuple[int, bool, Terminal] | None = None
         external: Terminal | None = None
-        for term in accepted.values():
+        for term in terms:
             if term.external:
-                if term.name in EXTERNALS and win[lp] in EXTERNALS[term.name]:
-                    external = term
+                external = term
                 continue
             pat = term.pattern
             if not self.eof and pat.needs_more(win, lp):
@@ -265,28 +281,56 @@ class Cursor:
             return False
         return True
 
-    def _begin_payload(self, b: Block, c: Cand, external: Terminal, lp: int) -> None:
-        """An external scanner takes over at ``lp`` (a JSON payload, a quoted string)."""
+    def _begin_payload(self, b: Block, c: Cand, external: Terminal, lp: int) -> bool:
+        """An external scanner takes over at ``lp`` (a JSON payload, a quoted string); a
+        JSON payload whose whole text is already here is read in one step.  False to stop."""
         at = self.window.base + lp
         first = self.window.win[lp]
-        if external.name in JSON_EXTERNALS:
-            c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
-            c.sp = None
-            obj = c.current_name is None  # a payload of call objects, else arguments
-            if first == "{" or (obj and first == "["):
-                coarse = self.policy.truncated == "keep"
-                c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
-                c.sp_from = c.sp_fed = at
-                c.sp_obj = obj
-                c.sp_key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
-                c.sp_done = 0
-        else:
-            c.scanner = StringScanner()
         c.ext_type = external.name
         b.sniffed = 0
         c.tok_start = at
         if c.payload_at < 0:
             c.payload_at = at
+        if external.name not in JSON_EXTERNALS:
+            c.scanner = StringScanner()
+            return True
+        if self.whole_steps:
+            end = self._whole_payload(c, lp, b.start + self.policy.max_block_chars)
+            if end >= 0:
+                return self._payload_done(b, c, self.window.base + end)
+        c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+        c.sp = None
+        obj = c.current_name is None  # a payload of call objects, else arguments
+        if first == "{" or (obj and first == "["):
+            coarse = self.policy.truncated == "keep"
+            c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+            c.sp_from = c.sp_fed = at
+            c.sp_obj = obj
+            c.sp_key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
+            c.sp_done = 0
+        return True
+
+    def _whole_payload(self, c: Cand, lp: int, cap: int) -> int:
+        """Where the JSON payload at ``lp`` ends when its whole text is in the window and
+        ``JsonScanner`` would read it exactly as strict JSON does (so ``json``'s C decoder
+        may read it in one step), else -1: not strict JSON, not complete yet, nesting past
+        ``max_depth``, past the size cap, or holding a quote token of the grammar.  One
+        try per payload: what it reads the scanner would read too, so at most twice."""
+        win = self.window.win
+        if win[lp] not in "{[":
+            return -1
+        try:
+            _value, end = _DECODER.raw_decode(win, lp)
+        except (ValueError, RecursionError):
+            return -1
+        if self.window.base + end > cap:
+            return -1
+        text = win[lp:end]
+        if text.count("{") + text.count("[") > self.policy.max_depth and depth_exceeds(text, self.policy.max_depth):
+            return -1
+        if any(q in text for q in c.g.quotes):
+            return -1
+        return end
 
     def _finish(self, c: Cand) -> None:
         if c.whole and not c.last_type.startswith("FURNITURE_"):
@@ -303,7 +347,7 @@ class Cursor:
 
     def _no_token(self, c: Cand, pos: int, reason: str) -> None:
         """Nothing the grammar accepts can be read at ``pos``."""
-        at_end = pos >= self.window.end
+        at_end = pos >= self.window.base + len(self.window.win)
         if not (c.parser.finished or c.parser.accepts(END)) and c.unloose():
             # only bare tokens since the block could end (no marker, no payload): they
             # were prose after the block, which ends where it could

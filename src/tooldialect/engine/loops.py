@@ -140,14 +140,14 @@ class Loops:
         cands = b.cands
         if len(cands) == 1:
             c = cands[0]
-            limit = c.pos if c.live else c.progress
+            limit = c.pos if c.state.live else c.progress
         else:
-            live = [c.pos for c in cands if c.live]
+            live = [c.pos for c in cands if c.state.live]
             limit = min(live) if live else max(c.progress for c in cands)
         w = self.window
         if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
             self._rewind(b.loop.pos)
-        end = min(limit, w.end) - w.base
+        end = min(limit - w.base, len(w.win))
         if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lambda at: self._loop_lead(b, at)):
             self._loop_begin(b)
             return True
@@ -178,7 +178,7 @@ class Loops:
         b.winner = c0
         self._abort_started(b, "repetition_loop")
         for c in b.cands:
-            if c.live:
+            if c.state.live:
                 c.fail(c.pos, Failure.LOOP, "inside a repetition loop")
         b.phase = Phase.LOOP
 
