@@ -12,8 +12,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .families import generation, get, names, piece
+from .families import generation, get, names
 from .grammar import CompiledGrammar, Terminal
+from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
 

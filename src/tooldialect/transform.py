@@ -20,6 +20,8 @@ a toolset happens later, in :mod:`tooldialect.binding`.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Mapping
@@ -34,6 +36,7 @@ from .jsonscan import (
     member_spans,
     partial_object,
 )
+from .families import generation, reader_module
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 from .coerce import strip_template_newlines
@@ -585,19 +588,22 @@ def _text(item: Any) -> str:
 
 
 _READERS: dict[str, type[Reader]] = {}
+_readers_generation = -1  # the registry generation the cached readers were found under
 
 
 def reader_class(family: str) -> type[Reader]:
     """The reader for a family: ``Reader`` from ``tooldialect.families.<family>`` (for a
     plugin family from an entry point, ``<package>.<family>``) when that module exists (a
     family with real quirks), else the generic one."""
+    global _readers_generation
+    current = generation()
+    if current != _readers_generation:
+        # the set of families changed (a directory registered, a reload): a name may now be
+        # another source's family, with another module
+        _READERS.clear()
+        _readers_generation = current
     cls = _READERS.get(family)
     if cls is None:
-        import importlib
-        import importlib.util
-
-        from .families import reader_module
-
         cls = Reader
         name = reader_module(family)
         if name is not None and (name in sys.modules or importlib.util.find_spec(name) is not None):

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import PolicyError
-from ..families import piece
+from ..pieces import piece
 from ..pyliteral import PYTHON, TYPESCRIPT, is_identifier, name_pattern
 from ..toolset import Tool, Toolset
 
