@@ -15,8 +15,8 @@ from .argstream import member
 from .coerce import type_value
 from .models import Diagnostic, Policy, ToolCall
 from .names import NameIndex, Resolution
+from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .toolset import Toolset
-from .transform import ARGUMENT_KEYS, Issue, RawCall, excerpt
 
 __all__ = ["Binder"]
 

@@ -28,6 +28,7 @@ import unicodedata
 from typing import Any
 
 from .lalr import Node, Tok
+from .pieces import piece
 
 __all__ = [
     "CONSTANTS",
@@ -440,8 +441,6 @@ def _terminal(name: str) -> re.Pattern[str]:
     """A terminal of ``_pyliteral.lark``: the grammar says what a name or a reserved word is."""
     got = _TERMINALS.get(name)
     if got is None:
-        from .families import piece
-
         term = piece("_pyliteral")[name]
         assert term.pattern is not None
         got = _TERMINALS[name] = term.pattern.regex

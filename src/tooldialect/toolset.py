@@ -15,7 +15,7 @@ from .errors import ToolsetError
 from .jsoncheck import Check, compile_check
 from .metaschema import certainly_valid
 
-__all__ = ["Tool", "Toolset"]
+__all__ = ["Tool", "Toolset", "parameter_order"]
 
 
 class Tool(BaseModel):
@@ -32,6 +32,19 @@ class Tool(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise ToolsetError(f"invalid tool {data.get('name')!r}: {exc.errors()[0].get('msg')}") from None
+
+
+def parameter_order(schema: Any) -> list[str]:
+    """The parameters of an object schema in binding order: required ones in the order
+    ``required`` lists them, then the optional ones alphabetically.  Catalogues number
+    P-Format slots and order code-call arguments by it, and the readers of those bodies
+    bind by it, so it lives with the tools rather than with either side."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return []
+    required = schema.get("required")
+    first = list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props)) if isinstance(required, list) else []
+    return first + sorted(k for k in props if k not in first)
 
 
 def _tool(name: Any, description: Any, parameters: Any, where: str) -> Tool:

@@ -20,10 +20,11 @@ a toolset happens later, in :mod:`tooldialect.binding`.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .argstream import args_prefix, finish_json
@@ -35,55 +36,19 @@ from .jsonscan import (
     member_spans,
     partial_object,
 )
+from .families import generation, reader_module
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 from .coerce import strip_template_newlines
+from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt  # also transform's: readers import them here
 from .repair import RepairFailed, repair_json
 
 __all__ = ["ARGUMENT_KEYS", "KEYED_RULE", "Issue", "RawCall", "Reader", "reader_class"]
 
-#: Keys that hold a call's arguments, in priority order.
-ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
 _NAME_KEYS = ("name", "tool_name")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
 #: The conventional rule whose payload holds objects keyed by the tool name.
 KEYED_RULE = "keyed_json_calls"
-_EXCERPT = 80
-
-
-def excerpt(text: str) -> str:
-    """A bounded piece of model text for a diagnostic."""
-    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
-
-
-@dataclass
-class RawCall:
-    """A call as the model wrote it, before binding."""
-
-    name: str
-    arguments: Any
-    arguments_json: str | None
-    id: str | None
-    span: tuple[int, int]
-    family: str
-    notes: list[Issue] = field(default_factory=list)
-    gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
-    # values written as text, typed by the binding pass: (key, text, string flag or None)
-    text_params: list[tuple[str, str, bool | None]] | None = None
-    # the call object's place in its payload: 0 for a payload that is one call object, its
-    # index for an element of a root array, -1 otherwise (a stream announces only these)
-    elem: int = -1
-
-
-@dataclass
-class Issue:
-    """A diagnostic before it becomes public: kind, detail, span."""
-
-    kind: str
-    detail: dict[str, Any]
-    span: tuple[int, int] | None
-    message: str
-    elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
 
 
 class Reader:
@@ -623,19 +588,22 @@ def _text(item: Any) -> str:
 
 
 _READERS: dict[str, type[Reader]] = {}
+_readers_generation = -1  # the registry generation the cached readers were found under
 
 
 def reader_class(family: str) -> type[Reader]:
     """The reader for a family: ``Reader`` from ``tooldialect.families.<family>`` (for a
     plugin family from an entry point, ``<package>.<family>``) when that module exists (a
     family with real quirks), else the generic one."""
+    global _readers_generation
+    current = generation()
+    if current != _readers_generation:
+        # the set of families changed (a directory registered, a reload): a name may now be
+        # another source's family, with another module
+        _READERS.clear()
+        _readers_generation = current
     cls = _READERS.get(family)
     if cls is None:
-        import importlib
-        import importlib.util
-
-        from .families import reader_module
-
         cls = Reader
         name = reader_module(family)
         if name is not None and (name in sys.modules or importlib.util.find_spec(name) is not None):

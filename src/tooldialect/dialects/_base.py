@@ -7,56 +7,25 @@ what the four text dialects share; each of them only says which style it writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import PolicyError
-from ..models import ParseResult, Policy, ToolCall
+from ..models import ParseResult, Policy
 from ..render.tool_results import results as result_turns
 from ..render import protocol
-from ..render.calls import check_nesting, too_deep
+from ..render.calls import as_call, check_nesting, too_deep
 from ..render.calls import render_call as _render_body
 from ..render.signatures import MAX_NESTING, nesting
 from ..stream import parse as _parse
 from ..toolset import Toolset
-from ..transcript import (
-    AssistantCall,
-    AssistantToolCalls,
-    Chat,
-    Entry,
-    ToolResult,
-    ToolResults,
-    decode_object,
-    pair_tool_cycles,
-)
+from ..transcript import AssistantToolCalls, Chat, Entry, ToolResult, ToolResults, pair_tool_cycles
 
 __all__ = ["CONTINUATION", "MAX_NESTING", "Dialect", "TextDialect", "as_call", "nesting"]
 
 #: The user turn a text replay adds when the transcript holds no user message.
 CONTINUATION = "Continue."
-
-
-def as_call(call: Any) -> tuple[str, dict[str, Any] | None, str | None]:
-    """``(name, arguments, arguments_json)`` of a call in any accepted shape: a ``td.ToolCall``,
-    a ``td.transcript.AssistantCall``, or ``{"name": …, "arguments": dict | JSON text}``.
-    ``arguments`` is None when the JSON text is not one object; ``arguments_json`` is the
-    exact text when one was given."""
-    if isinstance(call, ToolCall):
-        exact = call.arguments_json if decode_object(call.arguments_json) is not None else None
-        return call.name, dict(call.arguments), exact
-    if isinstance(call, AssistantCall):
-        return call.name, decode_object(call.arguments), call.arguments
-    if isinstance(call, Mapping) and isinstance(call.get("name"), str) and call["name"]:
-        args = call.get("arguments", {})
-        if isinstance(args, str):
-            return call["name"], decode_object(args), args
-        if isinstance(args, Mapping):
-            return call["name"], dict(args), None
-    raise PolicyError(
-        "a call is a td.ToolCall, a td.transcript.AssistantCall or {'name': str, 'arguments': dict or JSON text}, "
-        f"got {call!r:.80}"
-    )
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from ..errors import ExportError
+from ._rx import rust_regex, rx_escape
+from ._stops import search_automaton
 
 __all__ = ["Alt", "Class", "Grammar", "Json", "Lit", "Node", "Pattern", "Prose", "Ref", "Rep", "Seq", "Until"]
 
@@ -199,28 +201,6 @@ class Grammar:
 
 # -- Lark (llguidance) ---------------------------------------------------------------------
 
-_RX_META = set("\\.+*?()|[]{}^$/-&~#")
-
-
-def rx_escape(text: str) -> str:
-    """``text`` as a regex that matches it literally (Rust regex syntax, inside ``/…/``)."""
-    out = []
-    for ch in text:
-        if ch in _RX_META:
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{{{ord(ch):x}}}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _rx_class(cls: Class) -> str:
     parts = []
     for lo, hi in cls.ranges:
@@ -282,8 +262,6 @@ class _LarkWriter:
         if isinstance(node, Json):
             return f"%json {node.schema}"
         if isinstance(node, Until):
-            from ._stops import rust_regex
-
             stop = rx_escape(node.stop)
             if node.min == 0 and node.max is None and not node.avoid:
                 return self.lazy(hint, f"/{_ANY}{stop}/")
@@ -422,8 +400,6 @@ class _BnfWriter:
         """Text holding no stop, then the marker: one rule per state of the automaton that
         searches for them (:mod:`._stops`).  A length bound needs a counter the notation
         lacks, so it is refused."""
-        from ._stops import search_automaton
-
         if node.min != 0 or node.max is not None:
             raise ExportError(
                 f"{self.flavour} cannot bound the length of a text value (minLength/maxLength on a value "

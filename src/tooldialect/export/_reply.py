@@ -18,7 +18,8 @@ from ..errors import ExportError
 from ..pyliteral import PYTHON, is_identifier
 from ..render.signatures import parameter_order
 from ..toolset import Tool
-from ._ir import EMPTY, Alt, Class, Grammar, Lit, Node, Pattern, Prose, Rep, Seq, Until, alt, rx_escape, seq
+from ._ir import EMPTY, Alt, Class, Grammar, Lit, Node, Pattern, Prose, Rep, Seq, Until, alt, seq
+from ._rx import rust_regex, rx_escape
 from ._values import ANNOTATIONS, ValueCompiler, _compact
 
 __all__ = ["Opening", "ReplyBuilder"]
@@ -310,8 +311,6 @@ class ReplyBuilder:
         else:
             raise ExportError(f"family {s.family}: its calls begin with no fixed text, so free text cannot be told from a call")
         if self.openers:
-            from ._stops import rust_regex
-
             avoid = "|".join([avoid, *(rust_regex(p) for p in self.openers)])
         if s.prose_before and opening.marker:
             i = lead.index(opening.marker) + len(opening.marker)

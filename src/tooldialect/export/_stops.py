@@ -16,54 +16,10 @@ from typing import Any
 
 from ..errors import ExportError
 
-__all__ = ["first_chars", "rust_regex", "search_automaton"]
+__all__ = ["first_chars", "search_automaton"]
 
 #: More states than this and the grammar would be unreasonably large.
 MAX_STATES = 4000
-
-
-def rust_regex(pattern: str) -> str:
-    """A Python regex (as grammars and writers spell markers) in the Rust syntax llguidance
-    reads, for text to *avoid*: an escaped punctuation character or a control character is
-    written the Rust way, a lazy quantifier becomes greedy (the same set of matches), and a
-    repetition bounded above 16 becomes unbounded — a wider set, so the text avoiding it is
-    stricter, never looser, and llguidance's negation stays small."""
-    from ._ir import rx_escape
-
-    out = []
-    i = 0
-    in_class = False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            out.append("\\" + nxt if nxt.isascii() and nxt.isalnum() else rx_escape(nxt))
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "{":
-            m = _BOUNDS.match(pattern, i)
-            if m is not None:
-                lo, hi = m.group(1), m.group(2)
-                wide = hi is not None and hi != "" and int(hi) > 16
-                out.append(f"{{{lo},}}" if wide else m.group(0))
-                i = m.end()
-                if i < len(pattern) and pattern[i] == "?":
-                    i += 1  # lazy: the same matches
-                continue
-        elif ch in "*+?" and i + 1 < len(pattern) and pattern[i + 1] == "?" and out and out[-1] != "(":
-            out.append(ch)
-            i += 2
-            continue
-        out.append(rx_escape(ch) if ch in "\n\r\t/" or ord(ch) < 0x20 else ch)
-        i += 1
-    return "".join(out)
-
-
-_BOUNDS = re.compile(r"\{(\d{1,6})(?:,(\d{0,6}))?\}")
 
 
 def _fsm(pattern: str) -> Any:

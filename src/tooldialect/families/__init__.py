@@ -16,7 +16,7 @@ import fnmatch
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +24,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .. import pieces
 from ..errors import GrammarError, UnknownFamilyError
-from ..grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, read_terminals
+from ..grammar import CompiledGrammar, Header, compile_grammar, read_header
 from ..models import Policy
+from ..pieces import grammar_dir
+from ..pieces import piece as piece  # offered by the registry too: callers above it import it from here
 from ..shape import Shape
 
 __all__ = [
@@ -52,25 +55,26 @@ PATH_VARIABLE = "TOOLDIALECT_GRAMMAR_PATH"
 ENTRY_POINT_GROUP = "tooldialect.families"
 
 
-def grammar_dir() -> Path:
-    """Where the grammars are: inside the installed package, or at the top of a checkout."""
-    here = Path(__file__).resolve().parent.parent
-    packaged = here / "grammars"
-    if packaged.is_dir():
-        return packaged
-    checkout = here.parent.parent / "grammars"
-    if checkout.is_dir():
-        return checkout
-    raise GrammarError(f"no grammars directory next to {here} (a broken installation?)")
-
-
 _lock = threading.RLock()  # re-entrant: an entry-point package may use the registry as it loads
 _compiles = 0
 
 
 def compile_count() -> int:
-    """How many grammars this process has compiled (importing the package compiles none)."""
-    return _compiles
+    """How many grammars this process has compiled, shared pieces included (importing the
+    package compiles none)."""
+    return _compiles + pieces.load_count()
+
+
+#: Builds a family's writer from its compiled grammar.  Writing calls is render's work and
+#: render sits above the registry, so ``tooldialect.render.family`` hands its compiler in
+#: when it loads (the package loads it) and the registry never imports render.
+_writer_compiler: Callable[[CompiledGrammar], Any] | None = None
+
+
+def set_writer_compiler(compile_writer: Callable[[CompiledGrammar], Any]) -> None:
+    """Install the function :meth:`Family.writer` builds writers with (called by render)."""
+    global _writer_compiler
+    _writer_compiler = compile_writer
 
 
 @dataclass(frozen=True)
@@ -149,8 +153,9 @@ class Family:
         """The writer the grammar's ``// write`` lines describe (built once, on first use)."""
         writer = self._writer
         if writer is None:
-            from ..render.family import compile_writer
-
+            compile_writer = _writer_compiler
+            if compile_writer is None:
+                raise RuntimeError("no writer compiler installed: import tooldialect (it loads tooldialect.render)")
             grammar = self.grammar
             with _lock:
                 writer = self._writer
@@ -165,8 +170,7 @@ class Family:
 _registry: dict[str, Family] | None = None
 _registered: list[Path] = []  # directories given to register_path(), in order
 _loaded: list[Source] = []  # the sources the registry was read from, in order
-_generation = 0  # bumped whenever the set of families changes (catalogs key on it)
-_pieces: dict[str, dict[str, Terminal]] = {}
+_generation = 0  # bumped whenever the set of families changes (catalogs and readers key on it)
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -296,13 +300,10 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
 
 def _swap(new: dict[str, Family]) -> None:
     """Install a new family table (callers hold the lock): catalogs and readers built for
-    the old one are not used again."""
+    the old one are not used again (they key on :func:`generation`)."""
     global _registry, _generation
     _registry = new
     _generation += 1
-    from .. import transform
-
-    transform._READERS.clear()
 
 
 @contextmanager
@@ -332,29 +333,12 @@ def reload() -> None:
     with _lock:
         _registry = None
         _generation += 1
-    from .. import transform
-
-    transform._READERS.clear()
 
 
 def sources() -> list[Source]:
     """The sources families come from, in order: built in, environment, registered, entry points."""
     _load_registry()
     return list(_loaded)
-
-
-def piece(name: str) -> dict[str, Terminal]:
-    """Terminals of a shared piece such as ``_reasoning`` (loaded once)."""
-    got = _pieces.get(name)
-    if got is None:
-        with _lock:
-            got = _pieces.get(name)
-            if got is None:
-                global _compiles
-                got = read_terminals(grammar_dir() / f"{name}.lark")
-                _compiles += 1
-                _pieces[name] = got
-    return got
 
 
 def names() -> list[str]:

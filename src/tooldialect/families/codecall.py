@@ -18,7 +18,7 @@ from typing import Any
 from ..coerce import type_literal
 from ..lalr import Node, Tok
 from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_argument, literal, spellings
-from ..render.signatures import parameter_order
+from ..toolset import parameter_order
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..lalr import Node
-from ..render.signatures import parameter_order
+from ..toolset import parameter_order
 from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 

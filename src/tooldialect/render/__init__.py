@@ -15,6 +15,7 @@ of its body syntax (``pformat``, ``codecall``): render → parse gives back the 
 
 from __future__ import annotations
 
+from . import family  # noqa: F401  (installs the writer behind td.families.get(f).render_call)
 from .calls import render_call as call
 from .tool_results import envelope, read_results, results
 from .protocol import instructions, json_catalogue

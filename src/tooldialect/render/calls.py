@@ -7,6 +7,9 @@ same arguments (property-tested), within what each syntax can say: P-Format has 
 empty or all-blank string (an empty slot retracts it), and a top-level ``None`` in a code
 call means "not given".  Values nest at most ``MAX_NESTING`` (512) levels, the deepest any
 ``Policy.max_depth`` reads: every writer refuses deeper arguments before walking them.
+
+:func:`as_call` reads a call in each shape a writer accepts (a parse's, a transcript's, a
+dict); the family writers and the dialects both take calls through it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import PolicyError
+from ..models import ToolCall
 from ..toolset import Tool
+from ..transcript import AssistantCall, decode_object
 from .signatures import (
     MAX_NESTING,
     STYLES,
@@ -30,7 +35,29 @@ from .signatures import (
     parameter_order,
 )
 
-__all__ = ["check_nesting", "render_call", "too_deep"]
+__all__ = ["as_call", "check_nesting", "render_call", "too_deep"]
+
+
+def as_call(call: Any) -> tuple[str, dict[str, Any] | None, str | None]:
+    """``(name, arguments, arguments_json)`` of a call in any accepted shape: a ``td.ToolCall``,
+    a ``td.transcript.AssistantCall``, or ``{"name": …, "arguments": dict | JSON text}``.
+    ``arguments`` is None when the JSON text is not one object; ``arguments_json`` is the
+    exact text when one was given."""
+    if isinstance(call, ToolCall):
+        exact = call.arguments_json if decode_object(call.arguments_json) is not None else None
+        return call.name, dict(call.arguments), exact
+    if isinstance(call, AssistantCall):
+        return call.name, decode_object(call.arguments), call.arguments
+    if isinstance(call, Mapping) and isinstance(call.get("name"), str) and call["name"]:
+        args = call.get("arguments", {})
+        if isinstance(args, str):
+            return call["name"], decode_object(args), args
+        if isinstance(args, Mapping):
+            return call["name"], dict(args), None
+    raise PolicyError(
+        "a call is a td.ToolCall, a td.transcript.AssistantCall or {'name': str, 'arguments': dict or JSON text}, "
+        f"got {call!r:.80}"
+    )
 
 
 def render_call(tool: Any, arguments: Mapping[str, Any], style: str = "pformat") -> str:

@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import families
 from ..errors import GrammarError, PolicyError
 from ..grammar import CompiledGrammar, Terminal
 from ..shape import Arguments, Id, Index, Key, Lit, Name, Params, Part, Shape, Value
 from ..toolset import Tool, Toolset
-from .calls import _pformat, _python, _typescript, check_nesting
+from .calls import _pformat, _python, _typescript, as_call, check_nesting
 from .signatures import _py_literal, _py_name
 
 __all__ = ["Writer", "compile_writer"]
@@ -72,8 +73,6 @@ class Writer:
     # -- writing -------------------------------------------------------------------------
 
     def render(self, calls: Iterable[Any], tools: Any = None) -> str:
-        from ..dialects._base import as_call
-
         toolset = Toolset.coerce(tools) if tools is not None else None
         written = []
         for index, call in enumerate(calls):
@@ -422,3 +421,8 @@ class _LineReader:
     def _spelled(self, lit: Lit) -> list[tuple[str, Terminal]]:
         """The markers a (merged) fixed text holds, as (literal, terminal)."""
         return [(t.pattern.literal, t) for t in self.markers.values() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
+
+
+# The registry's families write through this module; it sits above the registry, so it
+# hands the registry its compiler instead of being imported by it.
+families.set_writer_compiler(compile_writer)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import PolicyError
-from ..families import piece
+from ..pieces import piece
 from ..toolset import Tool, Toolset
 from .calls import render_call
 from .tool_results import spelling

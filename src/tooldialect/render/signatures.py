@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import PolicyError
-from ..families import piece
+from ..pieces import piece
 from ..pyliteral import PYTHON, TYPESCRIPT, is_identifier, name_pattern
-from ..toolset import Tool, Toolset
+from ..toolset import Tool, Toolset, parameter_order
 
 __all__ = ["MAX_NESTING", "MAX_TYPE_DEPTH", "STYLES", "catalogue", "nesting", "parameter_order", "signature"]
 
@@ -42,17 +42,6 @@ _MAX_MEMBERS = 16  # object members spelled out in a TypeScript type
 _SPACE = re.compile(r"\s+")
 _TRIPLE_QUOTE = re.compile(r'"(?="")')
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def parameter_order(schema: Any) -> list[str]:
-    """The parameters of an object schema in binding order: required ones in the order
-    ``required`` lists them, then the optional ones alphabetically."""
-    props = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(props, Mapping):
-        return []
-    required = schema.get("required")
-    first = list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props)) if isinstance(required, list) else []
-    return first + sorted(k for k in props if k not in first)
 
 
 def required_parameters(schema: Any) -> set[str]:

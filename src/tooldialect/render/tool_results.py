@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable
 
 from ..errors import PolicyError
-from ..families import piece
+from ..pieces import piece
 from ..transcript import ToolResult
 from ._fold import attaches, carriers, fold
 

@@ -1,0 +1,54 @@
+"""The neutral records reading produces and binding consumes.
+
+A reader (:mod:`tooldialect.transform` and the family modules) turns model text into
+:class:`RawCall` and :class:`Issue` records; the binding pass (:mod:`tooldialect.binding`)
+turns them into public calls and diagnostics.  Both sides import this module and neither
+imports the other for them, so it imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "excerpt"]
+
+#: Keys that hold a call's arguments, in priority order (read from a call object, and
+#: unwrapped by binding when the schema does not expect them).
+ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
+_EXCERPT = 80
+
+
+def excerpt(text: str) -> str:
+    """A bounded piece of model text for a diagnostic."""
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+
+
+@dataclass
+class RawCall:
+    """A call as the model wrote it, before binding."""
+
+    name: str
+    arguments: Any
+    arguments_json: str | None
+    id: str | None
+    span: tuple[int, int]
+    family: str
+    notes: list[Issue] = field(default_factory=list)
+    gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
+    # values written as text, typed by the binding pass: (key, text, string flag or None)
+    text_params: list[tuple[str, str, bool | None]] | None = None
+    # the call object's place in its payload: 0 for a payload that is one call object, its
+    # index for an element of a root array, -1 otherwise (a stream announces only these)
+    elem: int = -1
+
+
+@dataclass
+class Issue:
+    """A diagnostic before it becomes public: kind, detail, span."""
+
+    kind: str
+    detail: dict[str, Any]
+    span: tuple[int, int] | None
+    message: str
+    elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
