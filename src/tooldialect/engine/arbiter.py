@@ -9,7 +9,7 @@ import re
 
 from ..catalog import Marker
 from ..lalr import Tok
-from ..transform import Issue, RawCall, excerpt
+from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .kinds import Channel, Failure, Item, Kind, Phase, Reading
 from .loops import LoopWatch

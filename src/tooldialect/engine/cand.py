@@ -9,8 +9,9 @@ from ..argstream import StrictPrefix
 from ..grammar import EXTERNALS, JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
+from ..records import excerpt
 from ..strscan import StringScanner
-from ..transform import KEYED_RULE, Reader, excerpt
+from ..transform import KEYED_RULE, Reader
 from ..transform import _text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held

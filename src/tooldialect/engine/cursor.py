@@ -13,8 +13,8 @@ from ..argstream import StrictPrefix
 from ..grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..jsonscan import CUT, DONE, MORE, JsonScanner, depth_exceeds
 from ..lalr import END, Tok
+from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
-from ..transform import ARGUMENT_KEYS, Issue, excerpt
 from .cand import Block, Cand, body_closed, resumed
 from .kinds import Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .values import ESCAPE_GROUP, TEXT

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..binding import Binder
 from ..models import ArgumentsDelta, Diagnostic, DiagnosticEvent, Event, ReasoningDelta, TextDelta
-from ..transform import Issue
+from ..records import Issue
 from .kinds import Channel
 
 __all__ = ["Sink", "arguments_delta", "reasoning_delta", "text_delta"]

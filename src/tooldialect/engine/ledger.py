@@ -11,7 +11,7 @@ from typing import Any
 from ..argstream import member
 from ..lalr import Node
 from ..models import ArgumentsDelta, CallAbort, CallEnd, CallStart
-from ..transform import ARGUMENT_KEYS, Issue, RawCall, excerpt
+from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .events import arguments_delta
 from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source

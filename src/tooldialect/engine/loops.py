@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from ..catalog import Marker
-from ..transform import Issue, excerpt
+from ..records import Issue, excerpt
 from .cand import Block, Cand
 from .kinds import Failure, Kind, Phase, Reading
 from .prose import Skipping

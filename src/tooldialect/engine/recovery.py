@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..transform import Issue, RawCall, excerpt
+from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .kinds import Channel, Failure, Item, Key, Kind, Source
 
