@@ -189,6 +189,9 @@ class Cursor:
         it is read again, whole, with more text."""
         win = self.window.win
         n = len(win)
+        first = self._ignore_first(c.g)
+        if lp < n and first is not None and win[lp] not in first:
+            return lp  # nothing ignored can begin here (nor be arriving)
         skipped = True
         while skipped:
             skipped = False
@@ -241,6 +244,14 @@ class Cursor:
         self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
+    def _ignore_first(self, g: CompiledGrammar) -> frozenset[str] | None:
+        """The characters an ignored token of ``g`` may begin with (None: any)."""
+        key = ("ignore first", g.name)
+        if key not in self._stop_cache:
+            firsts = [ig.pattern.first for ig in g.ignore]
+            self._stop_cache[key] = None if any(f is None for f in firsts) else frozenset().union(*firsts)
+        return self._stop_cache[key]
+
     def _longest(
         self, terms: tuple[Terminal, ...], win: str, lp: int
     ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
@@ -249,16 +260,18 @@ class Cursor:
         whether a terminal may still grow."""
         best: tuple[int, bool, Terminal] | None = None
         external: Terminal | None = None
+        near_end = len(win) - lp  # a pattern reaching this far may still grow
+        eof = self.eof
         for term in terms:
             if term.external:
                 external = term
                 continue
             pat = term.pattern
-            if not self.eof and pat.needs_more(win, lp):
+            if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
-            end = pat.match_end(win, lp)
-            if end is not None and end > lp:
-                key = (end, pat.literal is not None, term)
+            m = pat.regex.match(win, lp)
+            if m is not None and m.end() > lp:
+                key = (m.end(), pat.literal is not None, term)
                 if best is None or key[:2] > best[:2]:
                     best = key
         return best, external, False

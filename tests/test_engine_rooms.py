@@ -1,0 +1,174 @@
+"""The engine's rooms, each on its own: the window, the sink, the loop watch, the bracket
+counter, the lexicon and the keys (docs/engine.md).  The whole engine is tested through
+its public API everywhere else; these pin what each room promises the others."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tooldialect as td
+from tooldialect.catalog import catalog_for
+from tooldialect.engine.cand import Cand, Lexicon
+from tooldialect.engine.events import Sink
+from tooldialect.engine.kinds import Channel, Key, Reading, Source
+from tooldialect.engine.loops import LoopWatch
+from tooldialect.engine.prose import Skipping
+from tooldialect.engine.recovery import Balance
+from tooldialect.engine.window import Held, Window
+
+# -- the window ----------------------------------------------------------------------------------
+
+
+@given(st.text(alphabet="ab\n<>", max_size=60), st.data())
+def test_window_keeps_every_character_once_through_compaction_and_rewind(text, data):
+    """Whatever is compacted into a holder and rewound comes back exactly: ``slice`` reads
+    the same text wherever it is kept, and nothing is held twice."""
+    w = Window()
+    held = Held(0, "\n")
+    pos = 0
+    while pos < len(text):
+        step = data.draw(st.integers(1, 7))
+        w.win += text[pos : pos + step]
+        pos += step
+        look = data.draw(st.integers(w.base, w.base + len(w.win)))
+        w.compact(look, 0, held)
+        assert held.text() + w.win == text[:pos]  # the holder keeps from its start
+        lo = data.draw(st.integers(0, pos))
+        hi = data.draw(st.integers(lo, pos))
+        assert w.slice(lo, hi, held) == text[lo:hi]
+    back = data.draw(st.integers(0, len(text)))
+    w.rewind(back, held)
+    assert w.base + w.cur == back
+    assert held.text() + w.win == text  # rewound text is in the window, not in the holder too
+    assert w.tail_at(w.cur) == ("\n" + text[:back])[-4:]
+
+
+def test_window_skip_and_end():
+    w = Window()
+    w.skip("hello world")
+    assert (w.base, w.end, w.prev_tail) == (11, 11, "orld")
+    w.win = "ab"
+    assert w.end == 13 and w.tail_at(1) == "rlda"
+
+
+# -- the sink -------------------------------------------------------------------------------------
+
+
+def test_sink_merges_prose_per_channel_and_keeps_order():
+    s = Sink()
+    assert s.idle()
+    s.text("a", Channel.TEXT)
+    s.text("b", Channel.TEXT)
+    s.text("r", Channel.REASONING)
+    s.event(td.CallAbort(index=0, reason="x"))
+    s.text("", Channel.TEXT)  # nothing to say: no event
+    s.text("c", Channel.TEXT)
+    out = s.drain()
+    assert [type(e).__name__ for e in out] == ["TextDelta", "ReasoningDelta", "CallAbort", "TextDelta"]
+    assert [getattr(e, "text", None) for e in out] == ["ab", "r", None, "c"]
+    assert s.idle() and s.drain() == []
+
+
+def test_sink_follows_whether_the_line_has_prose():
+    s = Sink()
+    s.text("Use ", Channel.TEXT)
+    assert s.line_prose
+    s.text("done.\n  ", Channel.TEXT)
+    assert not s.line_prose  # a new line with only spaces so far
+    s.text("x", Channel.TEXT)
+    assert s.line_prose
+
+
+# -- the loop watch -------------------------------------------------------------------------------
+
+
+def _watch(opener: str = "<a>", closer: str = "</a>") -> LoopWatch:
+    pats = catalog_for(("hermes",)).markers[0].terminal.pattern  # any MarkerPattern with a first set
+    rx = Skipping(re.compile(f"({re.escape(opener)})|({re.escape(closer)})"), re.compile("<"), (pats,))
+    return LoopWatch(rx, opener, 0, len(opener))
+
+
+class _Lead:
+    opened_at: set[int] = set()
+
+
+def test_loop_watch_counts_openers_without_a_closer_between():
+    text = "<a>" + "x<a>" * 3
+    w = _watch()
+    assert not w.scan(text, 0, len(text), 8, 5, lambda at: _Lead())
+    assert w.repeats == 4 and w.at == -1
+    text2 = text + "x<a>x<a>"
+    assert w.scan(text2, 0, len(text2), 8, 5, lambda at: _Lead())
+    assert w.repeats == 6 and w.at == len(text2) and w.first == 0
+
+
+def test_loop_watch_resets_at_a_closer_and_skips_the_blocks_own_openers():
+    text = "<a>x<a></a>y<a>z<a>"
+    w = _watch()
+    assert not w.scan(text, 0, len(text), 8, 2, lambda at: _Lead())
+    assert w.repeats == 2 and w.first == text.index("y") + 1
+
+    class Own:
+        opened_at = {4}  # the grammar read the opener at 4 as its own token
+
+    w = _watch()
+    assert not w.scan(text, 0, 8, 8, 1, lambda at: Own())
+
+
+def test_loop_watch_passes_quiet_text_in_one_step():
+    w = _watch()
+    assert w.quiet("plain text") and not w.quiet("a <b")
+    w.passed(100, 8)
+    assert (w.pos, w.seen, w.clear) == (100, 92, 92)
+
+
+# -- the bracket counter ---------------------------------------------------------------------------
+
+
+@given(st.recursive(st.none() | st.text(alphabet="[]{}\"'\\ab"), lambda v: st.lists(v) | st.dictionaries(st.text(max_size=3), v)), st.data())
+def test_balance_finds_the_end_of_a_payload_at_every_chunking(value, data):
+    import json
+
+    payload = json.dumps(value) if isinstance(value, (list, dict)) else "[" + json.dumps(value) + "]"
+    text = payload + "] trailing ["
+    whole = Balance(0).scan(text, 0, len(text))
+    assert whole == len(payload)
+    bal = Balance(0)
+    lo = 0
+    found = -1
+    while found < 0 and lo < len(text):
+        hi = min(len(text), lo + data.draw(st.integers(1, 5)))
+        found = bal.scan(text, lo, hi)
+        lo = hi
+    assert found == whole
+
+
+# -- the lexicon ------------------------------------------------------------------------------------
+
+
+def test_lexicon_offers_only_terminals_that_can_begin_with_the_character():
+    g = catalog_for(("qwen3_coder",)).grammars[0]
+    c = Cand(g, "start", 0, False, None)  # type: ignore[arg-type]
+    lex = c.lexicon()
+    assert isinstance(lex, Lexicon) and lex.terms == c.accepted()
+    for ch in "<x\n{":
+        got = lex.at(ch)
+        assert list(got) == [t for t in lex.terms.values() if t in got]  # accepted order kept
+        for t in lex.terms.values():
+            could = t.pattern is None or t.pattern.first is None or ch in t.pattern.first
+            assert (t in got) == (could and not t.external), (ch, t.name)
+    assert lex.at("é") == lex.at("é")  # not memoised, same answer
+
+
+# -- keys and states ---------------------------------------------------------------------------------
+
+
+def test_keys_tie_a_payloads_call_objects_to_the_payload():
+    payload = Key(Source.PAYLOAD, 40)
+    first, second = payload.element(0), payload.element(1)
+    assert first.payload() == second.payload() == payload
+    assert sorted([second, Key(Source.NAMED, 3), first]) == [Key(Source.NAMED, 3), first, second]
+    assert Reading.RUN.live and Reading.WAIT.live and not Reading.DONE.live and not Reading.FAILED.live
