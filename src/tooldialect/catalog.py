@@ -124,12 +124,17 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
 
 
 _cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
+#: the catalog last given for the families as asked (any order, repeats): no work per stream
+_asked: dict[tuple[int, tuple[str, ...] | None], Catalog] = {}
 _lock = threading.Lock()
 
 
 def catalog_for(families: tuple[str, ...] | None) -> Catalog:
     """The catalog for these families (all of them when None), built once per set and
     registry generation (a family registered later gets a catalog of its own)."""
+    asked = _asked.get((generation(), families))
+    if asked is not None:
+        return asked
     chosen = tuple(names()) if families is None else tuple(n for n in names() if n in set(families))
     key = (generation(), chosen)
     cat = _cache.get(key)
@@ -142,4 +147,7 @@ def catalog_for(families: tuple[str, ...] | None) -> Catalog:
                         del _cache[old]
                 cat = _build(chosen)
                 _cache[key] = cat
+    if len(_asked) > 256:
+        _asked.clear()
+    _asked[(key[0], families)] = cat
     return cat

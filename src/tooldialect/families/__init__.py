@@ -341,10 +341,18 @@ def sources() -> list[Source]:
     return list(_loaded)
 
 
+_ranked: tuple[int, tuple[str, ...]] = (-1, ())  # (generation, names in rank order)
+
+
 def names() -> list[str]:
     """Family names, ordered by rank then name (the order used to break ties)."""
+    global _ranked
     reg = _load_registry()
-    return [f.name for f in sorted(reg.values(), key=lambda f: (f.header.rank, f.name))]
+    gen, ranked = _ranked
+    if gen != _generation:
+        ranked = tuple(f.name for f in sorted(reg.values(), key=lambda f: (f.header.rank, f.name)))
+        _ranked = (_generation, ranked)
+    return list(ranked)
 
 
 def all_families() -> list[Family]:
