@@ -193,6 +193,7 @@ DYNAMIC = {
     ("catalog.py", "closers"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "recovery"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "_build"): "an alternation of marker terminals and one character class",
+    ("catalog.py", "_lead"): "a marker's first character with a one-character lookahead class, per first character",
     ("markers.py", "analyse"): "a grammar terminal, audited with the terminals",
     ("markers.py", "_category"): "a one-character category test",
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",

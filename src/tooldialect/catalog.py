@@ -32,6 +32,9 @@ class Marker:
     pair: str = ""  # for reasoning markers: the wrapper key pairing open and close
 
 
+_NOTHING = re.compile("(?!)")
+
+
 @dataclass
 class Catalog:
     grammars: tuple[CompiledGrammar, ...]
@@ -47,9 +50,31 @@ class Catalog:
     # what the engine works out once per grammar and parser state (loop patterns, the stops
     # of text values, accepted terminals), shared by every stream over this catalog
     engine_cache: dict[Any, Any] = field(default_factory=dict)
+    _pairs: dict[str, tuple[Marker, ...]] = field(default_factory=dict)  # see viable()
+    lead_rx: re.Pattern[str] = _NOTHING  # where a marker may begin, by two characters (_lead)
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
         return self.first.get(text[pos], ()) if pos < len(text) else ()
+
+    def viable(self, text: str, pos: int) -> tuple[Marker, ...]:
+        """The markers that may match at ``pos``, or be cut off there, as far as the two
+        characters from ``pos`` tell: a marker for which they are neither a match nor the
+        beginning of one can neither match nor be arriving there, whatever follows.  Far
+        fewer than :meth:`at` gives in text full of ``<`` (HTML, JSX, code)."""
+        found = self.first.get(text[pos], ()) if pos < len(text) else ()
+        if not found or pos + 1 >= len(text):
+            return found
+        pair = text[pos : pos + 2]
+        got = self._pairs.get(pair)
+        if got is None:
+            got = tuple(
+                m
+                for m in found
+                if m.terminal.pattern.needs_more(pair, 0) or m.terminal.pattern.match_end(pair, 0) is not None
+            )
+            if len(self._pairs) < _MAX_PAIRS:
+                self._pairs[pair] = got
+        return got
 
     def closers(self, grammar: CompiledGrammar) -> re.Pattern[str] | None:
         """Where a cut-off block of ``grammar`` may still end: its closers only."""
@@ -110,7 +135,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         for term in g.reply_furniture:
             assert term.pattern is not None
             reply_furniture.setdefault(term.pattern.source, term)
-    return Catalog(
+    cat = Catalog(
         grammars=grammars,
         markers=tuple(markers),
         reply=tuple(g for g in grammars if "reply" in g.starts),
@@ -121,8 +146,28 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         rank={g.name: i for i, g in enumerate(grammars)},
         reply_furniture=tuple(reply_furniture.values()),
     )
+    cat.lead_rx = _lead(cat)
+    return cat
 
 
+def _lead(cat: Catalog) -> re.Pattern[str]:
+    """Where a marker (or a fence) may begin: a character a marker begins with, followed
+    by an ASCII character that can come second in one (``Catalog.viable``), by any other
+    character, or by the end of the text; and every backtick and tilde.  The second
+    character is looked at, not read (a lookahead), so that no position is skipped."""
+    parts = []
+    for ch in sorted(cat.first):
+        if ch in _FENCE_CHARS:
+            continue
+        seconds = [chr(x) for x in range(128) if cat.viable(ch + chr(x), 0)]
+        cls = "".join(re.escape(c) for c in seconds)
+        parts.append(re.escape(ch) + "(?=[" + cls + "\\x80-\\U0010ffff]|\\Z)")
+    parts.append("[" + re.escape(_FENCE_CHARS) + "]")
+    return re.compile("|".join(parts))
+
+
+#: Two-character beginnings remembered per catalog (bounded whatever the text holds).
+_MAX_PAIRS = 4096
 _cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
 #: the catalog last given for the families as asked (any order, repeats): no work per stream
 _asked: dict[tuple[int, tuple[str, ...] | None], Catalog] = {}

@@ -53,10 +53,11 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self._stop_cache: dict[Any, Any] = catalog.engine_cache
         self._accepted: dict[str, dict[Any, Any]] = catalog.engine_cache.setdefault("accepted", {})
         # prose (prose.py)
-        self.marker_search = Skipping(catalog.prose, catalog.first_rx)  # every marker begins with one of first_rx
+        self.marker_search = Skipping(catalog.prose, catalog.lead_rx)  # every marker begins where lead_rx matches
         self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
         self.rclose: str | None = "*" if policy.start_in_reasoning else None
         self.reply_started = False
+        self.settled = 0  # no marker can be arriving at a position before this (_partial_before)
         # fences and code spans (fences.py)
         self.fence: tuple[str, int] | None = None
         self.span: CodeSpan | None = None
@@ -104,7 +105,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
             and self.fence is None
             and not self.long_run
             and (self.reply_started or self.channel is not Channel.TEXT)
-            and self.cat.first_rx.search(delta) is None
+            and self.cat.lead_rx.search(delta) is None
         )
 
     # -- the reading loop -----------------------------------------------------------------------

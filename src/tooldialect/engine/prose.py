@@ -46,22 +46,34 @@ class Skipping:
 
 
 class Prose:
-    """Reads prose and reasoning (owns ``channel``, ``rclose``, ``reply_started``)."""
+    """Reads prose and reasoning (owns ``channel``, ``rclose``, ``reply_started``,
+    ``settled``)."""
 
-    def _partial_before(self, limit: int, markers_at: Any = None) -> int:
-        """Earliest position before ``limit`` where a marker may be starting but is cut off."""
+    def _partial_before(self, limit: int) -> int:
+        """Earliest position before ``limit`` where a marker may be starting but is cut off.
+
+        A position found not to be one never becomes one (more text cannot make a
+        beginning that went wrong right again, nor a complete marker longer than it can
+        be): ``settled`` remembers how far that is known, so each position is looked at
+        once however many deltas pass while text is held."""
         if self.eof:
             return -1
-        win = self.window.win
+        w = self.window
+        win = w.win
         n = len(win)
-        lo = max(self.window.cur, n - self.cat.max_width)
-        for m in self.cat.first_rx.finditer(win, lo, min(limit, n)):
+        hi = min(limit, n)
+        lo = max(w.cur, n - self.cat.max_width, self.settled - w.base)
+        viable = self.cat.viable
+        for m in self.cat.lead_rx.finditer(win, lo, hi):
             p = m.start()
-            for mk in (markers_at or self.cat.at)(win, p):
+            for mk in viable(win, p):
                 if mk.terminal.pattern.needs_more(win, p):
+                    self.settled = w.base + p
                     return p
             if win[p] in "`~" and self._fence_pending(p):
+                self.settled = w.base + p
                 return p
+        self.settled = max(self.settled, w.base + hi)
         return -1
 
     def _fence_pending(self, p: int) -> bool:
@@ -91,7 +103,7 @@ class Prose:
                 self._text(win[cur : m.start()])
                 w.cur = m.start()
             return self._reply_start(w.cur)
-        if self.cat.first_rx.search(win, cur) is None:
+        if self.cat.lead_rx.search(win, cur) is None:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             self._text(win[cur:])
@@ -118,7 +130,7 @@ class Prose:
         """Markers matching at ``q`` (longest first) and whether one may still grow."""
         win = self.window.win
         found = []
-        for mk in self.cat.at(win, q):
+        for mk in self.cat.viable(win, q):
             pat = mk.terminal.pattern
             if not self.eof and pat.needs_more(win, q):
                 return [], True
