@@ -41,12 +41,26 @@ clean:
 
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
 # BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).
+# BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
+# from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
+# the "vs before" gates. BENCH_ARGS go to both runs (the last --json wins in the first).
 BENCH_VENV ?= /work/benchvenv
 BENCH_ARGS ?= --json benchmarks/results.json
+BEFORE ?= e3dafc8
 
 .PHONY: bench
 bench: $(BENCH_VENV)/.bench-ready
-	$(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; before=""; \
+	if [ -n "$(BEFORE)" ]; then \
+	    git archive -o "$$tmp/before.tar" $(BEFORE) src grammars; \
+	    tar -x -C "$$tmp" -f "$$tmp/before.tar"; \
+	    echo "# before the rebuild: $(BEFORE), exported to $$tmp"; \
+	    $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
+	        --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before.json"; \
+	    before="--before $$tmp/before.json"; \
+	fi; \
+	echo "# this checkout"; \
+	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $(BENCH_ARGS)
 
 $(BENCH_VENV)/.bench-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
 	PYTHON=$(PYTHON) benchmarks/setup.sh $(BENCH_VENV)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))  # this checkout's tooldialect, whatever is installed
+if "tooldialect" not in sys.modules:  # run.py --src imports the tree it measures first
+    sys.path.insert(0, str(HERE.parent / "src"))  # this checkout's tooldialect, whatever is installed
 
 import tooldialect as td  # noqa: E402
 

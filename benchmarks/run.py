@@ -1,20 +1,29 @@
-"""tooldialect beside vLLM's and SGLang's tool parsers (and openai-harmony), in one process.
+"""tooldialect beside vLLM's and SGLang's tool parsers (and openai-harmony), and beside
+itself before the engine rebuild, in one session.
 
-    make bench                                   # builds the bench venv if missing, runs everything
+    make bench                  # builds the bench venv if missing; measures BEFORE (default
+                                # e3dafc8) tooldialect-only, then everything beside it
     benchmarks/setup.sh && /work/benchvenv/bin/python benchmarks/run.py [--json out.json]
-        [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d] [--quick]
+        [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
+        [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json]
 
-Prints one table per format (median milliseconds and calls found) and the acceptance
-gates of the streaming issue as ratios. Every cell runs in this process, one after the
-other; nothing here is a test and nothing asserts a time.
+Prints one table per format (median milliseconds and calls found), the `<`-heavy streams,
+the toolset build, and the acceptance gates of the engine rebuild as ratios. ``--src``
+picks the tooldialect tree to measure (default: this checkout's ``src/``);
+``--tooldialect-only`` skips the peers (how ``make bench`` measures the old tree);
+``--before`` adds that run's cells as ``tooldialect (before)`` rows, which the "vs before"
+gates read. Every cell runs in a forked child, one after the other; nothing here is a
+test and nothing asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,8 +37,11 @@ import stubs  # noqa: E402  (before anything imports sglang or vllm)
 stubs.install_sglang()
 stubs.install_vllm()
 
-import peers  # noqa: E402
 import workloads  # noqa: E402
+
+# peers.py and toolsets.py import tooldialect: main() imports them once --src is on the path
+peers: Any = None
+toolsets: Any = None
 
 SCENARIOS = {
     "a": ("1 call + 200 chars", ["full", "stream"]),
@@ -39,6 +51,12 @@ SCENARIOS = {
     "e40": ("40 KB, 5 calls", ["stream"]),
     "e80": ("80 KB, 5 calls", ["full", "stream"]),
 }
+#: tooldialect only, every family on, streamed in 4-character deltas (workloads.STRESS)
+STRESS = {"lt100": "100 KB of <", "lt1m": "1 MB of <", "jsx100": "100 KB of JSX/HTML"}
+DEFAULT_SCENS = "a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset"
+TD, EVERY = "tooldialect", "tooldialect (every family)"
+#: what a --before file's rows are called here
+BEFORE = {TD: "tooldialect (before)", EVERY: "tooldialect (every family, before)"}
 SLOW = 2.0  # seconds: a cell slower than this is measured once
 CAP = 60.0  # seconds: a parser slower than this on a cell is not run on larger ones
 
@@ -111,9 +129,24 @@ def warm_up(ad: Any, fmt: str) -> None:
         pass
 
 
-def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]]) -> None:
+def run_cell(rows: list[dict[str, Any]], row: dict[str, Any], fn: Any, arg: Any, samples: int = 5) -> float | None:
+    """One cell in a forked child: recorded in ``rows`` and printed; its seconds, or None
+    when the parser broke or was stopped (a finding, shown in the table)."""
+    secs, calls, note = isolated(fn, arg, samples=samples)
+    if secs is None:
+        row.update(ms=None, calls=None, note=note)
+        shown = note
+    else:
+        row.update(ms=secs * 1000, calls=calls)
+        shown = f"{secs * 1000:12.3f} ms  calls {calls}/{row['expected_calls']}"
+    rows.append(row)
+    print(f"  {row['format']:12} {row['lib']:34} {row['scenario']:6} {row['mode']:6} {shown}", flush=True)
+    return secs
+
+
+def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]], with_peers: bool) -> None:
     spec = workloads.FORMATS[fmt]
-    for ad in peers.adapters(fmt, venv):
+    for ad in peers.adapters(fmt, venv, peers=with_peers):
         warm_up(ad, fmt)
         too_slow = False
         for key in scens:
@@ -129,35 +162,23 @@ def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]
                     rows.append(row)
                     continue
                 if mode == "full":
-                    arg = ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text
-                    secs, calls, note = isolated(ad.full, arg)
+                    secs = run_cell(rows, row, ad.full, ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text)
                 else:
-                    secs, calls, note = isolated(ad.stream, ad.prepare(deltas))
-                if secs is None:  # a peer that breaks or hangs on an input is a finding
-                    row.update(ms=None, calls=None, note=note)
-                    rows.append(row)
-                    print(f"  {fmt:12} {ad.lib:34} {key:4} {mode:6} {note}", flush=True)
-                    too_slow = True
-                    continue
-                row.update(ms=secs * 1000, calls=calls)
-                rows.append(row)
-                print(f"  {fmt:12} {ad.lib:34} {key:4} {mode:6} {secs * 1000:12.3f} ms  calls {calls}/{w.expected_calls}",
-                      flush=True)
-                if secs > CAP:
+                    secs = run_cell(rows, row, ad.stream, ad.prepare(deltas))
+                if secs is None or secs > CAP:
                     too_slow = True
 
 
-def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool) -> None:
+def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool, with_peers: bool) -> None:
     """DESIGN §9's 244 KB DSML repetition loop, batch and in 7-character deltas, and half
     of it, to show growth."""
     sizes = [75, 150]
-    for ad in peers.adapters("dsml", venv):
+    for ad in peers.adapters("dsml", venv, peers=with_peers):
         warm_up(ad, "dsml")
         for n in sizes:
             w = workloads.dsml_loop(n)
             deltas = workloads.deltas(w.text, workloads.FORMATS["dsml"].specials, 7)
-            modes = ["full", "stream"]
-            for mode in modes:
+            for mode in ("full", "stream"):
                 row = {"format": "dsml", "lib": ad.lib, "scenario": f"d{n}", "mode": mode, "chars": len(w.text),
                        "expected_calls": 0}
                 peer_stream = not ad.lib.startswith("tooldialect") and mode == "stream"
@@ -167,16 +188,34 @@ def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool) -> None:
                     rows.append(row)
                     continue
                 if mode == "full":
-                    secs, calls, note = isolated(ad.full, w.text, samples=3)
+                    run_cell(rows, row, ad.full, w.text, samples=3)
                 else:
-                    secs, calls, note = isolated(ad.stream, ad.prepare(deltas), samples=3)
-                if secs is None:
-                    row.update(ms=None, calls=None, note=note)
-                    rows.append(row)
-                    continue
-                row.update(ms=secs * 1000, calls=calls)
-                rows.append(row)
-                print(f"  {'dsml loop':12} {ad.lib:34} d{n:<3} {mode:6} {secs * 1000:12.3f} ms", flush=True)
+                    run_cell(rows, row, ad.stream, ad.prepare(deltas), samples=3)
+
+
+def run_stress(scens: list[str], rows: list[dict[str, Any]]) -> None:
+    """The `<`-heavy streams: tooldialect with every family on (no family is given, so every
+    marker that begins with `<` is a candidate), 4-character deltas; no peer runs them."""
+    keys = [k for k in scens if k in STRESS]
+    if not keys:
+        return
+    ad = peers.Tooldialect("hermes", every_family=True)  # the format only names a family it ignores
+    warm_up(ad, "hermes")
+    for key in keys:
+        w = workloads.stress(key)
+        row = {"format": "prose", "lib": ad.lib, "scenario": key, "mode": "stream", "chars": len(w.text),
+               "expected_calls": 0}
+        run_cell(rows, row, ad.stream, workloads.deltas(w.text, (), w.delta_chars))
+
+
+def run_toolset(rows: list[dict[str, Any]]) -> None:
+    """``Toolset.from_openai`` on benchmarks/toolsets.py's 50 tools: with every cache cleared
+    (the first request with these tools) and from a fresh copy (a later request's body)."""
+    tools = toolsets.catalogue(50)
+    for mode, fn in (("first", toolsets.cold), ("copy", toolsets.fresh)):
+        row = {"format": "toolset", "lib": TD, "scenario": "toolset", "mode": mode, "chars": 0,
+               "expected_calls": len(tools)}
+        run_cell(rows, row, fn, tools)
 
 
 # -- reporting ------------------------------------------------------------------------------------------
@@ -191,128 +230,292 @@ def ms(rows: list[dict[str, Any]], fmt: str, lib: str, scen: str, mode: str) -> 
     return r["ms"] if r else None
 
 
+def libs(rows: list[dict[str, Any]], fmt: str) -> list[str]:
+    """The parsers of a format: tooldialect's rows first (now, then before), then the peers
+    in the order they ran."""
+    order = [TD, EVERY, *BEFORE.values()]
+    found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt)
+    return sorted(found, key=lambda lib: order.index(lib) if lib in order else len(order))
+
+
+def shown(r: dict[str, Any] | None, digits: int = 3) -> str:
+    if r is None:
+        return ""
+    if r["ms"] is None:
+        return r.get("note") or "—"
+    mark = "" if r["calls"] == r["expected_calls"] else f" ({r['calls']}/{r['expected_calls']} calls)"
+    return f"{r['ms']:.{digits}g}{mark}"
+
+
+def grid(rows: list[dict[str, Any]], fmt: str, cols: list[tuple[str, str]], head: list[str], digits: int = 3) -> list[str]:
+    out = ["| parser | " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(cols)]
+    for lib in libs(rows, fmt):
+        out.append(f"| {lib} | " + " | ".join(shown(cell(rows, fmt, lib, k, m), digits) for k, m in cols) + " |")
+    return out
+
+
 def table(rows: list[dict[str, Any]]) -> str:
-    cols = [(k, m) for k in SCENARIOS for m in SCENARIOS[k][1]]
+    ran = {(r["scenario"], r["mode"]) for r in rows}
+    cols = [(k, m) for k in SCENARIOS for m in SCENARIOS[k][1] if (k, m) in ran]
     out = []
-    for fmt in dict.fromkeys(r["format"] for r in rows if not r["scenario"].startswith("d")):
+    for fmt in dict.fromkeys(r["format"] for r in rows if r["format"] in workloads.FORMATS and r["scenario"] in SCENARIOS):
         out.append(f"\n### {fmt}\n")
-        out.append("| parser | " + " | ".join(f"{k} {m}" for k, m in cols) + " |")
-        out.append("| --- |" + " ---: |" * len(cols))
-        for lib in dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt):
-            cells = []
-            for k, m in cols:
-                r = cell(rows, fmt, lib, k, m)
-                if r is None:
-                    cells.append("")
-                elif r["ms"] is None:
-                    cells.append(r.get("note") or "—")
-                else:
-                    mark = "" if r["calls"] == r["expected_calls"] else f" ({r['calls']}/{r['expected_calls']} calls)"
-                    cells.append(f"{r['ms']:.3g}{mark}")
-            out.append(f"| {lib} | " + " | ".join(cells) + " |")
-    loop = [r for r in rows if r["scenario"].startswith("d")]
-    if loop:
+        out += grid(rows, fmt, cols, [f"{k} {m}" for k, m in cols])
+    if any(r["scenario"].startswith("d") for r in rows):
         out.append("\n### DSML repetition loop (DESIGN §9), ms\n")
-        out.append("| parser | d75 full | d75 stream (7) | d150 full | d150 stream (7) |")
-        out.append("| --- | ---: | ---: | ---: | ---: |")
-        for lib in dict.fromkeys(r["lib"] for r in loop):
-            cells = []
-            for k in ("d75", "d150"):
-                for m in ("full", "stream"):
-                    r = cell(rows, "dsml", lib, k, m)
-                    cells.append("" if r is None else (r.get("note") or "—") if r["ms"] is None else f"{r['ms']:.4g}")
-            out.append(f"| {lib} | " + " | ".join(cells) + " |")
+        cols = [(k, m) for k in ("d75", "d150") for m in ("full", "stream")]
+        out += grid([r for r in rows if r["scenario"].startswith("d")], "dsml", cols,
+                    ["d75 full", "d75 stream (7)", "d150 full", "d150 stream (7)"], digits=4)
+    if any(r["format"] == "prose" for r in rows):
+        out.append("\n### `<`-heavy streams, every family on, 4-character deltas, ms\n")
+        keys = [k for k in STRESS if any(r["scenario"] == k for r in rows)]
+        out += grid(rows, "prose", [(k, "stream") for k in keys], [f"{k} ({STRESS[k]})" for k in keys])
+    if any(r["format"] == "toolset" for r in rows):
+        out.append("\n### Toolset.from_openai, 50 tools (benchmarks/toolsets.py), ms\n")
+        out += grid(rows, "toolset", [("toolset", "first"), ("toolset", "copy")],
+                    ["first time (caches cleared)", "fresh copy (the copy included)"])
     return "\n".join(out)
+
+
+# -- gates ----------------------------------------------------------------------------------------------
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or a == 0 else b / a
 
 
+def is_peer(lib: str) -> bool:
+    """A text-level peer: not tooldialect, not openai-harmony (which reads token ids)."""
+    return not lib.startswith("tooldialect") and not lib.startswith("openai-harmony")
+
+
+def complete(r: dict[str, Any] | None) -> bool:
+    """The cell ran and returned every call written."""
+    return r is not None and r["ms"] is not None and r["calls"] == r["expected_calls"]
+
+
+def timed(r: dict[str, Any] | None) -> tuple[float | None, str]:
+    """A cell's ms; a cell stopped at the time limit took longer than it: ``(limit, ">")``."""
+    if r is None:
+        return None, ""
+    if r["ms"] is None and (r.get("note") or "").startswith("stopped after"):
+        return TIMEOUT * 1000, ">"
+    return r["ms"], ""
+
+
+def gate(name: str, value: float | None, limit: float | None = None, at_most: bool = True, bound: str = "",
+         own: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One line of the gate table: ``value`` against ``limit`` (None: report only). A value
+    that is a bound (``>`` or ``<``) decides only when the limit lies on its far side; a
+    tooldialect cell (``own``) that missed a call never holds."""
+    if limit is None or value is None:
+        holds = None
+    else:
+        ok = value <= limit if at_most else value >= limit
+        if not bound:
+            holds = ok
+        elif ok:
+            holds = True if bound == ("<" if at_most else ">") else None
+        else:
+            holds = False if bound == (">" if at_most else "<") else None
+    if own is not None and own["ms"] is not None and not complete(own):
+        name += f" (tooldialect found {own['calls']}/{own['expected_calls']} calls)"
+        holds = False if limit is not None else None
+    return {"gate": name, "value": value, "bound": bound, "limit": limit, "holds": holds}
+
+
+def vs_peer(rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str,
+            limit: float) -> dict[str, Any]:
+    """tooldialect's time over the fastest text-level peer's that returned every call."""
+    own = cell(rows, fmt, lib, scen, mode)
+    best = min((r for r in rows if (r["format"], r["scenario"], r["mode"]) == (fmt, scen, mode)
+                and is_peer(r["lib"]) and complete(r)), key=lambda r: r["ms"], default=None)
+    peer = best["lib"] if best else "none returned every call"
+    return gate(f"{group} {fmt} {scen} {mode}: {lib} / fastest peer ({peer}) ≤ {limit:g}",
+                ratio(best["ms"] if best else None, own["ms"] if own else None), limit, own=own)
+
+
+def vs_before(rows: list[dict[str, Any]], name: str, fmt: str, lib: str, scen: str, limit: float,
+              faster: bool) -> dict[str, Any]:
+    """``faster``: before / now ≥ limit; else now / before ≤ limit (streaming cells)."""
+    now, old = cell(rows, fmt, lib, scen, "stream"), cell(rows, fmt, BEFORE[lib], scen, "stream")
+    (t_now, b_now), (t_old, b_old) = timed(now), timed(old)
+    flip = {">": "<", "<": ">", "": ""}
+    if faster:
+        return gate(name, ratio(t_now, t_old), limit, at_most=False, bound=b_old or flip[b_now], own=now)
+    return gate(name, ratio(t_old, t_now), limit, bound=b_now or flip[b_old], own=now)
+
+
 def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The acceptance lines of the streaming issue, as measured ratios."""
+    """The acceptance lines of the engine rebuild, as measured ratios (docs/benchmarks.md,
+    Method), then the older lines as reports."""
     out: list[dict[str, Any]] = []
-    td = "tooldialect"
-    peers_of = lambda fmt: [  # noqa: E731
-        lib for lib in dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt)
-        if not lib.startswith("tooldialect") and not lib.startswith("openai-harmony")
-    ]
-    # 1. Hermes e80 streaming: >= 50x faster than each vLLM / SGLang Hermes parser; linear
-    t80 = ms(rows, "hermes", td, "e80", "stream")
-    for lib in peers_of("hermes"):
-        r = ratio(t80, ms(rows, "hermes", lib, "e80", "stream"))
-        out.append({"gate": f"hermes e80 stream: {lib} / tooldialect >= 50", "value": r, "holds": r is not None and r >= 50})
-    t20 = ms(rows, "hermes", td, "e20", "stream")
-    g = ratio(t20, t80)
-    out.append({"gate": "hermes stream: tooldialect e80 / e20 <= 4.5", "value": g, "holds": g is not None and g <= 4.5})
-    # 2. every other family: e80 streaming faster than the fastest text-level peer
-    for fmt in ("qwen3_coder", "dsml", "kimi_k2", "glm47", "mistral", "harmony", "pythonic"):
-        t = ms(rows, fmt, td, "e80", "stream")
-        best = [(ms(rows, fmt, lib, "e80", "stream"), lib) for lib in peers_of(fmt)]
-        best = [(v, lib) for v, lib in best if v is not None]
-        if t is None or not best:
-            continue
-        v, lib = min(best)
-        r = ratio(t, v)
-        out.append({"gate": f"{fmt} e80 stream: fastest peer ({lib}) / tooldialect > 1", "value": r,
-                    "holds": r is not None and r > 1})
-        g = ratio(ms(rows, fmt, td, "e20", "stream"), t)
-        out.append({"gate": f"{fmt} stream: tooldialect e80 / e20 (linear is 4)", "value": g, "holds": None})
+    fmts = [f for f in workloads.FORMATS if any(r["format"] == f for r in rows)]
+    with_peers = [f for f in fmts if any(is_peer(lib) for lib in libs(rows, f))]
+
+    def ran(fmt: str, scen: str, mode: str, lib: str = TD) -> bool:
+        return cell(rows, fmt, lib, scen, mode) is not None
+
+    # 1. batch, toolset given: at most 2x / 3x the fastest complete peer (every family on: 3x / 4x)
+    for fmt in with_peers:
+        for lib, limits in ((TD, {"b": 2, "a": 3}), (EVERY, {"b": 3, "a": 4})):
+            out += [vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limits[k]) for k in ("b", "a") if ran(fmt, k, "full", lib)]
+    # 2. streaming in 4-character deltas
+    for fmt in with_peers:
+        out += [vs_peer(rows, "2 stream ·", fmt, TD, k, "stream", 1) for k in ("a", "b") if ran(fmt, k, "stream")]
+    for fmt in fmts:
+        for lib in (TD, EVERY):
+            if ran(fmt, "e80", "stream", lib):
+                out.append(vs_before(rows, f"2 stream · {fmt} e80: {lib} / {BEFORE[lib]} ≤ 1", fmt, lib, "e80", 1, False))
+    for fmt in fmts:
+        for lib in (TD, EVERY):
+            if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
+                g = ratio(ms(rows, fmt, lib, "e20", "stream"), ms(rows, fmt, lib, "e80", "stream"))
+                out.append(gate(f"2 stream · {fmt}: {lib} e80 / e20 ≤ 4.5 (linear is 4)", g, 4.5))
+    # 3. `<`-heavy streams, every family on: faster than before
+    for key, limit in (("lt1m", 4), ("jsx100", 2), ("lt100", None)):
+        if ran("prose", key, "stream", EVERY):
+            name = f"3 prose · {key} ({STRESS[key]}): {BEFORE[EVERY]} / {EVERY}" + (f" ≥ {limit}" if limit else "")
+            out.append(vs_before(rows, name, "prose", EVERY, key, limit, True))
+    if ran("prose", "lt1m", "stream", EVERY) and ran("prose", "lt100", "stream", EVERY):
+        g = ratio(ms(rows, "prose", EVERY, "lt100", "stream"), ms(rows, "prose", EVERY, "lt1m", "stream"))
+        out.append(gate(f"3 prose · {EVERY} lt1m / lt100 (linear is 10)", g))
+    # 4. building a toolset
+    if ran("toolset", "toolset", "first"):
+        out.append(gate("4 toolset · from_openai, 50 tools, caches cleared: ms ≤ 10",
+                        ms(rows, "toolset", TD, "toolset", "first"), 10))
+        out.append(gate("4 toolset · from_openai, 50 tools, fresh copy: ms",
+                        ms(rows, "toolset", TD, "toolset", "copy")))
+        out.append(gate("4 toolset · from_openai, 50 tools, caches cleared: before / now", ratio(
+            ms(rows, "toolset", TD, "toolset", "first"), ms(rows, "toolset", BEFORE[TD], "toolset", "first"))))
+    return out + reports(rows)
+
+
+def reports(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lines of earlier issues, kept as figures: the streaming issue's Hermes 50x, the
+    Rust openai-harmony, the DSML loop."""
+    out: list[dict[str, Any]] = []
+    t80 = ms(rows, "hermes", TD, "e80", "stream")
+    for lib in [lib for lib in libs(rows, "hermes") if is_peer(lib)]:
+        r = cell(rows, "hermes", lib, "e80", "stream")
+        if t80 is not None and r is not None:
+            out.append(gate(f"report · hermes e80 stream: {lib} / tooldialect (was ≥ 50)", ratio(t80, r["ms"])))
     h = ms(rows, "harmony", "openai-harmony (token ids)", "e80", "stream")
     if h is not None:
-        out.append({"gate": "harmony e80 stream: tooldialect / openai-harmony (report only)",
-                    "value": ratio(h, ms(rows, "harmony", td, "e80", "stream")), "holds": None})
-    # 3. batch of 20 calls: per call at most 2x SGLang's fastest Hermes detector
-    best = [ms(rows, "hermes", lib, "b", "full") for lib in peers_of("hermes") if lib.startswith("sglang")]
-    best = [v for v in best if v is not None]
-    tb = ms(rows, "hermes", td, "b", "full")
-    if best and tb is not None:
-        r = ratio(min(best), tb)
-        out.append({"gate": "hermes b full: tooldialect / fastest SGLang detector <= 2", "value": r,
-                    "holds": r is not None and r <= 2})
-    # 4. the DSML loop: batch at most a tenth of SGLang's; streaming finishes, linear
+        out.append(gate("report · harmony e80 stream: tooldialect / openai-harmony",
+                        ratio(h, ms(rows, "harmony", TD, "e80", "stream"))))
     sg = ms(rows, "dsml", "sglang DeepSeekV4Detector", "d150", "full")
-    tdl = ms(rows, "dsml", td, "d150", "full")
+    tdl = ms(rows, "dsml", TD, "d150", "full")
     if sg is not None and tdl is not None:
-        r = ratio(tdl, sg)
-        out.append({"gate": "dsml loop d150 full: SGLang / tooldialect >= 10", "value": r, "holds": r is not None and r >= 10})
-    s75, s150 = ms(rows, "dsml", td, "d75", "stream"), ms(rows, "dsml", td, "d150", "stream")
+        out.append(gate("report · dsml loop d150 full: SGLang / tooldialect (was ≥ 10)", ratio(tdl, sg)))
+    s150 = ms(rows, "dsml", TD, "d150", "stream")
     if s150 is not None:
-        g = ratio(s75, s150)
-        out.append({"gate": "dsml loop stream (7-char deltas): tooldialect d150 / d75 (linear is 2)", "value": g,
-                    "holds": g is not None and g <= 2.5})
+        out.append(gate("report · dsml loop stream (7-char deltas): tooldialect d150 / d75 (linear is 2)",
+                        ratio(ms(rows, "dsml", TD, "d75", "stream"), s150)))
     return out
+
+
+def gate_table(gs: list[dict[str, Any]]) -> str:
+    out = ["| gate | ratio | holds |", "| --- | ---: | --- |"]
+    for g in gs:
+        val = "—" if g["value"] is None else f"{g.get('bound', '')}{g['value']:.3g}"
+        if g["value"] is None:
+            holds = "not measured"
+        elif g["holds"] is None:
+            holds = "report" if g.get("limit") is None else "undecided (a cell was stopped)"
+        else:
+            holds = "yes" if g["holds"] else "**no**"
+        out.append(f"| {g['gate']} | {val} | {holds} |")
+    return "\n".join(out)
+
+
+# -- the session ----------------------------------------------------------------------------------------
+
+
+def load(src: Path) -> Any:
+    """Import tooldialect from ``src`` first, then peers.py and toolsets.py (which leave an
+    imported tooldialect alone); refuse a package that did not come from ``src``."""
+    global peers, toolsets
+    src = src.resolve()
+    sys.path.insert(0, str(src))
+    import tooldialect
+
+    if not Path(tooldialect.__file__).resolve().is_relative_to(src):
+        sys.exit(f"tooldialect imported from {tooldialect.__file__}, not from --src {src}")
+    import peers as _peers
+    import toolsets as _toolsets
+
+    peers, toolsets = _peers, _toolsets
+    return tooldialect
+
+
+def revision(src: Path, given: str) -> str:
+    """``--rev``, else the checkout's commit (and whether src/ or grammars/ differ from it)."""
+    if given:
+        return given
+    try:
+        git = ["git", "-C", str(src)]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "../src", "../grammars"],
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def header(meta: dict[str, Any], before: dict[str, Any] | None) -> str:
+    lines = [f"# tooldialect from {meta['tooldialect']} (rev {meta['rev']})",
+             f"# Python {meta['python']} on {meta['machine']}, {meta['cpus']} CPUs, load average {meta['load']}"]
+    if before is not None:
+        lines.append(f"# before: tooldialect from {before.get('tooldialect')} (rev {before.get('rev')}), "
+                     f"measured {before.get('when')}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated formats (default: all)")
-    ap.add_argument("--scen", default="a,b,c,e20,e40,e80,d", help="comma-separated scenarios")
+    ap.add_argument("--scen", default=DEFAULT_SCENS, help=f"comma-separated scenarios (default: {DEFAULT_SCENS})")
     ap.add_argument("--json", default="", help="write every cell and gate to this file")
     ap.add_argument("--quick", action="store_true", help="skip peers' quadratic streaming of the DSML loop")
-    ap.add_argument("--venv", default=sys.prefix,
-                    help="the bench venv (for openai-harmony's vocabulary)")
+    ap.add_argument("--venv", default=sys.prefix, help="the bench venv (for openai-harmony's vocabulary)")
+    ap.add_argument("--src", default=str(HERE.parent / "src"),
+                    help="the tree tooldialect is imported from (default: this checkout's src/)")
+    ap.add_argument("--rev", default="", help="what --src is, for the header (default: its git commit)")
+    ap.add_argument("--tooldialect-only", action="store_true", help="run tooldialect's rows only, no peer")
+    ap.add_argument("--before", default="", help="a --json file of a run on the old tree: its tooldialect "
+                    "rows join the tables as '(before)' and the 'vs before' gates read them")
     args = ap.parse_args(argv)
+    td = load(Path(args.src))
     fmts = [f for f in args.only.split(",") if f] or list(workloads.FORMATS)
     scens = [s for s in args.scen.split(",") if s]
     venv = Path(args.venv)
+    meta = {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count(),
+            "load": " ".join(f"{x:.1f}" for x in os.getloadavg()), "when": time.strftime("%Y-%m-%d %H:%M"),
+            "tooldialect": td.__file__, "rev": revision(Path(args.src), args.rev)}
+    before_meta, before_rows = None, []
+    if args.before:
+        data = json.loads(Path(args.before).read_text(encoding="utf-8"))
+        before_meta = data.get("meta", {})
+        before_rows = [dict(r, lib=BEFORE[r["lib"]]) for r in data["cells"] if r["lib"] in BEFORE]
+        meta["before"] = before_meta
+    print(header(meta, before_meta), flush=True)
+    with_peers = not args.tooldialect_only
     rows: list[dict[str, Any]] = []
     for fmt in fmts:
-        run_format(fmt, scens, venv, rows)
+        run_format(fmt, scens, venv, rows, with_peers)
     if "d" in scens and (not args.only or "dsml" in fmts):
-        run_loop(venv, rows, args.quick)
+        run_loop(venv, rows, args.quick, with_peers)
+    run_stress(scens, rows)
+    if "toolset" in scens:
+        run_toolset(rows)
+    rows += before_rows
     print(table(rows))
-    gs = gates(rows)
-    print("\n### Acceptance gates\n")
-    print("| gate | ratio | holds |")
-    print("| --- | ---: | --- |")
-    for g in gs:
-        val = "—" if g["value"] is None else f"{g['value']:.3g}"
-        holds = "not measured" if g["value"] is None else "report" if g["holds"] is None else (
-            "yes" if g["holds"] else "**no**")
-        print(f"| {g['gate']} | {val} | {holds} |")
+    gs = [] if args.tooldialect_only else gates(rows)
+    if gs:
+        print("\n### Acceptance gates\n")
+        print(gate_table(gs))
     if args.json:
-        meta = {"python": sys.version.split()[0], "machine": platform.machine(), "when": time.strftime("%Y-%m-%d %H:%M")}
         Path(args.json).write_text(json.dumps({"meta": meta, "cells": rows, "gates": gs}, indent=1), encoding="utf-8")
     return 0
 

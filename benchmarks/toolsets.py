@@ -34,13 +34,12 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
+if "tooldialect" not in sys.modules:  # run.py --src imports another tree first
+    sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 import tooldialect as td  # noqa: E402
 from tooldialect import toolset as _toolset  # noqa: E402
-from tooldialect.binding import Binder  # noqa: E402
-from tooldialect.transform import RawCall  # noqa: E402
 from workloads import TOOLS, workload  # noqa: E402
 
 _VERBS = ["get", "list", "create", "update", "delete", "search", "send", "fetch", "run", "find"]
@@ -116,9 +115,16 @@ class Before:
         _toolset.clear_caches()
 
 
-def cold(tools: list[dict[str, Any]]) -> None:
+def cold(tools: list[dict[str, Any]]) -> int:
+    """A build with nothing cached (the first request with these tools); how many tools."""
     _toolset.clear_caches()
-    td.Toolset.from_openai(tools)
+    return len(td.Toolset.from_openai(tools))
+
+
+def fresh(tools: list[dict[str, Any]]) -> int:
+    """A build from a fresh copy of the list (as decoded from a later request's body),
+    the copy included; how many tools."""
+    return len(td.Toolset.from_openai(copy.deepcopy(tools)))
 
 
 def build_rows(tools: list[dict[str, Any]]) -> dict[str, float]:
@@ -127,13 +133,16 @@ def build_rows(tools: list[dict[str, Any]]) -> dict[str, float]:
         rows["build, before"] = measure(lambda: cold(tools))
     rows["build first time, after"] = measure(lambda: cold(tools))
     rows["build again, after"] = measure(lambda: td.Toolset.from_openai(tools))
-    rows["build fresh copy, after"] = measure(lambda: td.Toolset.from_openai(copy.deepcopy(tools)))
+    rows["build fresh copy, after"] = measure(lambda: fresh(tools))
     rows["deepcopy alone"] = measure(lambda: copy.deepcopy(tools))
     return rows
 
 
 def validate_rows(tools: list[dict[str, Any]]) -> dict[str, float]:
     """The binding pass's validation of one call (``Binder._validate``)."""
+    from tooldialect.binding import Binder  # private names: only this row needs them
+    from tooldialect.transform import RawCall
+
     toolset = td.Toolset.from_openai(tools)
     binder = Binder(toolset, td.Policy())
     tool = tools[3]  # five properties

@@ -218,7 +218,7 @@ FORMATS: dict[str, Format] = {
 
 @dataclass
 class Workload:
-    key: str  # a, b, c, e20, e40, e80, d
+    key: str  # a, b, c, e20, e40, e80, d…, lt100, lt1m, jsx100
     fmt: str
     text: str
     expected_calls: int
@@ -240,6 +240,79 @@ def workload(key: str, fmt: str) -> Workload:
         body = f.render("", calls)
         return Workload(key, fmt, f.render(prose(max(size - len(body), 0)), calls), 5)
     raise KeyError(key)
+
+
+# -- tooldialect-only streams: `<`-heavy text, every family on ----------------------------------------
+
+_JSX_NAMES = ["Todo", "Invoice", "Profile", "Search", "Upload", "Calendar", "Cart", "Settings", "Inbox", "Report"]
+_JSX_COMPONENT = """export function {name}List({{ items, onSelect, title = "{name}s" }}) {{
+  const [filter, setFilter] = useState<string>("all");
+  const visible = items.filter((item) => filter === "all" || item.status === filter);
+  const total = visible.reduce((sum, item) => sum + (item.amount ?? 0), 0);
+  if (visible.length === 0 && items.length > 0) {{
+    return <p className="empty">No {name} matches &ldquo;{{filter}}&rdquo;.</p>;
+  }}
+  return (
+    <section className="{slug}-list" aria-label={{title}}>
+      <header>
+        <h2>{{title}} <small>({{visible.length}} of {{items.length}})</small></h2>
+        <select value={{filter}} onChange={{(e) => setFilter(e.target.value)}}>
+          <option value="all">All</option>
+          <option value="open">Open</option>
+          <option value="done">Done</option>
+        </select>
+      </header>
+      <ul>
+        {{visible.map((item, i) => (
+          <li key={{item.id}} className={{`row ${{i % 2 ? "odd" : "even"}}`}} onClick={{() => onSelect(item)}}>
+            <img src={{item.icon}} alt="" width={{16}} height={{16}} />
+            <span>{{item.label}}</span>{{item.amount > 100 && <strong> large</strong>}}
+            <br />
+          </li>
+        ))}}
+      </ul>
+      <footer>Total: {{total < 0 ? "—" : total.toFixed(2)}} &middot; <a href="/{slug}s?page={{page + 1}}">next</a></footer>
+    </section>
+  );
+}}
+
+The component keeps its filter in state, so a parent only passes the items; when a row
+is clicked, <code>onSelect</code> gets the whole item. Below, the page that uses it:
+
+<!-- {slug}.html: the static shell the bundle mounts into -->
+<div id="{slug}-root" class="card" data-theme="light">
+  <h1>{name}s</h1>
+  <p>Loading&hellip; if this stays, check that <em>{slug}.js</em> loaded.</p>
+  <script>if (window.innerWidth < 600 && !document.hidden) {{ document.body.classList.add("narrow"); }}</script>
+</div>
+
+"""
+
+
+def jsx(n: int) -> str:
+    """``n`` characters of what a model writes when asked for a React component: JSX with
+    attributes, ``{expr}``, arrow functions, closing tags, prose between, some HTML."""
+    out, size, i = [], 0, 0
+    while size < n:
+        name = _JSX_NAMES[i % len(_JSX_NAMES)] + ("" if i < len(_JSX_NAMES) else str(i))
+        part = _JSX_COMPONENT.format(name=name, slug=name.lower())
+        out.append(part)
+        size += len(part)
+        i += 1
+    return "".join(out)[:n]
+
+
+#: tooldialect-only streams (no peer): every family on, 4-character deltas, no call in them.
+STRESS: dict[str, Callable[[], str]] = {
+    "lt100": lambda: "<" * 100_000,
+    "lt1m": lambda: "<" * 1_000_000,
+    "jsx100": lambda: jsx(100_000),
+}
+
+
+def stress(key: str) -> Workload:
+    """A stream that is all markers' first character (``lt``) or `<`-heavy code (``jsx``)."""
+    return Workload(key, "prose", STRESS[key](), 0)
 
 
 DSML_LOOP_UNIT = (
