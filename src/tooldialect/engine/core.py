@@ -75,7 +75,15 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         if delta:
             if self.block is not None and self._string_run(delta):
                 return self.sink.drain()
-            if self._plain(delta):
+            if (
+                not self.window.win
+                and self.block is None
+                and self.span is None
+                and self.fence is None
+                and not self.long_run
+                and (self.reply_started or self.channel is not Channel.TEXT)
+                and self.cat.lead_rx.search(delta) is None
+            ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it
                 self.window.skip(delta)
@@ -95,18 +103,6 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self.eof = True
         self._run()
         return self.sink.drain()
-
-    def _plain(self, delta: str) -> bool:
-        """Whether ``delta`` is prose with nothing to look at, and nothing is held."""
-        return (
-            not self.window.win
-            and self.block is None
-            and self.span is None
-            and self.fence is None
-            and not self.long_run
-            and (self.reply_started or self.channel is not Channel.TEXT)
-            and self.cat.lead_rx.search(delta) is None
-        )
 
     # -- the reading loop -----------------------------------------------------------------------
 
@@ -171,7 +167,10 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
 
     def _slice(self, start: int, end: int) -> str:
         """Text between absolute offsets, wherever it is kept."""
-        return self.window.slice(start, end, self._held())
+        w = self.window
+        if start >= w.base:  # in the window (asked per delta: no call)
+            return w.win[start - w.base : end - w.base]
+        return w.slice(start, end, self._held())
 
     def _rewind(self, pos: int) -> None:
         """Make ``pos`` the scan position again (text after it will be read as prose).

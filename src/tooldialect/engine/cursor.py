@@ -66,8 +66,8 @@ class Cursor:
         elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
             return False
         loop = b.loop
-        if loop is not None and (loop.pos != at or not loop.quiet(delta)):
-            return False
+        if loop is not None and (loop.pos != at or not loop.rx.pats or loop.rx.first.search(delta) is not None):
+            return False  # (LoopWatch.quiet, asked per delta)
         end = at + len(delta)
         if max(end, c.reach) - b.start > self.policy.max_block_chars:
             return False
@@ -90,7 +90,7 @@ class Cursor:
             loop.passed(end, self.cat.max_width)  # no marker begins in the delta
         if b.early and b.emitted < len(b.leader.items):
             self._early(b)
-        self._compact()
+        self.window.compact(end, b.start, b.held)  # what _compact finds: one candidate, at the end
         return True
 
     def _advance(self, b: Block, c: Cand) -> None:

@@ -91,11 +91,14 @@ class Key(NamedTuple):
     elem: int = -1  # PAYLOAD: the call object's place in it (-1: the payload itself)
 
     def element(self, elem: int) -> Key:
-        return Key(self.source, self.at, elem)
+        return _make(Key, (self[0], self[1], elem))  # (asked per delta: no keyword parsing)
 
     def payload(self) -> Key:
         """The whole payload this call object is part of."""
-        return Key(self.source, self.at)
+        return _make(Key, (self[0], self[1], -1))
+
+
+_make = tuple.__new__
 
 
 class Item(NamedTuple):
