@@ -12,7 +12,7 @@ later), and every node carrying its source span.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lark.parsers.lalr_analysis import Shift
@@ -54,7 +54,14 @@ class Node:
 
     def find(self, name: str) -> Node | Tok | None:
         for child in self.children:
-            if getattr(child, "name", None) == name or getattr(child, "type", None) == name:
+            cls = type(child)
+            if cls is Node:
+                if child.name == name:
+                    return child
+            elif cls is Tok:
+                if child.type == name:
+                    return child
+            elif getattr(child, "name", None) == name or getattr(child, "type", None) == name:
                 return child
         return None
 
@@ -80,15 +87,59 @@ class RuleShape:
         return self._plain
 
     def __post_init__(self) -> None:
+        # names as plain ``str``: lark hands out ``Token``s, whose ``==`` is a Python call
+        object.__setattr__(self, "origin", str(self.origin))
+        object.__setattr__(self, "name", str(self.name))
+        object.__setattr__(self, "size", int(self.size))
+        object.__setattr__(self, "keep", tuple(bool(k) for k in self.keep))
+        object.__setattr__(self, "inline", tuple(bool(i) for i in self.inline))
         object.__setattr__(self, "_plain", all(self.keep) and not any(self.inline))
 
 
 @dataclass(frozen=True)
 class Tables:
+    """lark's LALR tables, and what the driver reads per token, derived from them once:
+    ``actions`` gives, per state and symbol, the state to shift (or go) to, an ``int``, or
+    the rule to reduce by, a :class:`RuleShape`."""
+
     states: dict[int, dict[str, tuple[Any, Any]]]
     start_states: dict[str, int]
     end_states: dict[str, int]
     shapes: dict[Any, RuleShape]
+    actions: list[dict[str, int | RuleShape]] = field(init=False, repr=False, compare=False)
+    sole: list[RuleShape | None] = field(init=False, repr=False, compare=False)  # per state: its only action
+    expected: list[tuple[str, ...]] = field(init=False, repr=False, compare=False)  # per state: the terminals it reads
+
+    def __post_init__(self) -> None:
+        size = max(self.states, default=-1) + 1
+        actions: list[dict[str, int | RuleShape]] = [{} for _ in range(size)]
+        sole: list[RuleShape | None] = [None] * size
+        expected: list[tuple[str, ...]] = [() for _ in range(size)]
+        ends = set(self.end_states.values())
+        for state, acts in self.states.items():
+            actions[state] = {
+                str(sym): (arg if action is Shift else self.shapes[arg]) for sym, (action, arg) in acts.items()
+            }
+            if len(actions[state]) != len(acts):
+                raise ValueError(f"state {state}: two symbols share a name")
+            expected[state] = tuple(str(sym) for sym in acts if sym.isupper() or sym == END)
+            if state not in ends:
+                rule = _sole_reduction(acts)
+                sole[state] = None if rule is None else self.shapes[rule]
+        object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "sole", sole)
+        object.__setattr__(self, "expected", expected)
+
+
+def _sole_reduction(acts: dict[str, tuple[Any, Any]]) -> Any:
+    """The rule a state reduces by whatever the next token is, or None (it shifts something,
+    or reduces by more than one rule, or has no action at all)."""
+    rule = None
+    for action, arg in acts.values():
+        if action is Shift or (rule is not None and arg is not rule):
+            return None
+        rule = arg
+    return rule
 
 
 class LRParser:
@@ -108,60 +159,69 @@ class LRParser:
         return self.stack[-1] == self.end_state
 
     def expected(self) -> list[str]:
-        return [k for k in self.tables.states[self.stack[-1]] if k.isupper() or k == END]
+        return list(self.tables.expected[self.stack[-1]])
 
     def accepts(self, ttype: str) -> bool:
         """Exact check: would ``ttype`` be shifted (or end the parse) from here?"""
-        states = self.tables.states
         top = self.stack[-1]
         if top == self.end_state:
             return ttype == END
-        act = states[top].get(ttype)
+        act = self.tables.actions[top].get(ttype)
         if act is None:
             return False
-        if act[0] is Shift:
-            return True
-        return self.accepts_seq([ttype])
+        return type(act) is int or self.accepts_seq((ttype,))
 
-    def accepts_seq(self, types: list[str]) -> bool:
-        """Exact check that these terminal types could be read next, in order."""
-        states = self.tables.states
-        shapes = self.tables.shapes
-        stack = list(self.stack)
+    def accepts_seq(self, types: list[str] | tuple[str, ...]) -> bool:
+        """Exact check that these terminal types could be read next, in order.
+
+        The parse runs ahead on a view of the stack: the part of ``stack`` still under it,
+        and the states pushed since, so nothing is copied."""
+        actions = self.tables.actions
+        end_state = self.end_state
+        stack = self.stack
+        depth = len(stack)  # stack[:depth] is still under the view
+        pushed: list[int] = []
         for ttype in types:
             while True:
-                top = stack[-1]
-                if top == self.end_state:
+                top = pushed[-1] if pushed else stack[depth - 1]
+                if top == end_state:
                     if ttype != END:
                         return False
                     break
-                act = states[top].get(ttype)
+                act = actions[top].get(ttype)
                 if act is None:
                     return False
-                if act[0] is Shift:
-                    stack.append(act[1])
+                if type(act) is int:
+                    pushed.append(act)
                     break
-                shape = shapes[act[1]]
-                if shape.size:
-                    del stack[-shape.size :]
-                stack.append(states[stack[-1]][shape.origin][1])
+                size = act.size
+                if size:
+                    kept = len(pushed) - size
+                    if kept >= 0:
+                        del pushed[kept:]
+                    else:
+                        depth += kept
+                        pushed.clear()
+                pushed.append(actions[pushed[-1] if pushed else stack[depth - 1]][act.origin])
         return True
 
     def feed(self, tok: Tok) -> bool:
-        states = self.tables.states
+        actions = self.tables.actions
+        stack = self.stack
+        ttype = tok.type
         while True:
-            top = self.stack[-1]
+            top = stack[-1]
             if top == self.end_state:
-                return tok.type == END
-            act = states[top].get(tok.type)
+                return ttype == END
+            act = actions[top].get(ttype)
             if act is None:
                 return False
-            if act[0] is Shift:
-                self.stack.append(act[1])
+            if type(act) is int:
+                stack.append(act)
                 self.values.append(tok)
                 self._eager()
                 return True
-            self._reduce(act[1])
+            self._reduce(act)
 
     def restore(self, stack: list[int], values: list[Any]) -> None:
         """Go back to a copy of ``stack`` and ``values`` taken earlier: list nodes give back
@@ -182,25 +242,21 @@ class LRParser:
 
     def _eager(self) -> None:
         """Reduce while the state's only possible action is one reduction."""
-        states = self.tables.states
-        while self.stack[-1] != self.end_state:
-            acts = states[self.stack[-1]]
-            rule = None
-            for action, arg in acts.values():
-                if action is Shift or (rule is not None and arg is not rule):
-                    return
-                rule = arg
-            if rule is None:
-                return
-            self._reduce(rule)
+        sole = self.tables.sole
+        stack = self.stack
+        shape = sole[stack[-1]]
+        while shape is not None:
+            self._reduce(shape)
+            shape = sole[stack[-1]]
 
-    def _reduce(self, rule: Any) -> None:
-        shape = self.tables.shapes[rule]
+    def _reduce(self, shape: RuleShape) -> None:
         size = shape.size
+        stack = self.stack
+        values = self.values
         if size:
-            vals = self.values[-size:]
-            del self.stack[-size:]
-            del self.values[-size:]
+            vals = values[-size:]
+            del stack[-size:]
+            del values[-size:]
         else:
             vals = []
         start = end = None
@@ -211,7 +267,7 @@ class LRParser:
                 start = next((v.start for v in vals if v.start is not None and v.start >= 0), None)
             if end is None or end < 0:
                 end = next((v.end for v in reversed(vals) if v.end is not None and v.end >= 0), None)
-        if shape.plain:
+        if shape._plain:
             children: list[Any] = vals
         else:
             children = []
@@ -234,6 +290,5 @@ class LRParser:
             value = Node(shape.name, children, start, end)
             if not shape.structural and self.on_node is not None:
                 self.on_node(value)
-        goto = self.tables.states[self.stack[-1]][shape.origin][1]
-        self.stack.append(goto)
-        self.values.append(value)
+        stack.append(self.tables.actions[stack[-1]][shape.origin])
+        values.append(value)
