@@ -33,6 +33,9 @@ _LITERALS = ("true", "false", "null")
 _SCALAR_CHARS = "0123456789+-.eE"
 _MISSING = object()
 _PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need no look
+_NUMBER_RUN = re.compile(r"[0-9+\-.eE]+")  # _SCALAR_CHARS
+_WS_RUN = re.compile(r"[ \t\r\n]+")  # _WS
+_MAX_NUMBER = 4096  # a number token longer than this breaks strict reading
 
 
 class StrictPrefix:
@@ -99,27 +102,65 @@ class StrictPrefix:
             return
         i, n = 0, len(piece)
         while i < n:
-            if self._state == "str" and not self._esc:
-                m = _PLAIN_RUN.match(piece, i)
-                if m is not None:
-                    # a run of plain characters in a string, in one step: what _char does for
-                    # each of them, once
-                    run = m.end() - i
-                    if self._in_key:
-                        if isinstance(self._key, list):
-                            self._key.extend(piece[i : m.end()])
-                            if len(self._key) > 256:
-                                self._key = None
-                    else:
-                        self._mark(self._n + run, len(self._stack) + 1)
-                    self._n += run
-                    i = m.end()
-                    continue
+            # runs that need no character-by-character look are read in one step
+            state = self._state
+            if state == "str":
+                j = i if self._esc else self._string_run(piece, i, n)
+            elif state == "num":
+                j = self._number_run(piece, i)
+                if self.broken:
+                    return
+            elif state != "lit":
+                m = _WS_RUN.match(piece, i)  # white space between tokens: nothing to note
+                j = i if m is None else m.end()
+                self._n += j - i
+            else:
+                j = i
+            if j > i:
+                i = j
+                continue
             self._step(piece[i])
             if self.broken or self.done:
                 return
             self._n += 1
             i += 1
+
+    def _string_run(self, piece: str, i: int, n: int) -> int:
+        """Read plain characters of a string, or one whole two-character escape, as _string
+        and _char would read each: where it stopped (``i``: the character needs a step)."""
+        m = _PLAIN_RUN.match(piece, i)
+        if m is not None:
+            end = m.end()
+            if self._in_key:
+                if isinstance(self._key, list):
+                    self._key.extend(piece[i:end])
+                    if len(self._key) > 256:
+                        self._key = None
+            else:
+                self._mark(self._n + end - i, len(self._stack) + 1)
+            self._n += end - i
+            return end
+        if piece[i] == "\\" and i + 1 < n and piece[i + 1] in _ESCAPES:
+            self._n += 1  # the escape is whole at its second character
+            self._char(piece[i : i + 2])
+            self._n += 1
+            return i + 2
+        return i
+
+    def _number_run(self, piece: str, i: int) -> int:
+        """Read the characters of a number as _scalar would read each: where it stopped
+        (``i``: the character at ``i`` ends the number)."""
+        m = _NUMBER_RUN.match(piece, i)
+        if m is None:
+            return i
+        run = m.end() - i
+        room = _MAX_NUMBER + 1 - len(self._tok)  # characters it may still take
+        if run > room:
+            run = room
+            self.broken = True  # no number is that long
+        self._tok += piece[i : i + run]
+        self._n += run
+        return i + run
 
     def in_plain_string(self) -> bool:
         """Inside a string value (not a key), still reading, with no escape pending but
@@ -323,7 +364,7 @@ class StrictPrefix:
                 self.broken = True
                 return False
         elif ch in _SCALAR_CHARS:
-            if len(tok) > 4096:
+            if len(tok) > _MAX_NUMBER:
                 self.broken = True  # no number is that long
                 return False
             self._tok = tok + ch
