@@ -30,6 +30,7 @@ __all__ = [
     "depth_exceeds",
     "loads_strict",
     "member_spans",
+    "quoted_end",
     "string_end",
 ]
 
@@ -202,15 +203,13 @@ class JsonScanner:
     def _in_string(self, text: str, pos: int, n: int) -> int:
         """Read a quoted string up to its closing quote, or to ``n`` (noting whether a
         backslash there escapes the next piece's first character), in one step."""
-        body = pos + 1 if self.escape else pos  # a backslash ended the last piece
         quote = self.quote
-        end = _closing_quote(text, body, n, quote)
+        # after a backslash that ended the last piece, the string goes on past its escape
+        end, self.escape = quoted_end(text, pos + 1 if self.escape else pos, n, quote)
         if end < 0:
-            self.escape = _odd_backslashes_before(text, body, n)
             if self._collect:  # a long value's text is not copied out
                 self._keep(text[pos:n])
             return n
-        self.escape = False
         if self._collect:
             self._keep(text[pos:end])
         self.quote = ""
@@ -399,14 +398,17 @@ def loads_strict(text: str) -> Any:
         raise JsonValueError(str(exc)) from None
 
 
-def _closing_quote(text: str, pos: int, n: int, quote: str) -> int:
-    """The offset of the quote that ends a string body read from ``pos`` (where no escape
-    is pending) up to ``n``, or -1: the first ``quote`` after an even run of backslashes
-    (a backslash escapes the character after it)."""
+def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:
+    """Where the body of a string quoted by ``quote``, read from ``pos`` (no escape
+    pending there) up to ``n``, ends: ``(offset of the closing quote, False)``, the first
+    ``quote`` after an even run of backslashes (a backslash escapes the character after
+    it); else ``(-1, whether a backslash at the end escapes the character at n)``."""
     while True:
         q = text.find(quote, pos, n)
-        if q < 0 or not _odd_backslashes_before(text, pos, q):
-            return q
+        if q < 0:
+            return -1, _odd_backslashes_before(text, pos, n)
+        if not _odd_backslashes_before(text, pos, q):
+            return q, False
         pos = q + 1
 
 
@@ -421,7 +423,7 @@ def _odd_backslashes_before(text: str, pos: int, end: int) -> bool:
 def string_end(text: str, pos: int) -> int:
     """End of the double-quoted string starting at ``pos`` (or the end of the text)."""
     n = len(text)
-    q = _closing_quote(text, pos + 1, n, '"')
+    q = quoted_end(text, pos + 1, n, '"')[0]
     return n if q < 0 else q + 1
 
 
