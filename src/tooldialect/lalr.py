@@ -20,6 +20,8 @@ from lark.parsers.lalr_analysis import Shift
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
 END = "$END"
+#: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once).
+_MAX_ANSWERS = 4096
 
 
 class Tok:
@@ -109,6 +111,11 @@ class Tables:
     actions: list[dict[str, int | RuleShape]] = field(init=False, repr=False, compare=False)
     sole: list[RuleShape | None] = field(init=False, repr=False, compare=False)  # per state: its only action
     expected: list[tuple[str, ...]] = field(init=False, repr=False, compare=False)  # per state: the terminals it reads
+    # accepts_seq's answers, by (end state, stack, terminal types): the same stacks recur
+    # in every block a grammar reads
+    answers: dict[tuple[int, tuple[int, ...], tuple[str, ...]], bool] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         size = max(self.states, default=-1) + 1
@@ -172,10 +179,20 @@ class LRParser:
         return type(act) is int or self.accepts_seq((ttype,))
 
     def accepts_seq(self, types: list[str] | tuple[str, ...]) -> bool:
-        """Exact check that these terminal types could be read next, in order.
+        """Exact check that these terminal types could be read next, in order."""
+        key = (self.end_state, tuple(self.stack), tuple(types))
+        answers = self.tables.answers
+        got = answers.get(key)
+        if got is None:
+            got = self._run_ahead(key[2])
+            if len(answers) >= _MAX_ANSWERS:
+                answers.clear()
+            answers[key] = got
+        return got
 
-        The parse runs ahead on a view of the stack: the part of ``stack`` still under it,
-        and the states pushed since, so nothing is copied."""
+    def _run_ahead(self, types: tuple[str, ...]) -> bool:
+        """Whether ``types`` could be read next: the parse runs ahead on a view of the stack
+        (the part of ``stack`` still under it, and the states pushed since), copying nothing."""
         actions = self.tables.actions
         end_state = self.end_state
         stack = self.stack
