@@ -20,8 +20,10 @@ from lark.parsers.lalr_analysis import Shift
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
 END = "$END"
-#: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once).
+#: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once),
+#: and from how deep a stack at most: deeper ones rarely recur.
 _MAX_ANSWERS = 4096
+_DEEPEST_KEPT = 64
 
 
 class Tok:
@@ -180,6 +182,8 @@ class LRParser:
 
     def accepts_seq(self, types: list[str] | tuple[str, ...]) -> bool:
         """Exact check that these terminal types could be read next, in order."""
+        if len(self.stack) > _DEEPEST_KEPT:
+            return self._run_ahead(tuple(types))
         key = (self.end_state, tuple(self.stack), tuple(types))
         answers = self.tables.answers
         got = answers.get(key)
