@@ -75,7 +75,7 @@ class Node:
 
 @dataclass(frozen=True)
 class RuleShape:
-    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain")
+    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain", "_kept", "_collapse")
 
     origin: str  # the nonterminal to go to after the reduction
     name: str  # the node name (alias or origin)
@@ -98,6 +98,12 @@ class RuleShape:
         object.__setattr__(self, "keep", tuple(bool(k) for k in self.keep))
         object.__setattr__(self, "inline", tuple(bool(i) for i in self.inline))
         object.__setattr__(self, "_plain", all(self.keep) and not any(self.inline))
+        # the children kept, by position, and whether each is inlined
+        object.__setattr__(
+            self, "_kept", tuple((i, inline) for i, (keep, inline) in enumerate(zip(self.keep, self.inline)) if keep)
+        )
+        # a ``?rule`` with one child is that child
+        object.__setattr__(self, "_collapse", self.expand1 and not self.structural)
 
 
 @dataclass(frozen=True)
@@ -227,22 +233,28 @@ class LRParser:
         return True
 
     def feed(self, tok: Tok) -> bool:
-        actions = self.tables.actions
+        tables = self.tables
         stack = self.stack
         ttype = tok.type
         while True:
             top = stack[-1]
             if top == self.end_state:
                 return ttype == END
-            act = actions[top].get(ttype)
+            act = tables.actions[top].get(ttype)
             if act is None:
                 return False
             if type(act) is int:
-                stack.append(act)
-                self.values.append(tok)
-                self._eager()
-                return True
+                break
             self._reduce(act)
+        stack.append(act)
+        self.values.append(tok)
+        # reduce at once while the state's only possible action is one reduction
+        sole = tables.sole
+        shape = sole[act]
+        while shape is not None:
+            self._reduce(shape)
+            shape = sole[stack[-1]]
+        return True
 
     def restore(self, stack: list[int], values: list[Any]) -> None:
         """Go back to a copy of ``stack`` and ``values`` taken earlier: list nodes give back
@@ -261,15 +273,6 @@ class LRParser:
 
     # -- internals ---------------------------------------------------------------
 
-    def _eager(self) -> None:
-        """Reduce while the state's only possible action is one reduction."""
-        sole = self.tables.sole
-        stack = self.stack
-        shape = sole[stack[-1]]
-        while shape is not None:
-            self._reduce(shape)
-            shape = sole[stack[-1]]
-
     def _reduce(self, shape: RuleShape) -> None:
         size = shape.size
         stack = self.stack
@@ -284,17 +287,24 @@ class LRParser:
         if vals:
             start = vals[0].start
             end = vals[-1].end
-            if start is None or start < 0:
-                start = next((v.start for v in vals if v.start is not None and v.start >= 0), None)
-            if end is None or end < 0:
-                end = next((v.end for v in reversed(vals) if v.end is not None and v.end >= 0), None)
+            if start is None or start < 0:  # the first child with a place in the text
+                start = None
+                for v in vals:
+                    if v.start is not None and v.start >= 0:
+                        start = v.start
+                        break
+            if end is None or end < 0:  # the last one
+                end = None
+                for v in reversed(vals):
+                    if v.end is not None and v.end >= 0:
+                        end = v.end
+                        break
         if shape._plain:
             children: list[Any] = vals
         else:
             children = []
-            for v, keep, inline in zip(vals, shape.keep, shape.inline):
-                if not keep:
-                    continue
+            for i, inline in shape._kept:
+                v = vals[i]
                 if inline and isinstance(v, Node):
                     if not children and shape.structural and v.name[:1] == "_" and v.size == len(v.children):
                         # a list rule lark made from X+ or X* (left-recursive, inlined): take
@@ -305,7 +315,7 @@ class LRParser:
                         children.extend(v.children)
                 else:
                     children.append(v)
-        if shape.expand1 and len(children) == 1 and not shape.structural:
+        if shape._collapse and len(children) == 1:
             value: Any = children[0]
         else:
             value = Node(shape.name, children, start, end)
