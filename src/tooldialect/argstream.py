@@ -102,58 +102,51 @@ class StrictPrefix:
             return
         i, n = 0, len(piece)
         while i < n:
-            # runs that need no character-by-character look are read in one step
+            # a run that needs no character-by-character look is read in one step
+            ch = piece[i]
             state = self._state
             if state == "str":
-                j = i if self._esc else self._string_run(piece, i, n)
+                if not self._esc:
+                    if ch != '"' and ch != "\\" and ch >= " ":
+                        # plain characters: what _string and _char do for each, once
+                        end = _PLAIN_RUN.match(piece, i).end()
+                        if not self._in_key:
+                            self._mark(self._n + end - i, len(self._stack) + 1)
+                        elif isinstance(self._key, list):
+                            self._key.extend(piece[i:end])
+                            if len(self._key) > 256:
+                                self._key = None
+                        self._n += end - i
+                        i = end
+                        continue
+                    if ch == "\\" and i + 1 < n and piece[i + 1] in _ESCAPES:
+                        # a whole two-character escape
+                        self._n += 1
+                        self._char(piece[i : i + 2])
+                        self._n += 1
+                        i += 2
+                        continue
             elif state == "num":
-                j = self._number_run(piece, i)
-                if self.broken:
-                    return
-            elif state != "lit":
-                m = _WS_RUN.match(piece, i)  # white space between tokens: nothing to note
-                j = i if m is None else m.end()
-                self._n += j - i
-            else:
-                j = i
-            if j > i:
-                i = j
+                if ch in _SCALAR_CHARS:
+                    i = self._number_run(piece, i)
+                    if self.broken:
+                        return
+                    continue
+            elif state != "lit" and ch in _WS:  # white space between tokens: nothing to note
+                end = _WS_RUN.match(piece, i).end() if i + 1 < n and piece[i + 1] in _WS else i + 1
+                self._n += end - i
+                i = end
                 continue
-            self._step(piece[i])
+            self._step(ch)
             if self.broken or self.done:
                 return
             self._n += 1
             i += 1
 
-    def _string_run(self, piece: str, i: int, n: int) -> int:
-        """Read plain characters of a string, or one whole two-character escape, as _string
-        and _char would read each: where it stopped (``i``: the character needs a step)."""
-        m = _PLAIN_RUN.match(piece, i)
-        if m is not None:
-            end = m.end()
-            if self._in_key:
-                if isinstance(self._key, list):
-                    self._key.extend(piece[i:end])
-                    if len(self._key) > 256:
-                        self._key = None
-            else:
-                self._mark(self._n + end - i, len(self._stack) + 1)
-            self._n += end - i
-            return end
-        if piece[i] == "\\" and i + 1 < n and piece[i + 1] in _ESCAPES:
-            self._n += 1  # the escape is whole at its second character
-            self._char(piece[i : i + 2])
-            self._n += 1
-            return i + 2
-        return i
-
     def _number_run(self, piece: str, i: int) -> int:
-        """Read the characters of a number as _scalar would read each: where it stopped
-        (``i``: the character at ``i`` ends the number)."""
-        m = _NUMBER_RUN.match(piece, i)
-        if m is None:
-            return i
-        run = m.end() - i
+        """Read the characters of a number as _scalar reads each, up to the length cap:
+        where it stopped."""
+        run = _NUMBER_RUN.match(piece, i).end() - i
         room = _MAX_NUMBER + 1 - len(self._tok)  # characters it may still take
         if run > room:
             run = room
