@@ -205,7 +205,12 @@ class JsonScanner:
         backslash there escapes the next piece's first character), in one step."""
         quote = self.quote
         # after a backslash that ended the last piece, the string goes on past its escape
-        end, self.escape = quoted_end(text, pos + 1 if self.escape else pos, n, quote)
+        body = pos + 1 if self.escape else pos
+        end = text.find(quote, body, n)
+        if end < 0 or (end > body and text[end - 1] == "\\"):  # perhaps escaped: look closer
+            end, self.escape = quoted_end(text, body, n, quote)
+        else:
+            self.escape = False
         if end < 0:
             if self._collect:  # a long value's text is not copied out
                 self._keep(text[pos:n])
