@@ -33,6 +33,9 @@ _LITERALS = ("true", "false", "null")
 _SCALAR_CHARS = "0123456789+-.eE"
 _MISSING = object()
 _PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need no look
+_NUMBER_RUN = re.compile(r"[0-9+\-.eE]+")  # _SCALAR_CHARS
+_WS_RUN = re.compile(r"[ \t\r\n]+")  # _WS
+_MAX_NUMBER = 4096  # a number token longer than this breaks strict reading
 
 
 class StrictPrefix:
@@ -99,27 +102,58 @@ class StrictPrefix:
             return
         i, n = 0, len(piece)
         while i < n:
-            if self._state == "str" and not self._esc:
-                m = _PLAIN_RUN.match(piece, i)
-                if m is not None:
-                    # a run of plain characters in a string, in one step: what _char does for
-                    # each of them, once
-                    run = m.end() - i
-                    if self._in_key:
-                        if isinstance(self._key, list):
-                            self._key.extend(piece[i : m.end()])
+            # a run that needs no character-by-character look is read in one step
+            ch = piece[i]
+            state = self._state
+            if state == "str":
+                if not self._esc:
+                    if ch != '"' and ch != "\\" and ch >= " ":
+                        # plain characters: what _string and _char do for each, once
+                        end = _PLAIN_RUN.match(piece, i).end()
+                        if not self._in_key:
+                            self._mark(self._n + end - i, len(self._stack) + 1)
+                        elif isinstance(self._key, list):
+                            self._key.extend(piece[i:end])
                             if len(self._key) > 256:
                                 self._key = None
-                    else:
-                        self._mark(self._n + run, len(self._stack) + 1)
-                    self._n += run
-                    i = m.end()
+                        self._n += end - i
+                        i = end
+                        continue
+                    if ch == "\\" and i + 1 < n and piece[i + 1] in _ESCAPES:
+                        # a whole two-character escape
+                        self._n += 1
+                        self._char(piece[i : i + 2])
+                        self._n += 1
+                        i += 2
+                        continue
+            elif state == "num":
+                if ch in _SCALAR_CHARS:
+                    i = self._number_run(piece, i)
+                    if self.broken:
+                        return
                     continue
-            self._step(piece[i])
+            elif state != "lit" and ch in _WS:  # white space between tokens: nothing to note
+                end = _WS_RUN.match(piece, i).end() if i + 1 < n and piece[i + 1] in _WS else i + 1
+                self._n += end - i
+                i = end
+                continue
+            self._step(ch)
             if self.broken or self.done:
                 return
             self._n += 1
             i += 1
+
+    def _number_run(self, piece: str, i: int) -> int:
+        """Read the characters of a number as _scalar reads each, up to the length cap:
+        where it stopped."""
+        run = _NUMBER_RUN.match(piece, i).end() - i
+        room = _MAX_NUMBER + 1 - len(self._tok)  # characters it may still take
+        if run > room:
+            run = room
+            self.broken = True  # no number is that long
+        self._tok += piece[i : i + run]
+        self._n += run
+        return i + run
 
     def in_plain_string(self) -> bool:
         """Inside a string value (not a key), still reading, with no escape pending but
@@ -323,7 +357,7 @@ class StrictPrefix:
                 self.broken = True
                 return False
         elif ch in _SCALAR_CHARS:
-            if len(tok) > 4096:
+            if len(tok) > _MAX_NUMBER:
                 self.broken = True  # no number is that long
                 return False
             self._tok = tok + ch

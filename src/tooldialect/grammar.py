@@ -200,23 +200,47 @@ def _write_line(stem: str, line: str, m: re.Match[str]) -> tuple[str, str]:
     return kind, spec
 
 
+OPEN_SUFFIX = "_OPEN"
+CLOSE_SUFFIX = "_CLOSE"
+FURNITURE_PREFIX = "FURNITURE_"
+
+
 @dataclass(frozen=True)
 class Terminal:
+    """A terminal of a compiled grammar, with the roles its name and pattern give it
+    (the conventions in this module's docstring), worked out once when it is made."""
+
     name: str
     pattern: MarkerPattern | None  # None for an external (scanned) terminal
     grammar: str
+    # derived from the above
+    external: bool = field(init=False, repr=False, compare=False)  # scanned, not matched
+    soft: bool = field(init=False, repr=False, compare=False)  # SOFT_…: a tentative opener
+    is_open: bool = field(init=False, repr=False, compare=False)  # X_OPEN: opens structure X
+    is_close: bool = field(init=False, repr=False, compare=False)  # X_CLOSE, FURNITURE_X_CLOSE: closes X
+    stem: str = field(init=False, repr=False, compare=False)  # X: without FURNITURE_ and _OPEN or _CLOSE
+    # a name-like token: a pattern that is not a literal, neither an opener nor a closer
+    bare: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def external(self) -> bool:
-        return self.pattern is None
-
-    @property
-    def soft(self) -> bool:
-        return self.name.startswith("SOFT_")
+    def __post_init__(self) -> None:
+        name = str(self.name)  # never a lark Token: names are compared per token
+        pattern = self.pattern
+        is_open = name.endswith(OPEN_SUFFIX)
+        is_close = name.endswith(CLOSE_SUFFIX)
+        stem = name.removeprefix(FURNITURE_PREFIX)
+        stem = stem[: -len(OPEN_SUFFIX)] if is_open else stem[: -len(CLOSE_SUFFIX)] if is_close else stem
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "external", pattern is None)
+        set_(self, "soft", name.startswith("SOFT_"))
+        set_(self, "is_open", is_open)
+        set_(self, "is_close", is_close)
+        set_(self, "stem", stem)
+        set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
 
     @property
     def closer(self) -> bool:
-        return self.name.endswith("_CLOSE")
+        return self.is_close
 
 
 @dataclass
@@ -332,16 +356,18 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
         )
         inline = tuple((not sym.is_term) and sym.name.startswith("_") for sym in rule.expansion)
         shapes[rule] = RuleShape(
-            origin=rule.origin.name,
-            name=rule.alias or rule.origin.name,
+            origin=str(rule.origin.name),
+            name=str(rule.alias or rule.origin.name),
             size=len(rule.expansion),
             keep=keep,
             inline=inline,
             expand1=bool(rule.options.expand1),
             structural=rule.origin.name.startswith("_") and not rule.alias,
         )
+    # symbols as plain ``str`` (lark's are partly ``Token``s, slower to compare)
+    states = {state: {str(sym): act for sym, act in acts.items()} for state, acts in table.states.items()}
     tables = Tables(
-        states=table.states,
+        states=states,
         start_states=dict(table.start_states),
         end_states=dict(table.end_states),
         shapes=shapes,
@@ -349,7 +375,7 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
     for term in lark.terminals:  # anonymous terminals lark made from literals in rules
         if term.name not in terminals:
             try:
-                terminals[term.name] = Terminal(term.name, analyse(term.pattern.to_regexp()), header.family)
+                terminals[str(term.name)] = Terminal(term.name, analyse(term.pattern.to_regexp()), header.family)
             except UnsupportedPattern as exc:
                 raise GrammarError(f"grammar {header.family!r}: terminal {term.name}: {exc}") from exc
     ignore = tuple(terminals[str(n)] for n in lark.ignore_tokens)
@@ -364,7 +390,7 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
         nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
     )
     for start in starts:
-        first = table.states[table.start_states[start]]
+        first = states[table.start_states[start]]
         openers = tuple(terminals[k] for k in first if k in terminals)
         if start == "start":
             for term in openers:
@@ -386,9 +412,9 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
                 raise GrammarError(f"grammar {header.family!r}: {name} must be a plain string")
             quotes.append(term.pattern.literal)
     compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
+    used = {sym for acts in states.values() for sym in acts}
     for term in terminals.values():
-        used = term.name in {k for s in table.states.values() for k in s}
-        if term.pattern is not None and used and term.pattern.max_width > MAX_MARKER_WIDTH:
+        if term.pattern is not None and term.name in used and term.pattern.max_width > MAX_MARKER_WIDTH:
             if term not in ignore:
                 raise GrammarError(
                     f"grammar {header.family!r}: terminal {term.name} can match more than "

@@ -30,14 +30,13 @@ __all__ = [
     "depth_exceeds",
     "loads_strict",
     "member_spans",
+    "quoted_end",
     "string_end",
 ]
 
 DONE, MORE, FAIL, CUT = "done", "more", "fail", "cut"
 
 _PLAIN = re.compile(r"[ \t\r\n\w.+\-:,]+")  # outside strings: nothing that changes structure
-_IN_DQ = re.compile(r'[^"\\]+')
-_IN_SQ = re.compile(r"[^'\\]+")
 # inside a double-quoted string: plain characters and whole two-character escapes
 _STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 _ESCAPED = frozenset('"\\/bfnrt')
@@ -202,28 +201,28 @@ class JsonScanner:
         return (CUT, pos) if eof else (MORE, pos)
 
     def _in_string(self, text: str, pos: int, n: int) -> int:
-        if self.escape:
-            self.escape = False
-            self._keep(text[pos])
-            return pos + 1
-        m = (_IN_DQ if self.quote == '"' else _IN_SQ).match(text, pos, n)
-        if m:
-            if self._collect:  # a long value's text is not copied out
-                self._keep(m.group())
-            return m.end()
-        ch = text[pos]
-        if ch == "\\":
-            self.escape = True
-            self._keep(ch)
-            return pos + 1
-        # the closing quote
+        """Read a quoted string up to its closing quote, or to ``n`` (noting whether a
+        backslash there escapes the next piece's first character), in one step."""
         quote = self.quote
+        # after a backslash that ended the last piece, the string goes on past its escape
+        body = pos + 1 if self.escape else pos
+        end = text.find(quote, body, n)
+        if end < 0 or (end > body and text[end - 1] == "\\"):  # perhaps escaped: look closer
+            end, self.escape = quoted_end(text, body, n, quote)
+        else:
+            self.escape = False
+        if end < 0:
+            if self._collect:  # a long value's text is not copied out
+                self._keep(text[pos:n])
+            return n
+        if self._collect:
+            self._keep(text[pos:end])
         self.quote = ""
         self.prev = '"'
         raw = quote + "".join(self._parts) + quote if self._collect else None
         self._parts = []
         self._string_done(raw)
-        return pos + 1
+        return end + 1
 
     def _sentinel(self, text: str, pos: int, n: int) -> tuple[str, bool]:
         """A quote sentinel at ``pos``, or whether the text ends inside one."""
@@ -404,20 +403,33 @@ def loads_strict(text: str) -> Any:
         raise JsonValueError(str(exc)) from None
 
 
+def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:
+    """Where the body of a string quoted by ``quote``, read from ``pos`` (no escape
+    pending there) up to ``n``, ends: ``(offset of the closing quote, False)``, the first
+    ``quote`` after an even run of backslashes (a backslash escapes the character after
+    it); else ``(-1, whether a backslash at the end escapes the character at n)``."""
+    while True:
+        q = text.find(quote, pos, n)
+        if q < 0:
+            return -1, _odd_backslashes_before(text, pos, n)
+        if not _odd_backslashes_before(text, pos, q):
+            return q, False
+        pos = q + 1
+
+
+def _odd_backslashes_before(text: str, pos: int, end: int) -> bool:
+    """Whether ``text[pos:end]`` ends with an odd run of backslashes: one escapes ``text[end]``."""
+    if end <= pos or text[end - 1] != "\\":
+        return False
+    body = text[pos:end]
+    return (len(body) - len(body.rstrip("\\"))) % 2 == 1
+
+
 def string_end(text: str, pos: int) -> int:
     """End of the double-quoted string starting at ``pos`` (or the end of the text)."""
-    i = pos + 1
     n = len(text)
-    while True:
-        m = _IN_DQ.match(text, i)
-        if m:
-            i = m.end()
-        if i >= n:
-            return n
-        if text[i] == "\\":
-            i += 2
-            continue
-        return i + 1
+    q = quoted_end(text, pos + 1, n, '"')[0]
+    return n if q < 0 else q + 1
 
 
 _DEPTH_STOP = re.compile(r'["\[\]{}]')
@@ -425,6 +437,8 @@ _DEPTH_STOP = re.compile(r'["\[\]{}]')
 
 def depth_exceeds(text: str, limit: int) -> bool:
     """Whether JSON text nests brackets (outside strings) deeper than ``limit``."""
+    if text.count("{") + text.count("[") <= limit:
+        return False  # too few brackets to nest that deep, in strings or not
     depth = 0
     i = 0
     while True:

@@ -12,7 +12,7 @@ later), and every node carrying its source span.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lark.parsers.lalr_analysis import Shift
@@ -20,6 +20,10 @@ from lark.parsers.lalr_analysis import Shift
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
 END = "$END"
+#: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once),
+#: and from how deep a stack at most: deeper ones rarely recur.
+_MAX_ANSWERS = 4096
+_DEEPEST_KEPT = 64
 
 
 class Tok:
@@ -54,7 +58,14 @@ class Node:
 
     def find(self, name: str) -> Node | Tok | None:
         for child in self.children:
-            if getattr(child, "name", None) == name or getattr(child, "type", None) == name:
+            cls = type(child)
+            if cls is Node:
+                if child.name == name:
+                    return child
+            elif cls is Tok:
+                if child.type == name:
+                    return child
+            elif getattr(child, "name", None) == name or getattr(child, "type", None) == name:
                 return child
         return None
 
@@ -64,7 +75,7 @@ class Node:
 
 @dataclass(frozen=True)
 class RuleShape:
-    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain")
+    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain", "_kept", "_collapse")
 
     origin: str  # the nonterminal to go to after the reduction
     name: str  # the node name (alias or origin)
@@ -80,15 +91,70 @@ class RuleShape:
         return self._plain
 
     def __post_init__(self) -> None:
+        # names as plain ``str``: lark hands out ``Token``s, whose ``==`` is a Python call
+        object.__setattr__(self, "origin", str(self.origin))
+        object.__setattr__(self, "name", str(self.name))
+        object.__setattr__(self, "size", int(self.size))
+        object.__setattr__(self, "keep", tuple(bool(k) for k in self.keep))
+        object.__setattr__(self, "inline", tuple(bool(i) for i in self.inline))
         object.__setattr__(self, "_plain", all(self.keep) and not any(self.inline))
+        # the children kept, by position, and whether each is inlined
+        object.__setattr__(
+            self, "_kept", tuple((i, inline) for i, (keep, inline) in enumerate(zip(self.keep, self.inline)) if keep)
+        )
+        # a ``?rule`` with one child is that child
+        object.__setattr__(self, "_collapse", self.expand1 and not self.structural)
 
 
 @dataclass(frozen=True)
 class Tables:
+    """lark's LALR tables, and what the driver reads per token, derived from them once:
+    ``actions`` gives, per state and symbol, the state to shift (or go) to, an ``int``, or
+    the rule to reduce by, a :class:`RuleShape`."""
+
     states: dict[int, dict[str, tuple[Any, Any]]]
     start_states: dict[str, int]
     end_states: dict[str, int]
     shapes: dict[Any, RuleShape]
+    actions: list[dict[str, int | RuleShape]] = field(init=False, repr=False, compare=False)
+    sole: list[RuleShape | None] = field(init=False, repr=False, compare=False)  # per state: its only action
+    expected: list[tuple[str, ...]] = field(init=False, repr=False, compare=False)  # per state: the terminals it reads
+    # accepts_seq's answers, by (end state, stack, terminal types): the same stacks recur
+    # in every block a grammar reads
+    answers: dict[tuple[int, tuple[int, ...], tuple[str, ...]], bool] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        size = max(self.states, default=-1) + 1
+        actions: list[dict[str, int | RuleShape]] = [{} for _ in range(size)]
+        sole: list[RuleShape | None] = [None] * size
+        expected: list[tuple[str, ...]] = [() for _ in range(size)]
+        ends = set(self.end_states.values())
+        for state, acts in self.states.items():
+            actions[state] = {
+                str(sym): (arg if action is Shift else self.shapes[arg]) for sym, (action, arg) in acts.items()
+            }
+            if len(actions[state]) != len(acts):
+                raise ValueError(f"state {state}: two symbols share a name")
+            expected[state] = tuple(str(sym) for sym in acts if sym.isupper() or sym == END)
+            if state not in ends:
+                rule = _sole_reduction(acts)
+                sole[state] = None if rule is None else self.shapes[rule]
+        object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "sole", sole)
+        object.__setattr__(self, "expected", expected)
+
+
+def _sole_reduction(acts: dict[str, tuple[Any, Any]]) -> Any:
+    """The rule a state reduces by whatever the next token is, or None (it shifts something,
+    or reduces by more than one rule, or has no action at all)."""
+    rule = None
+    for action, arg in acts.values():
+        if action is Shift or (rule is not None and arg is not rule):
+            return None
+        rule = arg
+    return rule
 
 
 class LRParser:
@@ -108,60 +174,87 @@ class LRParser:
         return self.stack[-1] == self.end_state
 
     def expected(self) -> list[str]:
-        return [k for k in self.tables.states[self.stack[-1]] if k.isupper() or k == END]
+        return list(self.tables.expected[self.stack[-1]])
 
     def accepts(self, ttype: str) -> bool:
         """Exact check: would ``ttype`` be shifted (or end the parse) from here?"""
-        states = self.tables.states
         top = self.stack[-1]
         if top == self.end_state:
             return ttype == END
-        act = states[top].get(ttype)
+        act = self.tables.actions[top].get(ttype)
         if act is None:
             return False
-        if act[0] is Shift:
-            return True
-        return self.accepts_seq([ttype])
+        return type(act) is int or self.accepts_seq((ttype,))
 
-    def accepts_seq(self, types: list[str]) -> bool:
+    def accepts_seq(self, types: list[str] | tuple[str, ...]) -> bool:
         """Exact check that these terminal types could be read next, in order."""
-        states = self.tables.states
-        shapes = self.tables.shapes
-        stack = list(self.stack)
+        if len(self.stack) > _DEEPEST_KEPT:
+            return self._run_ahead(tuple(types))
+        key = (self.end_state, tuple(self.stack), tuple(types))
+        answers = self.tables.answers
+        got = answers.get(key)
+        if got is None:
+            got = self._run_ahead(key[2])
+            if len(answers) >= _MAX_ANSWERS:
+                answers.clear()
+            answers[key] = got
+        return got
+
+    def _run_ahead(self, types: tuple[str, ...]) -> bool:
+        """Whether ``types`` could be read next: the parse runs ahead on a view of the stack
+        (the part of ``stack`` still under it, and the states pushed since), copying nothing."""
+        actions = self.tables.actions
+        end_state = self.end_state
+        stack = self.stack
+        depth = len(stack)  # stack[:depth] is still under the view
+        pushed: list[int] = []
         for ttype in types:
             while True:
-                top = stack[-1]
-                if top == self.end_state:
+                top = pushed[-1] if pushed else stack[depth - 1]
+                if top == end_state:
                     if ttype != END:
                         return False
                     break
-                act = states[top].get(ttype)
+                act = actions[top].get(ttype)
                 if act is None:
                     return False
-                if act[0] is Shift:
-                    stack.append(act[1])
+                if type(act) is int:
+                    pushed.append(act)
                     break
-                shape = shapes[act[1]]
-                if shape.size:
-                    del stack[-shape.size :]
-                stack.append(states[stack[-1]][shape.origin][1])
+                size = act.size
+                if size:
+                    kept = len(pushed) - size
+                    if kept >= 0:
+                        del pushed[kept:]
+                    else:
+                        depth += kept
+                        pushed.clear()
+                pushed.append(actions[pushed[-1] if pushed else stack[depth - 1]][act.origin])
         return True
 
     def feed(self, tok: Tok) -> bool:
-        states = self.tables.states
+        tables = self.tables
+        stack = self.stack
+        ttype = tok.type
         while True:
-            top = self.stack[-1]
+            top = stack[-1]
             if top == self.end_state:
-                return tok.type == END
-            act = states[top].get(tok.type)
+                return ttype == END
+            act = tables.actions[top].get(ttype)
             if act is None:
                 return False
-            if act[0] is Shift:
-                self.stack.append(act[1])
-                self.values.append(tok)
-                self._eager()
-                return True
-            self._reduce(act[1])
+            if type(act) is int:
+                break
+            self._reduce(act)
+        stack.append(act)
+        self.values.append(tok)
+        # reduce at once while the state's only possible action is one reduction
+        sole = tables.sole
+        shape = sole[act]
+        while shape is not None:
+            self._reduce(shape)
+            shape = sole[stack[-1]]
+        return True
 
     def restore(self, stack: list[int], values: list[Any]) -> None:
         """Go back to a copy of ``stack`` and ``values`` taken earlier: list nodes give back
@@ -180,44 +273,38 @@ class LRParser:
 
     # -- internals ---------------------------------------------------------------
 
-    def _eager(self) -> None:
-        """Reduce while the state's only possible action is one reduction."""
-        states = self.tables.states
-        while self.stack[-1] != self.end_state:
-            acts = states[self.stack[-1]]
-            rule = None
-            for action, arg in acts.values():
-                if action is Shift or (rule is not None and arg is not rule):
-                    return
-                rule = arg
-            if rule is None:
-                return
-            self._reduce(rule)
-
-    def _reduce(self, rule: Any) -> None:
-        shape = self.tables.shapes[rule]
+    def _reduce(self, shape: RuleShape) -> None:
         size = shape.size
+        stack = self.stack
+        values = self.values
         if size:
-            vals = self.values[-size:]
-            del self.stack[-size:]
-            del self.values[-size:]
+            vals = values[-size:]
+            del stack[-size:]
+            del values[-size:]
         else:
             vals = []
         start = end = None
         if vals:
             start = vals[0].start
             end = vals[-1].end
-            if start is None or start < 0:
-                start = next((v.start for v in vals if v.start is not None and v.start >= 0), None)
-            if end is None or end < 0:
-                end = next((v.end for v in reversed(vals) if v.end is not None and v.end >= 0), None)
-        if shape.plain:
+            if start is None or start < 0:  # the first child with a place in the text
+                start = None
+                for v in vals:
+                    if v.start is not None and v.start >= 0:
+                        start = v.start
+                        break
+            if end is None or end < 0:  # the last one
+                end = None
+                for v in reversed(vals):
+                    if v.end is not None and v.end >= 0:
+                        end = v.end
+                        break
+        if shape._plain:
             children: list[Any] = vals
         else:
             children = []
-            for v, keep, inline in zip(vals, shape.keep, shape.inline):
-                if not keep:
-                    continue
+            for i, inline in shape._kept:
+                v = vals[i]
                 if inline and isinstance(v, Node):
                     if not children and shape.structural and v.name[:1] == "_" and v.size == len(v.children):
                         # a list rule lark made from X+ or X* (left-recursive, inlined): take
@@ -228,12 +315,11 @@ class LRParser:
                         children.extend(v.children)
                 else:
                     children.append(v)
-        if shape.expand1 and len(children) == 1 and not shape.structural:
+        if shape._collapse and len(children) == 1:
             value: Any = children[0]
         else:
             value = Node(shape.name, children, start, end)
             if not shape.structural and self.on_node is not None:
                 self.on_node(value)
-        goto = self.tables.states[self.stack[-1]][shape.origin][1]
-        self.stack.append(goto)
-        self.values.append(value)
+        stack.append(self.tables.actions[stack[-1]][shape.origin])
+        values.append(value)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 
-from .jsonscan import CUT, DONE, MORE
+from .jsonscan import CUT, DONE, MORE, quoted_end
 
 __all__ = ["STRING_STARTS", "StringScanner"]
 
 #: The characters a string literal begins with.
 STRING_STARTS = "'\"`"
 
-_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+'), "`": re.compile(r"[^`\\]+")}
+_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}  # inside a triple-quoted string
 _TRIPLES = "'\""  # the quotes that may be tripled (a backtick never is)
 
 
@@ -65,7 +65,14 @@ class StringScanner:
                 self.quote = q
                 pos += 1
         q = self.quote[0]
-        triple = len(self.quote) == 3
+        if len(self.quote) == 1:
+            if pos < n:
+                # after a backslash that ended the last piece, the string goes on past its escape
+                end, self.escape = quoted_end(text, pos + 1 if self.escape else pos, n, q)
+                if end >= 0:
+                    return DONE, end + 1
+                pos = n
+            return (CUT, pos) if eof else (MORE, pos)
         plain = _PLAIN[q]
         while pos < n:
             if self.escape:
@@ -75,13 +82,15 @@ class StringScanner:
             m = plain.match(text, pos, n)
             if m is not None:
                 pos = m.end()
-                continue
+                if pos >= n:
+                    break
             if text[pos] == "\\":
-                self.escape = True
-                pos += 1
+                if pos + 1 < n:
+                    pos += 2  # the backslash and the character it escapes
+                else:
+                    self.escape = True
+                    pos += 1
                 continue
-            if not triple:
-                return DONE, pos + 1
             if text.startswith(self.quote, pos, n):
                 return DONE, pos + 3
             if growing and self.quote.startswith(text[pos:n]):
