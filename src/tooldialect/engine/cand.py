@@ -43,9 +43,8 @@ def body_closed(c: Cand) -> bool:
 
 def bare(term: Terminal) -> bool:
     """A token that is not a marker: a name-like pattern, neither a literal, an opener, a
-    closer, nor a scanned payload."""
-    pat = term.pattern
-    return pat is not None and pat.literal is None and not term.name.endswith(("_OPEN", "_CLOSE"))
+    closer, nor a scanned payload (``Terminal.bare``, worked out when it compiled)."""
+    return term.bare
 
 
 class Lexicon:
@@ -168,7 +167,7 @@ class Cand:
     def shift(self, tok: Tok, term: Terminal | None) -> bool:
         """Feed a token, keeping track of which structures are open and of where the block
         could have ended before a run of bare tokens."""
-        if term is not None and bare(term):
+        if term is not None and term.bare:
             # the block read something complete (not only an announced name) and could end here
             if self.loose is None and self._last_kind() not in (None, Kind.START) and self.parser.accepts(END):
                 self.loose = Snapshot(list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
@@ -177,15 +176,17 @@ class Cand:
         if tok.type in JSON_EXTERNALS:
             self.json_start = tok.start if tok.start is not None else -1
         ok = self.parser.feed(tok)
-        name = tok.type
-        self.last_type = name
-        if name.endswith("_OPEN"):
+        self.last_type = tok.type
+        if term is None:
+            return ok
+        if term.is_open:
             if tok.start is not None:
                 self.opened_at.add(tok.start)
-            key = name[: -len("_OPEN")]
+            key = term.stem
             self.opens[key] = self.opens.get(key, 0) + 1
-        elif name.endswith("_CLOSE"):
-            key = name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+        elif term.is_close and self.opens:
+            # the innermost open structure this closer closes (X_CLOSE closes X and X_…)
+            key = term.stem
             for k in sorted(self.opens, key=len, reverse=True):
                 if k.startswith(key) and self.opens[k] > 0:
                     self.opens[k] -= 1
@@ -215,7 +216,7 @@ class Cand:
         """Closers the parser accepts now that close a structure still open."""
         out = []
         for t in self.g.closers:
-            key = t.name[: -len("_CLOSE")].removeprefix("FURNITURE_")
+            key = t.stem
             if any(k.startswith(key) and n > 0 for k, n in self.opens.items()) and self.parser.accepts(t.name):
                 out.append(t)
         return out

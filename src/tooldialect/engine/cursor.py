@@ -423,7 +423,7 @@ class Cursor:
         return any(
             t.pattern.needs_more(self.window.win, lp)
             for t in c.g.terminals.values()
-            if t.pattern is not None and (t.pattern.literal is not None or t.name.endswith(("_OPEN", "_CLOSE")))
+            if t.pattern is not None and (t.pattern.literal is not None or t.is_open or t.is_close)
         )
 
     def _done(self, c: Cand, trail: bool, at: int = -1) -> None:

@@ -114,13 +114,13 @@ class Loops:
         got = self._stop_cache.get(key)
         if got is None:
             opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
-            stems = {mk.terminal.name.removesuffix("_OPEN") for mk in openers}
+            stems = {mk.terminal.stem for mk in openers}
             pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
             closers = [
                 t.pattern
                 for c in cands
                 for t in c.g.closers
-                if t.pattern is not None and t.name.removeprefix("FURNITURE_").removesuffix("_CLOSE") in stems
+                if t.pattern is not None and t.stem in stems
             ]
             closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
