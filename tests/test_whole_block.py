@@ -1,0 +1,435 @@
+"""Reading a whole JSON payload in one step changes nothing a reader can see.
+
+When a payload's whole text is in the window as its reading begins, ``json``'s C decoder
+reads it in one step (``Cursor._whole_payload``), but only where the character scanner
+``JsonScanner`` would read it exactly the same way; anything else goes through the
+scanner.  A payload read in one look is announced complete either way (the call's id on
+``CallStart``, the arguments in one ``ArgumentsDelta``), so the two readings must give the
+same events, one for one, at every chunking: not only the same ``ParseResult``.  A
+difference would make what a client sees depend on a speed-up.
+
+``Engine.whole_steps`` turns the one-step reading off.  Every golden case and generated
+canonical and near-canonical JSON blocks of every JSON-payload family run both ways, and
+a last test shows the one-step reading is the one canonical JSON actually takes, so the
+comparison is not the scanner against itself.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from contract import CHUNKINGS, cuts, describe
+from hypothesis import given
+from hypothesis import strategies as st
+from support import all_cases, budget, long_search, options, run_stream
+from test_render_call import toolset as toolset_for
+
+import tooldialect as td
+from tooldialect.engine.core import Engine
+from tooldialect.grammar import JSON_EXTERNALS
+from tooldialect.jsonscan import JsonScanner
+
+CASES = all_cases()
+#: The chunkings that cut a reply; each golden case runs whole and at two of them.
+CUT = ("chars", "threes", "random")
+#: The families whose grammar reads a payload with the JSON scanner.
+JSON_FAMILIES = tuple(
+    name for name in td.families.names() if JSON_EXTERNALS & set(td.families.get(name).grammar.terminals)
+)
+
+
+@contextmanager
+def whole_steps(on: bool) -> Iterator[None]:
+    """The one-step reading on or off for what runs inside (a context, not the fixture:
+    hypothesis runs many examples in one test call)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Engine, "whole_steps", on)
+        yield
+
+
+def _dump(events: list[td.Event]) -> list[list[Any]]:
+    return [[type(e).__name__, e.model_dump()] for e in events]
+
+
+def _parted(fast: list[Any], slow: list[Any]) -> str:
+    """Where two event lists first part, both sides shown."""
+    i = next((i for i, (a, b) in enumerate(zip(fast, slow)) if a != b), min(len(fast), len(slow)))
+    return (
+        f"the readings part at event {i} ({len(fast)} events in one step, {len(slow)} by the scanner)\n"
+        f"one step {fast[i : i + 3]!r}\nscanner  {slow[i : i + 3]!r}"
+    )
+
+
+def difference(text: str, opts: dict[str, Any], at: list[int]) -> str | None:
+    """How the events of ``text`` cut at ``at`` differ between the two readings, or None."""
+    with whole_steps(True):
+        fast = _dump(run_stream(text, at, **opts))
+    with whole_steps(False):
+        slow = _dump(run_stream(text, at, **opts))
+    return None if fast == slow else _parted(fast, slow)
+
+
+def batch_difference(text: str, opts: dict[str, Any]) -> str | None:
+    """How ``td.parse`` differs between the two readings, or None."""
+    with whole_steps(True):
+        fast = td.parse(text, **opts).model_dump()
+    with whole_steps(False):
+        slow = td.parse(text, **opts).model_dump()
+    if fast == slow:
+        return None
+    field = next(k for k in fast if fast[k] != slow[k])
+    return f"parse() differs in {field}: one step {fast[field]!r}, scanner {slow[field]!r}"
+
+
+# -- 1. the golden corpus ------------------------------------------------------------------------
+
+
+def _chunkings(i: int) -> tuple[str, ...]:
+    """Whole and two cutting chunkings, turning over from case to case (every one in a long
+    search): each chunking meets two thirds of the corpus."""
+    return CHUNKINGS if long_search() else ("whole", CUT[i % 3], CUT[(i + 1) % 3])
+
+
+@pytest.mark.parametrize("family", sorted({case.family for case in CASES}))
+def test_golden_cases_read_the_same_either_way(family):
+    """The golden cases hold every family's payloads as models wrote them, broken ones too:
+    fed whole and cut, and parsed, each gives the same result both ways."""
+    failures = []
+    for i, case in enumerate(CASES):
+        if case.family != family:
+            continue
+        opts = options(case)
+        problems = [batch_difference(case.text, opts)]
+        for chunking in _chunkings(i):
+            found = difference(case.text, opts, cuts(case.text, chunking, len(case.text)))
+            problems.append(found and f"[{chunking}] {found}")
+        failures += [f"{case.id}\n{describe(case.text, opts)}\n{p}" for p in problems if p]
+    assert not failures, f"{len(failures)} differences; the shortest:\n\n" + "\n\n".join(sorted(failures, key=len)[:3])
+
+
+# -- 2. canonical and near-canonical JSON blocks ---------------------------------------------------
+
+#: The argument every generated call carries, for the mutations to find and rewrite.
+SLOT_KEY, SLOT_VALUE = "_slot_7", 918273645
+_SLOT = re.compile(r'(?P<member>"_slot_7"\s*:\s*(?P<value>918273645))')
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: Where white space may go: after an opener, a comma or a colon, before a closer.
+_BETWEEN_TOKENS = re.compile(r"(?<=[{\[,:])|(?=[}\]])")
+
+CHARS = st.characters(exclude_categories=("Cs",)) | st.sampled_from(
+    "\"\\/\b\f\n\r\t\x00\x1f\x7f\u2028\u2029\ufeff\U0001f600\U00010000é<|>{}[]:,'"
+)
+STRINGS = st.text(CHARS, max_size=12) | st.builds(
+    operator.mul, st.text(CHARS, min_size=1, max_size=3), st.integers(40, 300)
+)  # long ones cross max_block_chars
+NUMBERS = (
+    st.integers()
+    | st.integers(-(2**80), 2**80)
+    | st.sampled_from((0, -1, 2**53 + 1, -(2**63), 10**30))
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+KEYS = st.sampled_from(("name", "arguments", "id", "parameters", "function", "a", "")) | st.text(CHARS, max_size=6)
+VALUES = st.recursive(
+    st.none() | st.booleans() | NUMBERS | STRINGS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=10,
+)
+
+#: What a model writes in place of a value that strict JSON refuses, or reads otherwise.
+RAW_VALUES = (
+    "NaN", "-NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1E+400", "1.5e-400", "-0", "-0.0", "0e0",
+    "123456789012345678901234567890", "01", "1.", ".5", "+1", "0x1F", "1_000", "True", "None", "undefined",
+    "nul", "tru", "'single'", "'it\\'s'", '"raw\nnewline"', '"raw\ttab"', '"raw\rcr"', '"nul\x00"',
+    '"\u2028\u2029"', '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"', '"\\u2028"', '"\\/"', '"\\x41"',
+    '"\\u12"', '"\\U0001F600"', '"\\a"', '<|"|>gemma<|"|>', '<|">gemma<|">', '"a<|\\"|>b"', '"<|"|>"',
+    "[1,]", '{"a": 1,}', "[,]", "{}", "[]", "[[]]", '{"": {}}', "{'a': 1}", "{a: 1}", '{"a" 1}', '{"a": }',
+    "// note\n1", "/* note */ 1", '"a" "b"', '"unterminated', "[1, 2", "{", "}", "]", '"</tool_call>"', '"}"',
+)  # fmt: skip
+#: Members a model writes that strict JSON refuses, or that repeat a key.
+RAW_MEMBERS = (
+    '"a": 1, "a": 2', '"name": "shadow"', '"name": "x", "name": "y"', '"arguments": {}', '"id": "call_9"',
+    "'k': 1", "k: 1", '"k": 1,', '"k": NaN', ",", '"k" : 1 , ', '"k":1,"k":1', '"arguments": {"a": 1}',
+)  # fmt: skip
+QUOTE_TOKENS = ('<|"|>', '<|">')
+RAW_CHARS = ("\n", "\t", "\r", "\x00", "\x1f", "\x7f", "\u2028", "\u2029", "\ud800")
+WHITESPACE = ("", " ", "\n", "\r\n", "\t", "  \n\t ", "\u00a0", "\ufeff", "\x0b", "\x0c")
+PREFIXES = ("", "Let me check.\n", "<think>\nfirst the weather\n</think>\n")
+TAILS = (" Done.", "\n\nThe weather is", "}", "]", ",", '{"a": 1}', "<tool_call>", "</tool_call>", "\n")
+INNER = (
+    "value", "member", "deep", "trailing comma", "single quotes", "raw character", "quote token",
+    "reformat", "whitespace", "id", "second payload", "cut payload",
+)  # fmt: skip
+OUTER = ("none", "none", "text after", "cut anywhere")
+
+
+@dataclass
+class Block:
+    """A generated reply holding one family's JSON block, and how it is fed."""
+
+    text: str
+    opts: dict[str, Any]
+    chunking: str
+    at: list[int]
+    plan: list[str]
+
+    def __repr__(self) -> str:
+        return f"Block(\n{describe(self.text, self.opts, self.chunking, cuts=self.at, plan=self.plan)})"
+
+
+def _payload(text: str) -> tuple[int, int] | None:
+    """The first JSON value of the block: the payload the mutations break (None once an
+    earlier mutation broke them all)."""
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"[{\[]", text):
+        try:
+            return m.start(), decoder.raw_decode(text, m.start())[1]
+        except ValueError:
+            continue
+    return None
+
+
+def _open_at(text: str, start: int, pos: int) -> int:
+    """How many containers are open at ``pos`` in the JSON beginning at ``start``."""
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[{\[]|[}\]]', text[start:pos]):
+        token = m.group()
+        depth += 1 if token in "{[" else -1 if token in "}]" else 0
+    return depth
+
+
+def _nested(levels: int, choose: Callable[[Any], Any]) -> str:
+    """A value ``levels`` containers deep, of arrays and objects as drawn."""
+    out = "0"
+    for _ in range(levels):
+        out = "[" + out + "]" if choose(st.booleans()) else '{"d": ' + out + "}"
+    return out
+
+
+def _reformat(payload: str, draw: Callable[[Any], Any]) -> str:
+    """The payload written again with other white space, separators and escaping."""
+    value = json.loads(payload)
+    indent = draw(st.sampled_from((None, 0, 2, "\t")))
+    separators = draw(st.sampled_from(((",", ":"), (", ", ": "), (" , ", " : "))))
+    return json.dumps(value, indent=indent, separators=separators, ensure_ascii=draw(st.booleans()))
+
+
+def _in_string(draw: Callable[[Any], Any], text: str, ps: int, pe: int) -> tuple[int, int] | None:
+    strings = [m.span() for m in _STRING.finditer(text, ps, pe)]
+    return draw(st.sampled_from(strings)) if strings else None
+
+
+def _inner(draw: Callable[[Any], Any], text: str, how: str, max_depth: int) -> str:
+    """``text`` with its payload broken the way ``how`` says (unchanged where it cannot be)."""
+    payload = _payload(text)
+    if payload is None:
+        return text
+    ps, pe = payload
+    slot = _SLOT.search(text, ps, pe)
+    if how in ("value", "member", "deep") and slot is not None:
+        if how == "member":
+            return text[: slot.start()] + draw(st.sampled_from(RAW_MEMBERS)) + text[slot.end() :]
+        if how == "value":
+            raw = draw(st.sampled_from(RAW_VALUES) | st.text(CHARS, max_size=8).map(lambda s: '"' + s + '"'))
+        else:  # nested to max_depth, one less or one more, counting the containers around it
+            raw = _nested(max(0, max_depth - _open_at(text, ps, slot.start("value")) + draw(st.integers(-1, 1))), draw)
+        return text[: slot.start("value")] + raw + text[slot.end("value") :]
+    if how == "trailing comma":
+        closers = [m.start() for m in re.finditer(r"[}\]]", text[ps:pe])]
+        at = ps + draw(st.sampled_from(closers))
+        return text[:at] + draw(st.sampled_from((",", ", ", ",\n"))) + text[at:]
+    if how in ("single quotes", "raw character", "quote token"):
+        span = _in_string(draw, text, ps, pe)
+        if span is None:
+            return text
+        a, b = span
+        if how == "single quotes":
+            return text[:a] + "'" + text[a + 1 : b - 1] + "'" + text[b:]
+        if how == "raw character":
+            at = draw(st.integers(a + 1, b - 1))
+            return text[:at] + draw(st.sampled_from(RAW_CHARS)) + text[at:]
+        quote = draw(st.sampled_from(QUOTE_TOKENS))
+        if draw(st.booleans()):
+            return text[:a] + quote + text[a + 1 : b - 1] + quote + text[b:]
+        at = draw(st.integers(a + 1, b - 1))
+        return text[:at] + quote + text[at:]
+    if how == "reformat":
+        return text[:ps] + _reformat(text[ps:pe], draw) + text[pe:]
+    if how == "whitespace":
+        at = draw(st.sampled_from([m.start() for m in _BETWEEN_TOKENS.finditer(text, ps, pe)]))
+        return text[:at] + draw(st.sampled_from(WHITESPACE)) + text[at:]
+    if how == "id" and text[ps] == "{":
+        member = '"id": ' + json.dumps(draw(st.sampled_from(("call_1", "", "a1B2c3D4e")) | STRINGS))
+        return text[: ps + 1] + member + ", " + text[ps + 1 :]
+    if how == "second payload":
+        return text[:pe] + draw(st.sampled_from(("", " ", "\n", ",", ", "))) + text[ps:pe] + text[pe:]
+    if how == "cut payload":
+        return text[: draw(st.integers(ps, pe))]
+    return text
+
+
+def _policy(draw: Callable[[Any], Any], text: str) -> td.Policy:
+    """Small limits as drawn; a cap may fall right around the end of the payload (the
+    rendered block begins at its opener)."""
+    cap = draw(st.sampled_from(("default", "small", "around")))
+    fields: dict[str, Any] = {
+        "max_depth": draw(st.sampled_from((64, 64, 2, 3, 4, 5, 8))),
+        "truncated": draw(st.sampled_from(("drop", "keep"))),
+    }
+    if cap == "small":
+        fields["max_block_chars"] = 256
+    elif cap == "around":
+        payload = _payload(text)
+        end = payload[1] if payload is not None else len(text)
+        fields["max_block_chars"] = max(256, end + draw(st.integers(-2, 2)))
+    return td.Policy(**fields)
+
+
+def _calls(draw: Callable[[Any], Any], parallel: bool) -> list[dict[str, Any]]:
+    """One call whose arguments hold the slot the mutations rewrite, and maybe a second."""
+    items = list(draw(st.dictionaries(KEYS.filter(lambda k: k != SLOT_KEY), VALUES, max_size=4)).items())
+    items.insert(draw(st.integers(0, len(items))), (SLOT_KEY, SLOT_VALUE))
+    calls = [{"name": draw(st.sampled_from(("get_weather", "f", "lookup_v2"))), "arguments": dict(items)}]
+    if parallel and draw(st.booleans()):
+        calls.append({"name": "f", "arguments": {"a": draw(VALUES)}})
+    return calls
+
+
+@st.composite
+def blocks(draw: Callable[[Any], Any], mutations: tuple[str, ...], outer: tuple[str, ...]) -> Block:
+    """A block of a JSON-payload family as its writer renders it, broken by up to two of
+    ``mutations`` (none: canonical) and one of ``outer``, after prose as drawn."""
+    family = draw(st.sampled_from(JSON_FAMILIES))
+    fam = td.families.get(family)
+    calls = _calls(draw, fam.shape.parallel)
+    text = fam.render_calls(calls)
+    plan = [family]
+    policy = _policy(draw, text)  # limits first: the deep mutation aims at max_depth
+    for how in draw(st.lists(st.sampled_from(mutations), min_size=1, max_size=2)) if mutations else ():
+        plan.append(how)
+        text = _inner(draw, text, how, policy.max_depth)
+    after = draw(st.sampled_from(outer))
+    if after == "text after":
+        text += draw(st.sampled_from(TAILS) | st.text(CHARS, max_size=8))
+    elif after == "cut anywhere":
+        text = text[: draw(st.integers(0, len(text)))]
+    if after != "none":
+        plan.append(after)
+    text = draw(st.sampled_from(PREFIXES)) + text
+    opts: dict[str, Any] = {"policy": policy}
+    if family == "glm_lines" or draw(st.booleans()):  # glm_lines reads only the toolset's names
+        opts["tools"] = toolset_for(*calls)
+    chunking = draw(st.sampled_from(("random", "random", "threes", "chars")))
+    at = cuts(text, chunking, draw(st.integers(0, 2**16)))
+    return Block(text, opts, chunking, at, plan)
+
+
+def _check(block: Block) -> None:
+    """Parsed, fed whole and fed at the block's cuts (the same cuts both ways): one result."""
+    problems = [batch_difference(block.text, block.opts)]
+    problems += [difference(block.text, block.opts, at) for at in ([], block.at)]
+    found = [p for p in problems if p]
+    assert not found, f"{block!r}\n" + "\n".join(found)
+
+
+@budget(200)
+@given(block=blocks((), ("none", "text after")))
+def test_canonical_blocks_read_the_same_either_way(block):
+    """What a writer renders is what the one step reads: it must announce the very calls
+    the scanner announces, ids and argument text included."""
+    _check(block)
+
+
+@budget(700)
+@given(block=blocks(INNER, OUTER))
+def test_near_canonical_blocks_read_the_same_either_way(block):
+    """Near the edge of strict JSON (what json accepts and the scanner reads otherwise, a
+    limit just met or just passed, a payload cut off or followed by more) the one step
+    must either read exactly what the scanner reads or leave the payload to it."""
+    _check(block)
+
+
+# -- 3. the one-step reading is the one taken -------------------------------------------------------
+
+
+def scans(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tuple[int, list[list[Any]]]:
+    """How many times ``JsonScanner.scan`` runs while ``text`` is read (fed at ``feed``, or
+    parsed), and the events."""
+    count = 0
+    scan = JsonScanner.scan
+
+    def counted(self: JsonScanner, *args: Any) -> Any:
+        nonlocal count
+        count += 1
+        return scan(self, *args)
+
+    with pytest.MonkeyPatch.context() as mp, whole_steps(on):
+        mp.setattr(JsonScanner, "scan", counted)
+        events = run_stream(text, feed or [], **opts)
+    return count, _dump(events)
+
+
+CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opts": {"unit": None}}}
+
+
+@pytest.mark.parametrize("family", JSON_FAMILIES)
+def test_a_canonical_block_takes_no_scanner_step(family):
+    """Each JSON-payload family's own rendering is read in one step, and calls come back."""
+    text = td.families.get(family).render_calls([CALL])
+    tools = toolset_for(CALL)
+    fast, fast_events = scans(text, True, tools=tools)
+    slow, slow_events = scans(text, False, tools=tools)
+    assert fast == 0 and slow > 0, (fast, slow)
+    assert fast_events == slow_events
+    assert [c.name for c in td.parse(text, tools=tools).calls] == ["get_weather"]
+
+
+def test_a_payload_arriving_in_one_delta_takes_no_scanner_step():
+    """The opener in one delta and the payload in the next: the payload is whole when its
+    reading begins, so a stream takes the one step too."""
+    text = '<tool_call>\n{"name": "f", "arguments": {"a": [1, {"b": "x"}]}}\n</tool_call>'
+    fast, fast_events = scans(text, True, feed=[12])
+    slow, slow_events = scans(text, False, feed=[12])
+    assert fast == 0 and slow > 0, (fast, slow)
+    assert fast_events == slow_events
+
+
+def _hermes(arguments: str) -> str:
+    return '<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>"
+
+
+FALLBACKS = {
+    "single quotes": ("<tool_call>{'name': 'f', 'arguments': {'a': 1}}</tool_call>", {}),
+    "NaN": (_hermes('{"a": NaN}'), {}),
+    "Infinity": (_hermes('{"a": -Infinity}'), {}),
+    "a trailing comma": (_hermes('{"a": 1,}'), {}),
+    "a raw newline in a string": (_hermes('{"a": "x\ny"}'), {}),
+    "nesting past max_depth": (_hermes('{"a": [[1]]}'), {"max_depth": 3}),
+    "past max_block_chars": (_hermes('{"a": "' + "x" * 300 + '"}'), {"max_block_chars": 256}),
+    "cut off": ('<tool_call>{"name": "f", "arguments": {"a": 1', {}),
+}
+
+
+@pytest.mark.parametrize("title", list(FALLBACKS))
+def test_a_near_canonical_block_falls_back_to_the_scanner(title):
+    """What strict JSON reads otherwise than the scanner (or cannot read) is the scanner's,
+    with the one-step reading on, and gives the same events as with it off."""
+    text, fields = FALLBACKS[title]
+    policy = td.Policy(**fields)
+    fast, fast_events = scans(text, True, policy=policy)
+    slow, slow_events = scans(text, False, policy=policy)
+    assert fast > 0 and slow > 0, (fast, slow)
+    assert fast_events == slow_events
+
+
+def test_nesting_at_max_depth_is_still_one_step():
+    """A payload exactly ``max_depth`` deep is within the limit: the one step reads it."""
+    text = _hermes('{"a": [1]}')
+    fast, _ = scans(text, True, policy=td.Policy(max_depth=3))
+    assert fast == 0
