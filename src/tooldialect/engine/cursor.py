@@ -327,7 +327,7 @@ class Cursor:
         """Where the JSON payload at ``lp`` ends when its whole text is in the window and
         ``JsonScanner`` would read it exactly as strict JSON does (so ``json``'s C decoder
         may read it in one step), else -1: not strict JSON, not complete yet, nesting past
-        ``max_depth``, past the size cap, or holding a quote token of the grammar.  One
+        ``max_depth``, or past the size cap.  One
         try per payload: what it reads the scanner would read too, so at most twice."""
         win = self.window.win
         if win[lp] not in "{[":
@@ -341,9 +341,7 @@ class Cursor:
         text = win[lp:end]
         if text.count("{") + text.count("[") > self.policy.max_depth and depth_exceeds(text, self.policy.max_depth):
             return -1
-        if any(q in text for q in c.g.quotes):
-            return -1
-        return end
+        return end  # (a grammar's quote token, <|"|>, cannot stand in strict JSON as written)
 
     def _finish(self, c: Cand) -> None:
         if c.whole and not c.last_type.startswith("FURNITURE_"):
