@@ -327,8 +327,8 @@ class Cursor:
         """Where the JSON payload at ``lp`` ends when its whole text is in the window and
         ``JsonScanner`` would read it exactly as strict JSON does (so ``json``'s C decoder
         may read it in one step), else -1: not strict JSON, not complete yet, nesting past
-        ``max_depth``, or past the size cap.  One
-        try per payload: what it reads the scanner would read too, so at most twice."""
+        ``max_depth``, or past the size cap.  One try per payload: what it reads the
+        scanner would read too, so at most twice."""
         win = self.window.win
         if win[lp] not in "{[":
             return -1
@@ -338,8 +338,7 @@ class Cursor:
             return -1
         if self.window.base + end > cap:
             return -1
-        text = win[lp:end]
-        if text.count("{") + text.count("[") > self.policy.max_depth and depth_exceeds(text, self.policy.max_depth):
+        if depth_exceeds(win[lp:end], self.policy.max_depth):
             return -1
         return end  # (a grammar's quote token, <|"|>, cannot stand in strict JSON as written)
 
