@@ -12,23 +12,32 @@ import json
 from typing import Any
 
 from .argstream import member
-from .coerce import type_value
-from .models import Diagnostic, Policy, ToolCall
+from .coerce import ValueTyping
+from .models import Diagnostic, Policy, ToolCall, constructor
 from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .toolset import Toolset
 
 __all__ = ["Binder"]
 
+# what binding builds from checked values, once per call and per diagnostic
+_tool_call = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
+_diagnostic = constructor(Diagnostic, "kind", "family", "detail", "span", "message")
+
+
+_UNTYPED = ValueTyping(None)  # a parameter no schema describes
+
 
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index")
+    __slots__ = ("tools", "policy", "known", "index", "_typings")
 
     def __init__(self, tools: Toolset | None, policy: Policy) -> None:
         self.tools = tools
         self.policy = policy
         self.known: frozenset[str] = frozenset(tools.names) if tools is not None else frozenset()
         self.index = NameIndex(self.known) if tools is not None else None
+        # how each parameter of a tool is typed, worked out when first typed
+        self._typings: dict[tuple[str, str], ValueTyping] = {}
 
     def resolve(self, name: str, gated: bool = False) -> Resolution:
         """What a written name resolves to.  Without a toolset it passes through unchanged;
@@ -105,15 +114,7 @@ class Binder:
                     )
                 )
             diags.extend(self._validate(name, arguments, raw))
-        call = ToolCall.model_construct(
-            name=name,
-            arguments=arguments,
-            arguments_json=arguments_json,
-            id=raw.id,
-            family=raw.family,
-            span=raw.span,
-        )
-        return call, diags
+        return _tool_call(name, arguments, arguments_json, raw.id, raw.family, raw.span), diags
 
     def _typed(
         self, name: str | None, params: list[tuple[str, str, bool | None]], notes: list[str]
@@ -131,12 +132,21 @@ class Binder:
 
     def typed_value(self, name: str | None, key: str, text: str, flag: bool | None, notes: list[str]) -> Any:
         """One value written as text, typed by the schema of ``name``'s parameter ``key``."""
-        schema = self.tools.get(name).parameters if (self.tools is not None and name is not None) else None
+        typing = self._typings.get((name, key)) if name is not None else _UNTYPED
+        if typing is None:
+            typing = self._typing(name, key)
+        return typing(text, string=flag, notes=notes, max_depth=self.policy.max_depth)
+
+    def _typing(self, name: str, key: str) -> ValueTyping:
+        """How ``name``'s parameter ``key`` is typed: kept for the tool's own parameters (a
+        key the schema does not name, which the model chooses, is not remembered)."""
+        schema = self.tools.get(name).parameters if self.tools is not None else None
         props = schema.get("properties") if isinstance(schema, dict) else None
         sub = props.get(key) if isinstance(props, dict) else None
-        return type_value(
-            text, sub if isinstance(sub, dict) else None, string=flag, notes=notes, max_depth=self.policy.max_depth
-        )
+        if not isinstance(sub, dict):
+            return _UNTYPED
+        typing = self._typings[(name, key)] = ValueTyping(sub)
+        return typing
 
     def _unwrap(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         """``{"arguments": {…}}`` around the real object, when the schema has no such property."""
@@ -189,6 +199,4 @@ class Binder:
 
     @staticmethod
     def diagnostic(issue: Issue, family: str | None) -> Diagnostic:
-        return Diagnostic.model_construct(
-            kind=issue.kind, family=family, detail=issue.detail, span=issue.span, message=issue.message
-        )
+        return _diagnostic(issue.kind, family, issue.detail, issue.span, issue.message)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 from .repair import RepairFailed, repair_json
 
-__all__ = ["json_type", "strip_template_newlines", "type_arguments", "type_literal", "type_value"]
+__all__ = ["ValueTyping", "json_type", "strip_template_newlines", "type_arguments", "type_literal", "type_value"]
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
 _INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
@@ -56,18 +56,45 @@ def type_value(
     ``max_depth`` is never read as JSON: it stays the text (a schema that wants an object
     or array then reports it invalid).
     """
-    if string is True:
-        return text
-    trimmed = text.strip()
-    if trimmed[:1] in ("{", "[") and depth_exceeds(trimmed, max_depth):
-        return text
-    if string is False:
-        got = _json(trimmed, notes)
-        return text if got is _NO else got
-    if not isinstance(schema, Mapping) or not _types(schema):
-        got = _json(trimmed, notes)
-        return text if got is _NO or isinstance(got, str) else got
-    return _typed(text, trimmed, schema, 0, notes)
+    return ValueTyping(schema)(text, string=string, notes=notes, max_depth=max_depth)
+
+
+class ValueTyping:
+    """:func:`type_value` for one parameter's schema, with what depends on the schema alone
+    (the types it admits, most specific first, and the part of it for each) worked out
+    the first time it is needed, once: binding keeps one per tool parameter, so a value
+    then costs only its own reading."""
+
+    __slots__ = ("_plan", "_schema")
+
+    def __init__(self, schema: Mapping[str, Any] | None) -> None:
+        self._schema = schema
+        self._plan: tuple[tuple[tuple[str, Mapping[str, Any]], ...], Any] | None = None
+
+    def __call__(
+        self, text: str, *, string: bool | None = None, notes: list[str] | None = None, max_depth: int = _MAX_NEST
+    ) -> Any:
+        if string is True:
+            return text
+        trimmed = text.strip()
+        if trimmed[:1] in ("{", "[") and depth_exceeds(trimmed, max_depth):
+            return text
+        if string is False:
+            got = _json(trimmed, notes)
+            return text if got is _NO else got
+        steps, enum = self._plan or self._work_out()
+        if not steps:
+            got = _json(trimmed, notes)
+            return text if got is _NO or isinstance(got, str) else got
+        return _typed_by(text, trimmed, steps, enum, 0, notes)
+
+    def _work_out(self) -> tuple[tuple[tuple[str, Mapping[str, Any]], ...], Any]:
+        schema = self._schema
+        if isinstance(schema, Mapping) and _types(schema):
+            self._plan = (tuple(_steps(schema)), schema.get("enum"))
+        else:
+            self._plan = ((), None)  # no schema that types: JSON values, else the text
+        return self._plan
 
 
 def type_literal(value: Any, schema: Mapping[str, Any] | None) -> Any:
@@ -177,12 +204,27 @@ def _branch(schema: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return schema
 
 
+def _steps(schema: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each type a schema admits, most specific first, with the part of it for that type."""
+    return ((kind, _branch(schema, kind)) for kind in _types(schema))
+
+
 def _typed(
     text: str, trimmed: str, schema: Mapping[str, Any], depth: int, notes: list[str] | None = None
 ) -> Any:
-    enum = schema.get("enum")
-    for kind in _types(schema):
-        got = _as(kind, text, trimmed, _branch(schema, kind), depth, notes)
+    return _typed_by(text, trimmed, _steps(schema), schema.get("enum"), depth, notes)
+
+
+def _typed_by(
+    text: str,
+    trimmed: str,
+    steps: Iterable[tuple[str, Mapping[str, Any]]],
+    enum: Any,
+    depth: int,
+    notes: list[str] | None,
+) -> Any:
+    for kind, branch in steps:
+        got = _as(kind, text, trimmed, branch, depth, notes)
         if got is _NO:
             continue
         if isinstance(enum, list) and got not in enum and kind != "string":

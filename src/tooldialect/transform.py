@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -49,6 +50,8 @@ _NAME_KEYS = ("name", "tool_name")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
 #: The conventional rule whose payload holds objects keyed by the tool name.
 KEYED_RULE = "keyed_json_calls"
+#: The conventional rules :meth:`Reader.read` reads (every other node is None).
+_READ_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
 
 
 class Reader:
@@ -101,6 +104,8 @@ class Reader:
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         """Records and issues for a conventional node, or None for any other node."""
+        if node.name not in _READ_RULES:  # most nodes: one set lookup
+            return None
         if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = _first_token(node)
             if tok is None:
@@ -265,7 +270,7 @@ class Reader:
         for obj, start, end in self._call_objects(value, exact, 0, len(text)):
             elem = 0 if obj is value else places.get(id(obj), -1)
             got, notes = (
-                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, Mapping) else ([], [])
+                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, dict) else ([], [])
             )
             for item in (*got, *notes):
                 item.elem = elem
@@ -309,20 +314,20 @@ class Reader:
         ``text`` is the payload when it is strict JSON (for exact spans), else None (every
         element then spans the whole payload)."""
         if isinstance(value, list):
-            spans = element_spans(text, start) if text is not None else [(start, end)] * len(value)
+            spans = _element_spans(text, start) if text is not None else [(start, end)] * len(value)
             yield from ((item, s, e) for item, (s, e) in zip(value, spans))
             return
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             return
         wrapped = value.get("tool_calls")
         if isinstance(wrapped, list) and wrapped:
-            inner = member_spans(text, start).get("tool_calls") if text is not None else (start, end)
+            inner = _member_span(text, start, "tool_calls") if text is not None else (start, end)
             if inner is not None:
                 yield from self._call_objects(wrapped, text, inner[0], inner[1])
                 return
         single = value.get("tool_call")
-        if isinstance(single, Mapping) and len(value) == 1:
-            inner = member_spans(text, start).get("tool_call") if text is not None else (start, end)
+        if isinstance(single, dict) and len(value) == 1:
+            inner = _member_span(text, start, "tool_call") if text is not None else (start, end)
             if inner is not None:
                 yield single, inner[0], inner[1]
                 return
@@ -346,16 +351,16 @@ class Reader:
             if len(obj) != 1:
                 return [], []
             name, value = next(iter(obj.items()))
-            if not name.strip() or not isinstance(value, (Mapping, str)):
+            if not name.strip() or not isinstance(value, (dict, str)):
                 return [], []
-            raw = member_spans(text, start).get(name) if text is not None else None
+            raw = _member_span(text, start, name) if text is not None else None
             return self._finish(name, value, text[raw[0] : raw[1]] if raw else None, None, span, [])
         fn = obj.get("function")
         holder: Mapping[str, Any] = obj
         holder_start = start
-        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str) and "arguments" in fn:
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and "arguments" in fn:
             holder = fn
-            holder_start = member_spans(text, start)["function"][0] if text is not None else start
+            holder_start = _member_span(text, start, "function")[0] if text is not None else start
             name = fn["name"]
         else:
             name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
@@ -375,7 +380,7 @@ class Reader:
             # repaired: the model's strict prefix and a tail (what a stream sent, then the rest)
             raw = self.args_text(payload, obj[key], call_object=True, elem=elem)
         elif text is not None:
-            args_span = member_spans(text, holder_start).get(key)
+            args_span = _member_span(text, holder_start, key)
             if args_span is not None:
                 raw = text[args_span[0] : args_span[1]]
         return self._finish(name, holder[key], raw, call_id, span, [])
@@ -511,6 +516,49 @@ def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) ->
     )
 
 
+# -- spans inside strict JSON, each value crossed in one step --------------------------------
+# A payload's spans are looked for only in text json.loads read strictly (a payload that
+# needed no repair), where json's own scanner finds where each value ends in C; the
+# jsonscan walks, which also take text that is not strict, answer if it ever does not.
+
+_scan_value = json.JSONDecoder().scan_once  # (value, end) of the JSON value at an offset
+_WS = re.compile(r"[ \t\r\n]*")
+_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+_COMMA = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
+
+
+def _member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
+    """``member_spans(text, start).get(key)``: the span of the value of member ``key`` of
+    the object at ``start`` (its last, the one json.loads keeps)."""
+    try:
+        found = None
+        pos = _WS.match(text, start + 1).end()
+        while text[pos] == '"':
+            name, pos = _scan_value(text, pos)
+            pos = _COLON.match(text, pos).end()
+            end = _scan_value(text, pos)[1]
+            if name == key:
+                found = (pos, end)
+            pos = _COMMA.match(text, end).end()
+        return found
+    except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
+        return member_spans(text, start).get(key)
+
+
+def _element_spans(text: str, start: int) -> list[tuple[int, int]]:
+    """``element_spans(text, start)``: the spans of the elements of the array at ``start``."""
+    try:
+        spans = []
+        pos = _WS.match(text, start + 1).end()
+        while text[pos] != "]":
+            end = _scan_value(text, pos)[1]
+            spans.append((pos, end))
+            pos = _COMMA.match(text, end).end()
+        return spans
+    except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
+        return element_spans(text, start)
+
+
 def _last_element(text: str) -> tuple[int, int]:
     """Offset and index of the element of a cut-off array that the cut fell in (offset
     -1 when unclear)."""
@@ -551,7 +599,7 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
     if key != "parameters" or "description" not in holder:
         return False
     params = holder.get("parameters")
-    return isinstance(params, Mapping) and params.get("type") == "object" and "properties" in params
+    return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
 
 
 def _not_object(name: str, value: Any, span: tuple[int, int]) -> Issue:

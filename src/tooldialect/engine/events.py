@@ -2,60 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..binding import Binder
-from ..models import ArgumentsDelta, Diagnostic, DiagnosticEvent, Event, ReasoningDelta, TextDelta
+from ..models import (
+    ArgumentsDelta,
+    CallAbort,
+    CallEnd,
+    CallStart,
+    Diagnostic,
+    DiagnosticEvent,
+    Event,
+    ReasoningDelta,
+    TextDelta,
+    constructor,
+)
 from ..records import Issue
 from .kinds import Channel
 
-__all__ = ["Sink", "arguments_delta", "reasoning_delta", "text_delta"]
+__all__ = [
+    "Sink",
+    "arguments_delta",
+    "call_abort",
+    "call_end",
+    "call_start",
+    "diagnostic_event",
+    "reasoning_delta",
+    "text_delta",
+]
 
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _builder(cls: Any, *names: str) -> Any:
-    """A constructor for a per-delta event that skips ``model_construct``'s generic field
-    walk: the same four slots set to the same values, for a model with only required
-    fields, no private attributes and no post-init hook (checked here, once)."""
-    plain = (
-        set(cls.model_fields) == set(names)
-        and all(f.is_required() and f.alias is None and f.validation_alias is None for f in cls.model_fields.values())
-        and not cls.__private_attributes__
-        and not cls.__pydantic_post_init__
-        and cls.model_config.get("extra") != "allow"
-    )
-    if not plain:  # pragma: no cover - a model that grew a default or a hook
-        return lambda *values: cls.model_construct(**dict(zip(names, values)))
-    if len(names) == 1:
-        (a,) = names
-
-        def build1(x: Any) -> Any:
-            m = _new(cls)
-            _set(m, "__dict__", {a: x})
-            _set(m, "__pydantic_fields_set__", {a})
-            _set(m, "__pydantic_extra__", None)
-            _set(m, "__pydantic_private__", None)
-            return m
-
-        return build1
-    a, b = names  # two fields: all the per-delta events have
-
-    def build2(x: Any, y: Any) -> Any:
-        m = _new(cls)
-        _set(m, "__dict__", {a: x, b: y})
-        _set(m, "__pydantic_fields_set__", {a, b})
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        return m
-
-    return build2
-
-
-text_delta = _builder(TextDelta, "text")
-reasoning_delta = _builder(ReasoningDelta, "text")
-arguments_delta = _builder(ArgumentsDelta, "index", "fragment")
+# the events, built from values the engine has checked (models.constructor)
+text_delta = constructor(TextDelta, "text")
+reasoning_delta = constructor(ReasoningDelta, "text")
+arguments_delta = constructor(ArgumentsDelta, "index", "fragment")
+call_start = constructor(CallStart, "index", "name", "id")
+call_end = constructor(CallEnd, "index", "call")
+call_abort = constructor(CallAbort, "index", "reason")
+diagnostic_event = constructor(DiagnosticEvent, "diagnostic")
 
 
 class Sink:
@@ -105,10 +86,10 @@ class Sink:
         self.out.append(ev)
 
     def diag(self, issue: Issue, family: str | None) -> None:
-        self.event(DiagnosticEvent.model_construct(diagnostic=Binder.diagnostic(issue, family)))
+        self.event(diagnostic_event(Binder.diagnostic(issue, family)))
 
     def diag_obj(self, d: Diagnostic) -> None:
-        self.event(DiagnosticEvent.model_construct(diagnostic=d))
+        self.event(diagnostic_event(d))
 
     def drain(self) -> list[Event]:
         self.flush()

@@ -10,14 +10,16 @@ from typing import Any
 
 from ..argstream import member
 from ..lalr import Node
-from ..models import ArgumentsDelta, CallAbort, CallEnd, CallStart
+from ..models import CallAbort, CallStart
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand
-from .events import arguments_delta
+from .events import arguments_delta, call_abort, call_end, call_start
 from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source
 from .loops import item_end
 
 __all__ = ["Ledger"]
+
+_make = tuple.__new__  # Key.element without the call, per delta
 
 
 def _first_key(text: str) -> str | None:
@@ -122,7 +124,8 @@ class Ledger:
             span = sp.args.get(elem)
             if span is not None:
                 end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
-                self._stream_region(b, c.sp_key.element(elem), c.sp_from + span[0], c.sp_from + end)
+                key = c.sp_key
+                self._stream_region(b, _make(Key, (key[0], key[1], elem)), c.sp_from + span[0], c.sp_from + end)
         c.sp_done = sp.elem
 
     def _stream_region(self, b: Block, key: Key, lo: int, hi: int) -> None:
@@ -223,7 +226,7 @@ class Ledger:
         if self.calls_out >= self.policy.max_calls:
             started = b.started.pop(key, None)
             if started is not None:
-                self.sink.event(CallAbort.model_construct(index=started[0], reason="limit_exceeded"))
+                self.sink.event(call_abort(started[0], "limit_exceeded"))
             # each call past the cap is reported over its own text: nothing goes unreported
             self.sink.diag(
                 Issue(
@@ -240,7 +243,7 @@ class Ledger:
         sent, _held = b.sent.pop(key, (0, False))
         if call is None:
             if started is not None:
-                self.sink.event(CallAbort.model_construct(index=started[0], reason=diags[-1].kind if diags else "dropped"))
+                self.sink.event(call_abort(started[0], diags[-1].kind if diags else "dropped"))
             for d in diags:
                 self.sink.diag_obj(d)
             return
@@ -249,11 +252,11 @@ class Ledger:
         else:
             index = self.call_index
             self.call_index += 1
-            self.sink.event(CallStart.model_construct(index=index, name=call.name, id=call.id))
+            self.sink.event(call_start(index, call.name, call.id))
         self.calls_out += 1
         if sent < len(call.arguments_json) or not sent:
-            self.sink.event(ArgumentsDelta.model_construct(index=index, fragment=call.arguments_json[sent:]))
-        self.sink.event(CallEnd.model_construct(index=index, call=call))
+            self.sink.event(arguments_delta(index, call.arguments_json[sent:]))
+        self.sink.event(call_end(index, call))
         for d in diags:
             self.sink.diag_obj(d)
 

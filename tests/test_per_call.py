@@ -1,0 +1,159 @@
+"""The per-call shortcuts after parsing find exactly what the general path finds.
+
+* The engine's own constructors (``models.constructor``) build what ``model_construct``
+  builds: the same ``__dict__`` in the same order, the same fields set, no extra, no
+  private state, so dumps, equality and copies cannot tell them apart.
+* The reader's spans inside strict JSON (json's scanner crossing each value) are
+  jsonscan's (a walk of the text), on any JSON text, duplicate keys and escapes included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import tooldialect as td
+from tooldialect import binding, transform
+from tooldialect.engine import events
+from tooldialect.jsonscan import element_spans, member_spans
+from tooldialect.models import constructor
+from tooldialect.records import Issue
+
+CALL = td.ToolCall.model_construct(
+    name="get_weather",
+    arguments={"city": "Paris"},
+    arguments_json='{"city": "Paris"}',
+    id=None,
+    family="hermes",
+    span=(0, 9),
+)
+DIAG = td.Diagnostic.model_construct(
+    kind="truncated", family="hermes", detail={"name": "x"}, span=(1, 4), message="cut"
+)
+
+CASES: list[tuple[Any, type, dict[str, Any]]] = [
+    (events.text_delta, td.TextDelta, {"text": "hello"}),
+    (events.reasoning_delta, td.ReasoningDelta, {"text": "hmm"}),
+    (events.arguments_delta, td.ArgumentsDelta, {"index": 2, "fragment": '{"a": 1'}),
+    (events.call_start, td.CallStart, {"index": 0, "name": "get_weather", "id": None}),
+    (events.call_start, td.CallStart, {"index": 3, "name": "get_weather", "id": "functions.get_weather:3"}),
+    (events.call_end, td.CallEnd, {"index": 1, "call": CALL}),
+    (events.call_abort, td.CallAbort, {"index": 4, "reason": "truncated"}),
+    (events.diagnostic_event, td.DiagnosticEvent, {"diagnostic": DIAG}),
+    (binding._tool_call, td.ToolCall, CALL.__dict__),
+    (binding._diagnostic, td.Diagnostic, DIAG.__dict__),
+    (binding._diagnostic, td.Diagnostic, {**DIAG.__dict__, "family": None, "span": None, "detail": {}}),
+]
+
+
+def state(m: Any) -> tuple[Any, ...]:
+    return (
+        type(m),
+        list(m.__dict__.items()),
+        m.model_fields_set,
+        type(m.__pydantic_fields_set__),
+        m.__pydantic_extra__,
+        m.__pydantic_private__,
+    )
+
+
+@pytest.mark.parametrize(("build", "cls", "values"), CASES)
+def test_built_like_model_construct(build: Any, cls: type, values: dict[str, Any]) -> None:
+    built = build(*values.values())
+    ref = cls.model_construct(**values)
+    assert state(built) == state(ref)
+    for name in cls.model_fields:
+        assert getattr(built, name) is getattr(ref, name)
+    assert built == ref
+    assert built.model_dump() == ref.model_dump()
+    assert built.model_dump_json() == ref.model_dump_json()
+    assert repr(built) == repr(ref)
+    if hasattr(ref, "to_json"):
+        assert built.to_json() == ref.to_json()
+    assert state(built.model_copy()) == state(ref.model_copy())
+    # each instance has a fields set of its own
+    assert build(*values.values()).__pydantic_fields_set__ is not built.__pydantic_fields_set__
+    with pytest.raises(ValidationError):
+        built.__setattr__(next(iter(cls.model_fields)), None)  # frozen, as the reference
+
+
+def test_every_field_in_order() -> None:
+    # the constructors name every field of their model, in declaration order: a field added
+    # to a model without its constructor changing falls back to model_construct
+    for build, cls, values in CASES:
+        assert list(values) == list(cls.model_fields), cls
+
+
+def test_a_model_with_a_hook_gets_model_construct() -> None:
+    class Hooked(td.TextDelta):
+        def model_post_init(self, context: Any) -> None:
+            object.__setattr__(self, "__pydantic_private__", None)
+
+    build = constructor(Hooked, "text")
+    assert build("x") == Hooked.model_construct(text="x")
+
+
+def test_sink_diagnostic_event_matches() -> None:
+    sink = events.Sink()
+    sink.diag(Issue("truncated", {"name": "x"}, (1, 4), "cut"), "hermes")
+    (ev,) = sink.drain()
+    ref = td.DiagnosticEvent.model_construct(diagnostic=DIAG)
+    assert state(ev) == state(ref)
+    assert state(ev.diagnostic) == state(DIAG)
+
+
+# -- spans inside strict JSON -------------------------------------------------------------------
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+KEYS = st.sampled_from(["name", "arguments", "function", "tool_calls", 'a"b', "é", "\u2028", ""]) | st.text(max_size=4)
+SPACE = st.sampled_from(["", " ", "\n", " \t\r\n "])
+
+
+def _dump(value: Any, ascii_only: bool) -> str:
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@st.composite
+def objects(draw: Any) -> tuple[str, list[str]]:
+    """The text of a JSON object written with any white space, keys repeated and escaped."""
+    members = draw(st.lists(st.tuples(KEYS, VALUES), max_size=6))
+    ascii_only = draw(st.booleans())
+    parts = [
+        draw(SPACE) + _dump(k, ascii_only) + draw(SPACE) + ":" + draw(SPACE) + _dump(v, ascii_only) + draw(SPACE)
+        for k, v in members
+    ]
+    return "{" + draw(SPACE) + ",".join(parts) + "}", [k for k, _ in members]
+
+
+@given(objects(), st.text(max_size=3), KEYS)
+def test_member_span_is_jsonscans(obj: tuple[str, list[str]], lead: str, other: str) -> None:
+    text, keys = obj
+    lead = "".join(c for c in lead if c in " \n")  # an object inside a payload
+    payload = "[" + lead + text + "]"
+    json.loads(payload)
+    start = 1 + len(lead)
+    spans = member_spans(payload, start)
+    for key in [*keys, other]:
+        assert transform._member_span(payload, start, key) == spans.get(key)
+
+
+@given(st.lists(VALUES, max_size=6), SPACE, st.booleans())
+def test_element_spans_are_jsonscans(values: list[Any], space: str, ascii_only: bool) -> None:
+    text = "[" + space + ("," + space).join(_dump(v, ascii_only) + space for v in values) + "]"
+    assert transform._element_spans(text, 0) == element_spans(text, 0)
