@@ -409,8 +409,12 @@ def _is_number(tok: str) -> bool:
 # -- finishing a prefix --------------------------------------------------------------------
 
 
+#: one encoder (json.dumps with a keyword builds a new one per call)
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return _ENCODE(value)
 
 
 def args_prefix(text: str, *, keys: tuple[str, ...], coarse: bool, elem: int = 0, max_depth: int = 64) -> str:

@@ -393,10 +393,16 @@ def _finite(text: str) -> float:
     return value
 
 
+#: one decoder for every strict load (json.loads with keywords builds a new one per call)
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
+
+
 def loads_strict(text: str) -> Any:
     """``json.loads`` without NaN/Infinity and without numbers that overflow to infinity."""
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+        if text.startswith("\ufeff"):
+            return json.loads(text)  # refused as json.loads refuses it, with its words
+        return _STRICT.decode(text)
     except JsonValueError:
         raise
     except (ValueError, RecursionError) as exc:

@@ -10,7 +10,6 @@ from typing import Any
 
 from ..argstream import member
 from ..lalr import Node
-from ..models import CallAbort, CallStart
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .events import arguments_delta, call_abort, call_end, call_start
@@ -93,7 +92,7 @@ class Ledger:
         index = self.call_index
         self.call_index += 1
         b.started[key] = (index, name)
-        self.sink.event(CallStart.model_construct(index=index, name=name, id=call_id))
+        self.sink.event(call_start(index, name, call_id))
         return index
 
     def _early(self, b: Block) -> None:
@@ -211,12 +210,12 @@ class Ledger:
         b.sent.pop(key, None)
         started = b.started.pop(key, None)
         if started is not None:
-            self.sink.event(CallAbort.model_construct(index=started[0], reason=issue.kind))
+            self.sink.event(call_abort(started[0], issue.kind))
         elif key is not None and key.source is Source.PAYLOAD and key.elem < 0:
             # the whole payload at this offset failed: every call announced from it ends
             for k in sorted(k for k in b.started if k.source is Source.PAYLOAD and k.at == key.at):
                 b.sent.pop(k, None)
-                self.sink.event(CallAbort.model_construct(index=b.started.pop(k)[0], reason=issue.kind))
+                self.sink.event(call_abort(b.started.pop(k)[0], issue.kind))
         self.sink.diag(issue, (b.winner or b.leader or b.cands[0]).g.name)
 
     def _emit_call(self, b: Block, raw: RawCall, key: Key | None) -> None:
@@ -283,6 +282,6 @@ class Ledger:
 
     def _abort_started(self, b: Block, reason: str) -> None:
         for _key, (index, _name) in sorted(b.started.items()):
-            self.sink.event(CallAbort.model_construct(index=index, reason=reason))
+            self.sink.event(call_abort(index, reason))
         b.started.clear()
         b.sent.clear()
