@@ -30,12 +30,13 @@ from .fences import CodeSpan, Fences
 from .kinds import Channel, Phase
 from .ledger import Ledger
 from .loops import Loops
-from .prose import Prose, Skipping
+from .prose import SHORT, Prose, Skipping
 from .recovery import Recovery
 from .values import TextValues
 from .window import Held, Window
 
 __all__ = ["Engine"]
+
 
 
 class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery):
@@ -53,7 +54,9 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self._stop_cache: dict[Any, Any] = catalog.engine_cache
         self._accepted: dict[str, dict[Any, Any]] = catalog.engine_cache.setdefault("accepted", {})
         # prose (prose.py)
-        self.marker_search = Skipping(catalog.prose, catalog.lead_rx)  # every marker begins where lead_rx matches
+        # every marker begins with one of first_rx; in a short text, where lead_rx finds
+        self.marker_search = Skipping(catalog.prose, catalog.first_rx)
+        self.marker_search_short = Skipping(catalog.prose, catalog.lead_rx)
         self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
         self.rclose: str | None = "*" if policy.start_in_reasoning else None
         self.reply_started = False
@@ -82,7 +85,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
                 and self.fence is None
                 and not self.long_run
                 and (self.reply_started or self.channel is not Channel.TEXT)
-                and self.cat.lead_rx.search(delta) is None
+                and (self.cat.lead_rx if len(delta) <= SHORT else self.cat.first_rx).search(delta) is None
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it
@@ -124,16 +127,13 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         b = self.block
         assert b is not None
         phase = b.phase
-        if phase is Phase.LEX:
-            return self._step_lex(b)
         if phase is Phase.RECOVER:
             return self._recover(b)
         if phase is Phase.LOOP:
             return self._step_loop(b)
-        return self._step_quoted(b)
-
-    def _step_lex(self, b: Block) -> bool:
-        """The candidates read what they can; the block is decided once none reads on."""
+        if phase is Phase.INLINE:
+            return self._step_quoted(b)
+        # Phase.LEX: the candidates read what they can; the block is decided once none reads on
         for c in b.cands:
             if c.state.live:
                 self._advance(b, c)

@@ -12,7 +12,13 @@ from ..grammar import EXTERNALS, CompiledGrammar
 from .cand import Block, Cand
 from .kinds import NEVER, Channel
 
-__all__ = ["RUNS", "Prose", "Skipping"]
+__all__ = ["RUNS", "SHORT", "Prose", "Skipping"]
+
+#: Text this short (a delta, what is held at a window's end) is searched by where a
+#: marker's first two characters can stand (Catalog.lead_rx): a cheap test on a few
+#: characters that spares most per-position checks, and slower than first_rx over a
+#: long text, which is searched by first character.
+SHORT = 64
 
 _NON_WS = re.compile(r"\S")
 #: A backtick or tilde run from where it begins (to its end).
@@ -64,7 +70,7 @@ class Prose:
         hi = min(limit, n)
         lo = max(w.cur, n - self.cat.max_width, self.settled - w.base)
         viable = self.cat.viable
-        for m in self.cat.lead_rx.finditer(win, lo, hi):
+        for m in self.cat.lead_rx.finditer(win, lo, hi):  # (at most the longest marker's width)
             p = m.start()
             for mk in viable(win, p):
                 if mk.terminal.pattern.needs_more(win, p):
@@ -103,13 +109,14 @@ class Prose:
                 self._text(win[cur : m.start()])
                 w.cur = m.start()
             return self._reply_start(w.cur)
-        if self.cat.lead_rx.search(win, cur) is None:
+        short = len(win) - cur <= SHORT
+        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur) is None:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             self._text(win[cur:])
             w.cur = len(win)
             return False
-        m = self.marker_search.search(win, cur)
+        m = (self.marker_search_short if short else self.marker_search).search(win, cur)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if p >= 0:
