@@ -85,7 +85,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
                 and self.fence is None
                 and not self.long_run
                 and (self.reply_started or self.channel is not Channel.TEXT)
-                and (self.cat.lead_rx if len(delta) <= SHORT else self.cat.first_rx).search(delta) is None
+                and (self.cat.first_rx.search(delta) is None or len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it
