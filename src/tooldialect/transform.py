@@ -298,7 +298,7 @@ class Reader:
 
     def _load(self, text: str) -> tuple[Any, list[str]]:
         """Strict JSON, else the repair ladder: the value and the repairs made."""
-        if text.count("{") + text.count("[") > self.max_depth and depth_exceeds(text, self.max_depth):
+        if depth_exceeds(text, self.max_depth):
             raise JsonValueError(f"nesting deeper than {self.max_depth}")
         try:
             return loads_strict(text), []

@@ -16,7 +16,7 @@ from ..transform import _text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 
-__all__ = ["Block", "Cand", "Lexicon", "bare", "body_closed", "resumed"]
+__all__ = ["Block", "Cand", "Lexicon", "body_closed", "resumed"]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
@@ -39,12 +39,6 @@ def body_closed(c: Cand) -> bool:
     the block written again as its closer (``<|tool_call|>…<|tool_call|>``)."""
     last = c.last_type
     return last.endswith("_CLOSE") or any(t.name == last for t in c.g.openers.get(c.rule, ()))
-
-
-def bare(term: Terminal) -> bool:
-    """A token that is not a marker: a name-like pattern, neither a literal, an opener, a
-    closer, nor a scanned payload (``Terminal.bare``, worked out when it compiled)."""
-    return term.bare
 
 
 class Lexicon:

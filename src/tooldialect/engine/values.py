@@ -10,7 +10,7 @@ from typing import Any
 
 from ..grammar import Terminal
 from ..lalr import END, Tok
-from .cand import Block, Cand, bare
+from .cand import Block, Cand
 from .kinds import Failure, Reading, Stop
 
 __all__ = ["ESCAPE_GROUP", "TEXT", "TextValues"]
@@ -116,7 +116,7 @@ class TextValues:
         of the tool); otherwise a stop counts where the grammar can go on after it.
         """
         win = self.window.win
-        if self.eof and e >= len(win) and bare(term) and win[e - 1 : e].isalnum():
+        if self.eof and e >= len(win) and term.bare and win[e - 1 : e].isalnum():
             # a name-like token that runs to the end of the text may be cut off (`<esc`): it
             # says nothing about where the value before it ends
             return Stop.NO
