@@ -157,3 +157,31 @@ def test_member_span_is_jsonscans(obj: tuple[str, list[str]], lead: str, other: 
 def test_element_spans_are_jsonscans(values: list[Any], space: str, ascii_only: bool) -> None:
     text = "[" + space + ("," + space).join(_dump(v, ascii_only) + space for v in values) + "]"
     assert transform._element_spans(text, 0) == element_spans(text, 0)
+
+
+def test_a_toolset_indexes_its_names_and_types_its_values_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What binding needs of a toolset (the name index, each parameter's typing) is built
+    the first time a parse needs it and reused by every later parse with that toolset."""
+    from tooldialect import names
+
+    built: list[int] = []
+    real = names.NameIndex.__init__
+
+    def counting(self: Any, *args: Any) -> None:
+        built.append(1)
+        real(self, *args)
+
+    monkeypatch.setattr(names.NameIndex, "__init__", counting)
+    tools = td.Toolset.from_openai(
+        [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"days": {"type": "integer"}}}}}]
+    )  # fmt: skip
+    text = "<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    for _ in range(3):
+        result = td.parse(text, tools=tools, families=["qwen3_coder"])
+        assert [c.arguments for c in result.calls] == [{"days": 3}]
+    assert len(built) == 1
+    assert list(tools.typings) == [("get_weather", "days")]
+    # a misspelt name still resolves through the shared index
+    assert td.parse(text.replace("get_weather", "getWeather"), tools=tools, families=["qwen3_coder"]).calls[0].name == "get_weather"
+    assert len(built) == 1

@@ -34,10 +34,11 @@ class Binder:
     def __init__(self, tools: Toolset | None, policy: Policy) -> None:
         self.tools = tools
         self.policy = policy
-        self.known: frozenset[str] = frozenset(tools.names) if tools is not None else frozenset()
-        self.index = NameIndex(self.known) if tools is not None else None
+        # the toolset's own name index and typings: built once per toolset, not per parse
+        self.index: NameIndex | None = tools.name_index() if tools is not None else None
+        self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
         # how each parameter of a tool is typed, worked out when first typed
-        self._typings: dict[tuple[str, str], ValueTyping] = {}
+        self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
 
     def resolve(self, name: str, gated: bool = False) -> Resolution:
         """What a written name resolves to.  Without a toolset it passes through unchanged;

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import ToolsetError
 from .jsoncheck import Check, compile_check
 from .metaschema import certainly_valid
+from .names import NameIndex
 
 __all__ = ["Tool", "Toolset", "parameter_order"]
 
@@ -90,7 +91,7 @@ class Toolset:
     :meth:`from_mcp`, or :meth:`coerce` (any of them, detected per entry).
     """
 
-    __slots__ = ("_tools", "_by_name", "_schemas")
+    __slots__ = ("_tools", "_by_name", "_schemas", "_index", "typings")
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         items = list(tools)
@@ -106,6 +107,10 @@ class Toolset:
         self._tools = tuple(items)
         self._by_name = by_name
         self._schemas = schemas
+        self._index: NameIndex | None = None
+        # how each parameter written as text is typed (coerce.ValueTyping), by (tool, key):
+        # filled by binding as values are typed, shared by every parse with this toolset
+        self.typings: dict[tuple[str, str], Any] = {}
 
     @classmethod
     def coerce(cls, tools: Any) -> Toolset:
@@ -145,6 +150,14 @@ class Toolset:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self._tools)
+
+    def name_index(self) -> NameIndex:
+        """The names indexed for resolving what a model wrote: built on first use, once
+        (a race builds the same index twice, harmlessly)."""
+        index = self._index
+        if index is None:
+            index = self._index = NameIndex(self._by_name)
+        return index
 
     def validator(self, name: str) -> Any:
         """The jsonschema validator of a tool's schema: the reference for its verdicts and
