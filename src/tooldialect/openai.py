@@ -51,6 +51,22 @@ __all__ = ["ChatStream", "Ids", "chunk", "completion", "finish_reason", "message
 
 _ALNUM = string.ascii_letters + string.digits
 _MINT_TRIES = 16
+#: the names servers give the reasoning field of a message and a delta
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+#: what a response's white-space-only content becomes next to calls
+BLANK_CONTENT = ("keep", "null")
+
+
+def _reasoning_field(name: str) -> str:
+    if name not in REASONING_FIELDS:
+        raise PolicyError(f"reasoning_field must be one of {', '.join(map(repr, REASONING_FIELDS))}, got {name!r}")
+    return name
+
+
+def _blank_content(how: str) -> str:
+    if how not in BLANK_CONTENT:
+        raise PolicyError(f"blank_content must be one of {', '.join(map(repr, BLANK_CONTENT))}, got {how!r}")
+    return how
 
 
 class Ids:
@@ -147,48 +163,81 @@ def _tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json}}
 
 
-def message(result: ParseResult, *, ids: Ids | str | Callable[[], str] | None = None) -> dict[str, Any]:
+def message(
+    result: ParseResult,
+    *,
+    ids: Ids | str | Callable[[], str] | None = None,
+    model_ids: bool = True,
+    reasoning_field: str = "reasoning_content",
+    blank_content: str = "keep",
+) -> dict[str, Any]:
     """The ``choices[0].message`` of a non-streaming response: ``role``, ``content`` (None
-    when there is no visible text), ``reasoning_content`` (only when there is reasoning)
-    and ``tool_calls`` (only when there are calls)."""
+    when there is no visible text), the reasoning (only when there is some, under
+    ``reasoning_field``) and ``tool_calls`` (only when there are calls).
+
+    ``model_ids=False`` mints every id (the model's own are not used);
+    ``blank_content="null"`` makes white-space-only content next to calls ``None``."""
     minter = _ids(ids)
+    field_name = _reasoning_field(reasoning_field)
+    blank = _blank_content(blank_content)
     used: set[str] = set()
-    out: dict[str, Any] = {"role": "assistant", "content": result.text or None}
+    content = result.text or None
+    if blank == "null" and result.calls and content is not None and not content.strip():
+        content = None
+    out: dict[str, Any] = {"role": "assistant", "content": content}
     if result.reasoning:
-        out["reasoning_content"] = result.reasoning
+        out[field_name] = result.reasoning
     if result.calls:
-        out["tool_calls"] = [_tool_call(c, minter.keep_or_new(_model_id(c), used)) for c in result.calls]
+        out["tool_calls"] = [
+            _tool_call(c, minter.keep_or_new(_model_id(c) if model_ids else None, used)) for c in result.calls
+        ]
     return out
 
 
 def completion(
-    result: ParseResult,
+    result: ParseResult | Iterable[ParseResult],
     *,
     id: str,
     model: str,
     created: int,
     ids: Ids | str | Callable[[], str] | None = None,
+    **shape: Any,
 ) -> dict[str, Any]:
-    """A whole ``chat.completion`` object with one choice."""
+    """A whole ``chat.completion`` object: one choice, or one per result when given several
+    (a request with ``n > 1``), numbered in order.  ``shape`` takes :func:`message`'s
+    ``model_ids``, ``reasoning_field`` and ``blank_content``."""
+    results = [result] if isinstance(result, ParseResult) else list(result)
+    if not results or not all(isinstance(r, ParseResult) for r in results):
+        raise PolicyError("completion() takes a td.ParseResult or a non-empty list of them (one per choice)")
     return {
         "id": id,
         "object": "chat.completion",
         "created": created,
         "model": model,
-        "choices": [{"index": 0, "message": message(result, ids=ids), "finish_reason": finish_reason(result)}],
+        "choices": [
+            {"index": i, "message": message(r, ids=ids, **shape), "finish_reason": finish_reason(r)}
+            for i, r in enumerate(results)
+        ],
     }
 
 
 def chunk(
-    delta: dict[str, Any], *, id: str, model: str, created: int, finish_reason: str | None = None
+    delta: dict[str, Any],
+    *,
+    id: str,
+    model: str,
+    created: int,
+    finish_reason: str | None = None,
+    index: int = 0,
 ) -> dict[str, Any]:
-    """A ``chat.completion.chunk`` object carrying one delta of choice 0."""
+    """A ``chat.completion.chunk`` object carrying one delta of choice ``index`` (a request
+    with ``n > 1`` runs one :class:`ChatStream` per choice and numbers their chunks)."""
     return {
         "id": id,
         "object": "chat.completion.chunk",
         "created": created,
         "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        "choices": [{"index": index, "delta": delta, "finish_reason": finish_reason}],
     }
 
 
@@ -249,6 +298,9 @@ class ChatStream:
         policy: Policy | None = None,
         ids: Ids | str | Callable[[], str] | None = None,
         stream: ToolStream | None = None,
+        model_ids: bool = True,
+        reasoning_field: str = "reasoning_content",
+        blank_content: str = "keep",
     ) -> None:
         if stream is None:
             stream = ToolStream(tools, families=families, policy=policy)
@@ -259,13 +311,21 @@ class ChatStream:
         self.stream = stream
         self.ids = _ids(ids)
         self.finish_reason: str | None = None
+        self._reasoning_key = _reasoning_field(reasoning_field)
+        self._blank = _blank_content(blank_content) == "null"
         chosen = stream.families if stream.families is not None else tuple(_families.names())
-        with_ids = [name for name in chosen if _spells_ids(name)]
+        with_ids = [name for name in chosen if _spells_ids(name)] if model_ids else []
         # a call announced without its id waits for it when the stream reads only formats
         # with ids; with formats of both kinds every call waits for its end, where its
-        # family says whether the model's id counts (an OpenAI client cannot take an id back)
-        self._only_ids = len(with_ids) == len(chosen)
+        # family says whether the model's id counts (an OpenAI client cannot take an id back).
+        # model_ids=False: every id is minted, so no call waits for one
+        self._model_ids = model_ids
+        self._only_ids = bool(with_ids) and len(with_ids) == len(chosen)
         self._some_ids = bool(with_ids)
+        # blank_content="null": white-space-only content waits here until content that is
+        # not white space follows (then it goes out first) or the response ends
+        self._blank_held: list[str] = []
+        self._content_seen = False
         self._used: set[str] = set()
         self._calls: dict[int, _Call] = {}
         self._queue: list[_Call] = []  # calls in the order they started, until fully sent
@@ -291,10 +351,10 @@ class ChatStream:
         for ev in events:
             if isinstance(ev, TextDelta):
                 if ev.text:
-                    self._put(out, {"content": ev.text})
+                    self._content(out, ev.text)
             elif isinstance(ev, ReasoningDelta):
                 if ev.text:
-                    self._put(out, {"reasoning_content": ev.text})
+                    self._put(out, {self._reasoning_key: ev.text})
             elif isinstance(ev, CallStart):
                 self._start(ev)
             elif isinstance(ev, ArgumentsDelta):
@@ -328,9 +388,22 @@ class ChatStream:
         self._pump(out)
         self._finished = True
         self.finish_reason = "length" if self._truncated else "tool_calls" if self._ended else "stop"
+        if self._blank_held and not self._ended:  # no call: the white space is the content
+            self._put(out, {"content": "".join(self._blank_held)})
+        self._blank_held.clear()
         if not self._role_sent:
             self._put(out, {})
         return out
+
+    def _content(self, out: list[dict[str, Any]], text: str) -> None:
+        if self._blank and not self._content_seen:
+            if not text.strip():
+                self._blank_held.append(text)
+                return
+            self._content_seen = True
+            text = "".join(self._blank_held) + text
+            self._blank_held.clear()
+        self._put(out, {"content": text})
 
     # calls ------------------------------------------------------------------------------------
 
@@ -357,7 +430,10 @@ class ChatStream:
             if call.done is None and call.aborted is None:
                 return
             if call.aborted is not None and call.done is None:
-                self._put(out, {"tool_calls": [{"index": call.slot, "aborted": call.aborted}]})
+                # "function" too: the openai client's stream accumulator requires it in
+                # every entry of a function call
+                entry = {"index": call.slot, "function": {"arguments": ""}, "aborted": call.aborted}
+                self._put(out, {"tool_calls": [entry]})
             self._forget(call)
 
     def _forget(self, call: _Call) -> None:
@@ -365,7 +441,9 @@ class ChatStream:
         self._calls.pop(call.start.index, None)
 
     def _first(self, out: list[dict[str, Any]], call: _Call) -> None:
-        if call.done is not None:
+        if not self._model_ids:
+            model_id = None
+        elif call.done is not None:
             model_id = _model_id(call.done)
         else:
             model_id = call.start.id if self._only_ids else None
@@ -414,7 +492,7 @@ class ChatStream:
 
 
 def _merge(last: dict[str, Any], delta: dict[str, Any]) -> bool:
-    for key in ("content", "reasoning_content"):
+    for key in ("content", *REASONING_FIELDS):
         if key in delta and set(last) <= {key, "role"} and key in last:
             last[key] += delta[key]
             return True
