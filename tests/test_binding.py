@@ -158,6 +158,7 @@ def test_every_diagnostic_kind_is_produced_by_some_input():
         ('<think><tool_call>{"name": "f", "arguments": {}}</tool_call></think>', {}),
         ('<tool_call>{"name": "f", "arguments": {}}</tool_call>' * 3, {"policy": td.Policy(max_calls=2)}),
         ('<function_calls><invoke name="f"><parameter name="a">' + "<function_calls>x" * 17, {}),
+        ('<tool_call>{"name": "f", "arguments": {}}</tool_call>', {"policy": td.Policy(tool_choice="none")}),
     ]
     seen = set()
     for text, opts in inputs:

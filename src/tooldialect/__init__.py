@@ -34,6 +34,7 @@ from .models import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
+    ToolChoice,
 )
 from .stream import ToolStream, parse
 from .toolset import Tool, Toolset
@@ -61,6 +62,7 @@ __all__ = [
     "TextDelta",
     "Tool",
     "ToolCall",
+    "ToolChoice",
     "ToolDialectError",
     "ToolResult",
     "ToolStream",

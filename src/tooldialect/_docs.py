@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from .families import Family, all_families
 from .models import DIAGNOSTIC_KINDS, Policy
@@ -41,13 +42,26 @@ def diagnostics_table() -> str:
     return "\n".join(rows)
 
 
+def _choices(ann: Any) -> list[str]:
+    """The values a Literal field takes, shown (a model class in a union: ``td.Name``)."""
+    out: list[str] = []
+    for arg in getattr(ann, "__args__", None) or ():
+        if isinstance(arg, type):
+            out.append(f"`td.{arg.__name__}(name=…)` or a tool name")
+        elif getattr(arg, "__args__", None):
+            out.extend(_choices(arg))
+        else:
+            out.append(f"`{arg!r}`".replace("'", '"'))
+    return out
+
+
 def policy_table() -> str:
     rows = ["| field | default | values |", "| --- | --- | --- |"]
     for name, field in Policy.model_fields.items():
         ann = field.annotation
-        values = getattr(ann, "__args__", None)
+        values = _choices(ann)
         if values:
-            shown = " \\| ".join(f"`{v!r}`".replace("'", '"') for v in values)
+            shown = " \\| ".join(values)
         else:
             shown = {"bool": "boolean", "int": "integer"}.get(getattr(ann, "__name__", ""), str(ann))
             for bound in field.metadata:

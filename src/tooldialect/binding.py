@@ -13,7 +13,8 @@ from typing import Any
 
 from .argstream import member
 from .coerce import ValueTyping
-from .models import Diagnostic, Policy, ToolCall, constructor
+from .errors import PolicyError
+from .models import Diagnostic, Policy, ToolCall, ToolChoice, constructor
 from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .toolset import Toolset
@@ -29,7 +30,7 @@ _UNTYPED = ValueTyping(None)  # a parameter no schema describes
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index", "_typings")
+    __slots__ = ("tools", "policy", "known", "index", "_typings", "_only")
 
     def __init__(self, tools: Toolset | None, policy: Policy) -> None:
         self.tools = tools
@@ -39,6 +40,14 @@ class Binder:
         self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
         # how each parameter of a tool is typed, worked out when first typed
         self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
+        # Policy.tool_choice: the one tool calls may name ("" for none at all), or None: any
+        choice = policy.tool_choice
+        self._only: str | None = choice.name if isinstance(choice, ToolChoice) else "" if choice == "none" else None
+        if isinstance(choice, ToolChoice) and tools is not None and choice.name not in tools:
+            raise PolicyError(
+                f"tool_choice names {choice.name!r}, which the toolset does not offer "
+                f"(it has {', '.join(map(repr, tools.names)) or 'no tools'})"
+            )
 
     def resolve(self, name: str, gated: bool = False) -> Resolution:
         """What a written name resolves to.  Without a toolset it passes through unchanged;
@@ -54,6 +63,8 @@ class Binder:
         res = self.resolve(name)
         if not res.known and self.policy.unknown_tool != "keep":
             return None
+        if self._only is not None and res.name != self._only:
+            return None  # it will not be returned: announce nothing
         return res.name
 
     def bind(self, raw: RawCall) -> tuple[ToolCall | None, list[Diagnostic]]:
@@ -114,8 +125,35 @@ class Binder:
                         raw.family,
                     )
                 )
+        if self._only is not None and name != self._only:
+            diags.append(self.diagnostic(self._not_chosen(name, arguments, raw), raw.family))
+            return None, diags
+        if res.known and self.tools is not None:
             diags.extend(self._validate(name, arguments, raw))
         return _tool_call(name, arguments, arguments_json, raw.id, raw.family, raw.span), diags
+
+    def _not_chosen(self, name: str, arguments: Any, raw: RawCall) -> Issue:
+        """A call Policy.tool_choice does not allow: reported with its arguments."""
+        choice = self.policy.tool_choice
+        shown = choice.name if isinstance(choice, ToolChoice) else choice
+        why = "no call" if self._only == "" else f"only {self._only!r}"
+        return Issue(
+            "tool_choice",
+            {"tool_choice": shown, "name": name, "arguments": arguments},
+            raw.span,
+            f"tool_choice={shown!r} allows {why}; the call to {name!r} is not returned",
+        )
+
+    def unmet_choice(self, calls: int) -> Issue | None:
+        """The issue at the end of a reply when ``tool_choice="required"`` and no call came."""
+        if self.policy.tool_choice != "required" or calls:
+            return None
+        return Issue(
+            "tool_choice",
+            {"tool_choice": "required", "reason": "the reply holds no call"},
+            None,
+            "tool_choice='required' but the reply holds no call",
+        )
 
     def _typed(
         self, name: str | None, params: list[tuple[str, str, bool | None]], notes: list[str]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import PolicyError
 
@@ -30,6 +30,7 @@ __all__ = [
     "ReasoningDelta",
     "TextDelta",
     "ToolCall",
+    "ToolChoice",
 ]
 
 #: Every diagnostic kind, with what it means.  docs/diagnostics.md is generated from this.
@@ -51,6 +52,8 @@ DIAGNOSTIC_KINDS: dict[str, str] = {
     "calls completed before it stand.",
     "limit_exceeded": "A Policy limit was reached (block size, nesting depth, number of calls); what was over "
     "the limit is released as text or dropped, as the detail says.",
+    "tool_choice": "A call that Policy.tool_choice does not allow (any call under 'none', a call to another "
+    "tool than the one named), not returned; or no call at all under 'required'.",
 }
 
 
@@ -99,6 +102,33 @@ def _explain(exc: ValidationError) -> str:
     return "invalid Policy: " + "; ".join(parts)
 
 
+class ToolChoice(BaseModel):
+    """A ``tool_choice`` that names one tool: only calls to it are returned."""
+
+    model_config = _FROZEN
+
+    name: str = Field(min_length=1)
+
+
+def _tool_choice(value: Any) -> Any:
+    """``tool_choice`` as a request spells it: ``"auto"``, ``"none"``, ``"required"`` (also
+    Anthropic's ``"any"``), a tool's name, OpenAI's ``{"type": "function", "function":
+    {"name": …}}`` or Anthropic's ``{"type": "tool", "name": …}`` / ``{"type": "auto"}`` …"""
+    if isinstance(value, str):
+        if value == "any":
+            return "required"
+        return value if value in ("auto", "none", "required") else ToolChoice(name=value)
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "function" and isinstance(value.get("function"), dict):
+            return ToolChoice(name=value["function"].get("name", ""))
+        if kind == "tool" or (kind is None and "name" in value):
+            return ToolChoice(name=value.get("name", ""))
+        if kind in ("auto", "none", "any", "required"):
+            return _tool_choice(kind)
+    return value  # ToolChoice, or what validation will refuse
+
+
 class Policy(BaseModel):
     """How the parser decides what it was not told.  Every field has a documented default."""
 
@@ -113,6 +143,12 @@ class Policy(BaseModel):
     max_block_chars: int = Field(default=1 << 20, ge=256)
     max_calls: int = Field(default=1024, ge=1)
     max_repeats: int = Field(default=16, ge=1)
+    tool_choice: Literal["auto", "none", "required"] | ToolChoice = "auto"
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _spelled(cls, value: Any) -> Any:
+        return _tool_choice(value)
 
     def __init__(self, **data: Any) -> None:
         try:

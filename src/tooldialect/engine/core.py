@@ -105,6 +105,9 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
     def close(self) -> list[Event]:
         self.eof = True
         self._run()
+        unmet = self.binder.unmet_choice(self.calls_out)  # tool_choice="required", and no call came
+        if unmet is not None:
+            self.sink.diag(unmet, None)
         return self.sink.drain()
 
     # -- the reading loop -----------------------------------------------------------------------
