@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import detect, dialects, export, families, openai, render, transcript
+from . import anthropic, detect, dialects, export, families, openai, render, transcript
 from .errors import (
     CorpusError,
     ExportError,
@@ -69,6 +69,7 @@ __all__ = [
     "Toolset",
     "ToolsetError",
     "UnknownFamilyError",
+    "anthropic",
     "detect",
     "dialects",
     "export",

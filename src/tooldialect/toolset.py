@@ -62,6 +62,73 @@ def _tool(name: Any, description: Any, parameters: Any, where: str) -> Tool:
     return Tool(name=name, description=description, parameters=dict(parameters))
 
 
+_EDIT_PROPERTIES: dict[str, Any] = {
+    "path": {"type": "string", "description": "Absolute path to the file or directory."},
+    "file_text": {"type": "string", "description": "The file's content, for create."},
+    "old_str": {"type": "string", "description": "The text to replace, for str_replace: it must occur exactly once."},
+    "new_str": {"type": "string", "description": "The replacement, for str_replace; the text to insert, for insert."},
+    "insert_line": {"type": "integer", "description": "The line after which new_str is inserted, for insert."},
+    "view_range": {
+        "type": "array",
+        "items": {"type": "integer"},
+        "description": "The lines to show, for view: [start, end], end -1 for the end of the file.",
+    },
+}
+
+
+def _editor(commands: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"command": {"type": "string", "enum": commands, "description": "What to do."}, **_EDIT_PROPERTIES},
+        "required": ["command", "path"],
+    }
+
+
+#: Anthropic's versioned client tools ({"type": "bash_20250124", "name": "bash"}), by type
+#: prefix: the input schema the model is trained to call them with, as Anthropic publishes it
+_ANTHROPIC_CLIENT_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "bash_": (
+        "Run a command in a persistent bash shell.",
+        {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The bash command to run."},
+                "restart": {"type": "boolean", "description": "Restart the shell instead of running a command."},
+            },
+        },
+    ),
+    # text_editor_20241022 and text_editor_20250124 (named str_replace_editor) have undo_edit;
+    # text_editor_20250429 and later (str_replace_based_edit_tool) do not
+    "text_editor_2024": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert", "undo_edit"])),
+    "text_editor_20250124": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert", "undo_edit"])),
+    "text_editor_": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert"])),
+}
+#: Anthropic's server tools: its API runs them itself, so a model served elsewhere cannot
+_ANTHROPIC_SERVER_TOOLS = ("web_search_", "web_fetch_", "code_execution_", "tool_search_tool_")
+
+
+def _builtin(entry: Mapping[str, Any], where: str) -> Tool | None:
+    """An Anthropic built-in tool (a versioned ``type`` and no ``input_schema``) with the
+    input schema Anthropic publishes for it; a ToolsetError for one it cannot be given;
+    None for any other entry."""
+    kind = entry.get("type")
+    if not isinstance(kind, str) or kind in ("function", "custom") or "input_schema" in entry:
+        return None
+    name = entry.get("name")
+    for prefix, (description, schema) in _ANTHROPIC_CLIENT_TOOLS.items():
+        if kind.startswith(prefix):
+            return _tool(name, entry.get("description") or description, schema, where)
+    if kind.startswith(_ANTHROPIC_SERVER_TOOLS):
+        raise ToolsetError(
+            f"{where}: {kind!r} is an Anthropic server tool, run by Anthropic's API itself; a model served "
+            "elsewhere cannot call it. Leave it out, or offer your own tool with an 'input_schema'"
+        )
+    raise ToolsetError(
+        f"{where}: {kind!r} is a built-in tool type whose input schema tooldialect does not know "
+        f"(it knows {', '.join(p + '*' for p in _ANTHROPIC_CLIENT_TOOLS)}); give the tool an 'input_schema'"
+    )
+
+
 def _from_entry(entry: Any, index: int) -> Tool:
     """Detect the shape of one tool object (OpenAI, Anthropic, MCP or bare)."""
     where = f"tool #{index}"
@@ -69,6 +136,9 @@ def _from_entry(entry: Any, index: int) -> Tool:
         return entry
     if not isinstance(entry, Mapping):
         raise ToolsetError(f"{where}: expected a JSON object, got {type(entry).__name__}")
+    builtin = _builtin(entry, where)
+    if builtin is not None:
+        return builtin
     if "function" in entry and isinstance(entry["function"], Mapping):
         fn = entry["function"]
         return _tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where)
