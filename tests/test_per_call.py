@@ -185,3 +185,36 @@ def test_a_toolset_indexes_its_names_and_types_its_values_once(monkeypatch: pyte
     # a misspelt name still resolves through the shared index
     assert td.parse(text.replace("get_weather", "getWeather"), tools=tools, families=["qwen3_coder"]).calls[0].name == "get_weather"
     assert len(built) == 1
+
+
+def test_a_cached_toolset_is_built_once_per_distinct_tools() -> None:
+    from tooldialect import toolset as toolset_module
+
+    toolset_module.clear_caches()
+
+    def tools(city: str = "string") -> list[dict[str, Any]]:
+        return [
+            {"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": city}}}}},
+            {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}},
+        ]  # fmt: skip
+
+    first = td.Toolset.cached(tools())
+    assert td.Toolset.cached(tools()) is first  # decoded afresh, the same JSON: the same toolset
+    assert td.Toolset.cached(first) is first
+    assert td.Toolset.cached(tools("integer")) is not first
+    assert td.Toolset.cached(list(reversed(tools()))) is not first  # order is part of a toolset
+    # its own copy: changing the caller's dicts afterwards changes nothing
+    mine = tools()
+    got = td.Toolset.cached(mine)
+    mine[0]["function"]["parameters"]["properties"]["city"]["type"] = "integer"
+    assert got.get("get_weather").parameters["properties"]["city"] == {"type": "string"}
+    # a bad list is still a caller error, and is not kept
+    with pytest.raises(td.ToolsetError):
+        td.Toolset.cached([{"type": "function", "function": {"name": ""}}])
+    with pytest.raises(td.ToolsetError):
+        td.Toolset.cached([{"type": "function", "function": {"name": ""}}])
+    # not JSON data: built each time
+    odd = [td.Tool(name="f")]
+    assert td.Toolset.cached(odd) is not td.Toolset.cached(odd)
+    assert len(toolset_module._TOOLSETS) == 3

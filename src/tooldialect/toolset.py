@@ -194,6 +194,23 @@ class Toolset:
         return cls(_from_entry(entry, i) for i, entry in enumerate(tools))
 
     @classmethod
+    def cached(cls, tools: Any) -> Toolset:
+        """:meth:`coerce` for a server that receives the same tools with every request: the
+        Toolset built for equal tool objects (the same JSON, in the same order) is returned
+        again, with what parses learnt about it (its name index, how its values are typed).
+        Kept process-wide, the least recently used of TOOLSET_CACHE_SIZE dropped first."""
+        if isinstance(tools, Toolset):
+            return tools
+        try:
+            key = json.dumps(tools, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            return cls.coerce(tools)  # not plain JSON data: nothing to key it by
+        got = _TOOLSETS.get(key)
+        if got is None:
+            got = _TOOLSETS.put(key, cls.coerce(json.loads(key)))  # its own copy of the tools
+        return got
+
+    @classmethod
     def from_openai(cls, tools: Iterable[Mapping[str, Any]]) -> Toolset:
         return cls.coerce(tools)
 
@@ -286,24 +303,25 @@ class _Schema:
 
 
 class _Cache:
-    """Checked schemas by their canonical JSON, process-wide, least recently used first
-    out: a server that builds a toolset per request checks each distinct schema once."""
+    """Entries by their canonical JSON, process-wide, least recently used first out:
+    checked schemas (a server that builds a toolset per request checks each distinct
+    schema once) and whole toolsets (:meth:`Toolset.cached`)."""
 
     __slots__ = ("size", "_entries", "_lock")
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._entries: OrderedDict[str, _Schema] = OrderedDict()
+        self._entries: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> _Schema | None:
+    def get(self, key: str) -> Any:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: str, entry: _Schema) -> _Schema:
+    def put(self, key: str, entry: Any) -> Any:
         """The entry kept for ``key``: ``entry``, or the one another thread put first."""
         with self._lock:
             kept = self._entries.setdefault(key, entry)
@@ -322,11 +340,14 @@ class _Cache:
 
 SCHEMA_CACHE_SIZE = 1024
 _SCHEMAS = _Cache(SCHEMA_CACHE_SIZE)
+TOOLSET_CACHE_SIZE = 64
+_TOOLSETS = _Cache(TOOLSET_CACHE_SIZE)
 
 
 def clear_caches() -> None:
-    """Forget every checked schema (benchmarks measure a first build with it)."""
+    """Forget every checked schema and cached toolset (benchmarks measure a first build with it)."""
     _SCHEMAS.clear()
+    _TOOLSETS.clear()
 
 
 def _schema_of(tool: Tool) -> _Schema:
