@@ -36,7 +36,7 @@ from .models import (
     ToolCall,
     ToolChoice,
 )
-from .stream import ToolStream, parse
+from .stream import ToolStream, parse, parse_tokens
 from .toolset import Tool, Toolset
 from .transcript import ToolResult
 
@@ -76,6 +76,7 @@ __all__ = [
     "families",
     "openai",
     "parse",
+    "parse_tokens",
     "render",
     "transcript",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .binding import Binder
@@ -11,9 +11,10 @@ from .errors import PolicyError, StreamClosedError
 from .families import get
 from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
 from .engine import Engine
+from .tokens import Detokenizer
 from .toolset import Toolset
 
-__all__ = ["ToolStream", "parse"]
+__all__ = ["ToolStream", "parse", "parse_tokens"]
 
 
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -40,7 +41,7 @@ class ToolStream:
     I/O and no threads.
     """
 
-    __slots__ = ("_engine", "_closed", "tools", "policy", "families")
+    __slots__ = ("_engine", "_closed", "_detok", "tools", "policy", "families")
 
     def __init__(
         self,
@@ -48,6 +49,8 @@ class ToolStream:
         *,
         families: Iterable[str] | None = None,
         policy: Policy | None = None,
+        tokenizer: Any = None,
+        special_tokens: Mapping[int, str] | None = None,
     ) -> None:
         if policy is None:
             policy = Policy()
@@ -59,6 +62,8 @@ class ToolStream:
         self.families = _families(families)
         self._engine = Engine(catalog_for(self.families), Binder(toolset, policy), policy)
         self._closed = False
+        # feed_tokens: token ids decoded here, special tokens written out (tokens.py)
+        self._detok = Detokenizer(tokenizer, special_tokens) if tokenizer is not None or special_tokens else None
 
     def feed(self, delta: str) -> list[Event]:
         if self._closed:
@@ -67,11 +72,22 @@ class ToolStream:
             raise PolicyError(f"feed() takes str deltas, got {type(delta).__name__}")
         return self._engine.feed(delta)
 
+    def feed_tokens(self, ids: Iterable[int]) -> list[Event]:
+        """Feed token ids (the stream was given ``tokenizer=`` or ``special_tokens=``): a
+        special token is read as its text even where a server's decoded text drops it."""
+        if self._closed:
+            raise StreamClosedError("feed_tokens() after close(): start a new ToolStream for a new response")
+        if self._detok is None:
+            raise PolicyError("feed_tokens() needs the ToolStream built with tokenizer= (or special_tokens={id: text})")
+        return self._engine.feed(self._detok.feed(ids))
+
     def close(self) -> list[Event]:
         if self._closed:
             raise StreamClosedError("close() called twice")
         self._closed = True
-        return self._engine.close()
+        rest = self._detok.close() if self._detok is not None else ""
+        events = self._engine.feed(rest) if rest else []
+        return events + self._engine.close()
 
     @property
     def closed(self) -> bool:
@@ -110,5 +126,22 @@ def parse(
         raise PolicyError(f"parse() takes the model's text as str, got {type(text).__name__}")
     stream = ToolStream(tools, families=families, policy=policy)
     events = stream.feed(text)
+    events += stream.close()
+    return collect(events)
+
+
+def parse_tokens(
+    ids: Iterable[int],
+    tools: Toolset | Iterable[Any] | None = None,
+    *,
+    tokenizer: Any = None,
+    special_tokens: Mapping[int, str] | None = None,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+) -> ParseResult:
+    """Read a whole model reply given as token ids: :meth:`ToolStream.feed_tokens` fed once
+    and closed (spans are offsets in the decoded text, special tokens written out)."""
+    stream = ToolStream(tools, families=families, policy=policy, tokenizer=tokenizer, special_tokens=special_tokens)
+    events = stream.feed_tokens(ids)
     events += stream.close()
     return collect(events)

@@ -1,0 +1,176 @@
+"""Token ids in (ToolStream.feed_tokens, td.parse_tokens): the same result as the text with
+special tokens kept, whatever a server's decoded text would have dropped."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import pytest
+from support import all_cases, options
+
+import tooldialect as td
+from tooldialect.stream import collect
+
+tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is in the dev extra")
+pytest.importorskip("bpe_openai", reason="bpe-openai (the o200k vocabulary, no download) is in the dev extra")
+import tiktoken_ext.openai_public as openai_public  # noqa: E402
+
+CASES = all_cases()
+# what models' tokenizers hold as single special tokens: <|…|>, <｜…｜> and Mistral's [NAME]
+SPECIAL = re.compile(r"<\|[A-Za-z_:▁ ]{1,40}\|>|<｜[^｜<>\n]{1,40}｜>|\[(?:TOOL_CALLS|ARGS|CALL_ID|THINK|/THINK)\]")
+
+
+@lru_cache(maxsize=1)
+def o200k() -> dict[str, Any]:
+    """tiktoken's o200k_base, its ranks read from the bpe-openai wheel (no download)."""
+    data = gzip.decompress((resources.files("bpe_openai") / "data" / "o200k_base.tiktoken.gz").read_bytes())
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
+    real = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
+    try:
+        return openai_public.o200k_base()
+    finally:
+        openai_public.load_tiktoken_bpe = real
+
+
+@lru_cache(maxsize=None)
+def encoding(specials: tuple[str, ...]) -> Any:
+    """o200k with a model's special tokens added after its own."""
+    spec = o200k()
+    extra = {s: 200100 + n for n, s in enumerate(specials)}
+    return tiktoken.Encoding(
+        "o200k-test-" + str(hash(specials)),
+        pat_str=spec["pat_str"],
+        mergeable_ranks=spec["mergeable_ranks"],
+        special_tokens={**spec["special_tokens"], **extra},
+    )
+
+
+def tokenized(text: str) -> tuple[Any, list[int], tuple[str, ...]]:
+    specials = tuple(sorted(set(SPECIAL.findall(text))))
+    enc = encoding(specials)
+    return enc, enc.encode(text, allowed_special=set(specials)), specials
+
+
+ENCODABLE = [c for c in CASES if not re.search(r"[\ud800-\udfff]", c.text)]  # a lone surrogate has no UTF-8
+
+
+@pytest.mark.parametrize("case", ENCODABLE, ids=[c.id for c in ENCODABLE])
+def test_token_ids_read_like_the_text_with_special_tokens_kept(case):
+    opts = options(case)
+    enc, ids, specials = tokenized(case.text)
+    want = td.parse(case.text, **opts)
+    assert td.parse_tokens(ids, tokenizer=enc, **opts) == want
+    if not specials:
+        return
+    # one id per delta, as a server's engine hands them out
+    stream = td.ToolStream(tokenizer=enc, **opts)
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events) == want
+
+
+def test_calls_are_found_where_the_servers_text_lost_the_markers():
+    """With skip_special_tokens the server's text has no markers left; the ids still do."""
+    lost = 0
+    for case in ENCODABLE:
+        enc, ids, specials = tokenized(case.text)
+        if not specials:
+            continue
+        opts = options(case)
+        want = td.parse(case.text, **opts)
+        stripped = "".join(enc.decode([i]) for i in ids if i < 200100 and i not in enc._special_tokens.values())
+        if len(td.parse(stripped, **opts).calls) < len(want.calls):
+            lost += 1
+            assert td.parse_tokens(ids, tokenizer=enc, **opts).calls == want.calls
+    assert lost >= 20  # the corpus has many replies whose calls need their special tokens
+
+
+def test_a_character_split_between_tokens_is_held_until_complete():
+    enc = encoding(("<|tool_call_begin|>",))
+    text = "Parrots 🦜 and geese 🪿, 𠜎 ꙮ: café"
+    ids = enc.encode(text)
+    pieces = [enc.decode_single_token_bytes(i) for i in ids]
+    assert any(not _utf8(p) for p in pieces)  # some token ends inside a character
+    stream = td.ToolStream(tokenizer=enc)
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events).text == text
+    assert all("\ufffd" not in ev.text for ev in events if isinstance(ev, td.TextDelta))
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+class SentencePieceLike:
+    """A tokenizer that decodes a token differently alone and in context (a SentencePiece
+    ``▁word`` loses its space at the start of a decode), with byte tokens for the rest."""
+
+    def __init__(self) -> None:
+        self.pieces = ["▁Sure", ".", "▁I", "'ll", "▁check", "▁the", "▁weather", "<0xE2>", "<0x9C>", "<0x93>", "{", '"', "city", ":", "▁", "Paris", "}"]
+        self.added_tokens_decoder = {100: _Added("<tool_call>"), 101: _Added("</tool_call>"), 102: _Added("<s>")}
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        return [self.pieces.index(p) for p in pieces]
+
+    def decode(self, ids: list[int]) -> str:
+        out = bytearray()
+        for i in ids:
+            p = self.pieces[i]
+            if p.startswith("<0x"):
+                out.append(int(p[3:5], 16))
+            else:
+                out += p.replace("▁", " ").encode()
+        return out.decode("utf-8", "replace").removeprefix(" ")
+
+
+class _Added:
+    def __init__(self, content: str) -> None:
+        self.content = content
+        self.special = True
+
+
+def test_a_tokenizer_that_decodes_in_context():
+    tok = SentencePieceLike()
+    ids = [102, *tok.encode_pieces(["▁Sure", ".", "▁I", "'ll", "▁check", "<0xE2>", "<0x9C>", "<0x93>"])]
+    ids += [100, *tok.encode_pieces(["{", '"', "city", '"', ":", "▁", '"', "Paris", '"', "}"]), 101]
+    want = '<s>Sure. I\'ll check✓<tool_call>{"city": "Paris"}</tool_call>'
+    stream = td.ToolStream(tokenizer=tok, families=["hermes"])
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events) == td.parse(want, families=["hermes"])
+
+
+def test_special_tokens_alone_and_caller_mistakes():
+    specials = {7: "[TOOL_CALLS]", 8: "[ARGS]"}
+
+    class Chars:
+        def decode(self, ids: list[int]) -> str:
+            return "".join(map(chr, ids))
+
+    text = 'get_weather{"city": "Paris"}'
+    ids = [7, *map(ord, "get_weather"), 8, *map(ord, '{"city": "Paris"}')]
+    got = td.parse_tokens(ids, tokenizer=Chars(), special_tokens=specials, families=["mistral"])
+    assert [(c.name, c.arguments) for c in got.calls] == [("get_weather", {"city": "Paris"})]
+    assert td.parse(text, families=["mistral"]).calls == []  # the text alone has no marker
+    with pytest.raises(td.PolicyError, match="tokenizer="):
+        td.ToolStream().feed_tokens([1])
+    with pytest.raises(td.PolicyError, match="decode"):
+        td.ToolStream(tokenizer=object())
+    with pytest.raises(td.PolicyError, match="not in special_tokens"):
+        td.parse_tokens([7, 9], special_tokens=specials)
+    with pytest.raises(td.PolicyError, match="int"):
+        td.parse_tokens(["7"], special_tokens=specials)
+    with pytest.raises(td.PolicyError, match="special_tokens"):
+        td.ToolStream(special_tokens={1: ""})
+    stream = td.ToolStream(special_tokens=specials)
+    stream.close()
+    with pytest.raises(td.StreamClosedError):
+        stream.feed_tokens([7])
