@@ -246,6 +246,44 @@ def test_for_model_suggests_families_and_policy():
         td.families.for_model(42)  # type: ignore[arg-type]
 
 
+#: (model id, family it must be suggested, start_in_reasoning), each checked against the
+#: model's chat template (docs/families.md, "Model suggestions")
+MODEL_SUGGESTIONS = [
+    ("fireworks-ai/llama-3-firefunction-v2", "json_array", False),
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "json_array", True),
+    ("nvidia/NVIDIA-Nemotron-Nano-12B-v2", "json_array", True),
+    ("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5", "json_array", False),
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3_coder", True),
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8", "qwen3_coder", True),
+    ("MiniMaxAI/MiniMax-M2", "invoke_xml", True),
+    ("Qwen/Qwen3-235B-A22B-Thinking-2507", "hermes", True),
+    ("Qwen/Qwen3-4B-Thinking-2507", "hermes", True),
+    ("Qwen/Qwen3-8B", "hermes", False),  # hybrid: the prompt opens no <think>
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "hermes", False),
+    ("deepseek-ai/DeepSeek-R1", "deepseek", True),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "deepseek", True),
+    ("deepseek-ai/DeepSeek-V3.1", "deepseek", False),
+    ("ByteDance-Seed/Seed-OSS-36B-Instruct", "qwen3_coder", False),
+]
+
+
+@pytest.mark.parametrize(("model", "family", "thinking"), MODEL_SUGGESTIONS)
+def test_for_model_on_real_model_ids(model, family, thinking):
+    profile = td.families.for_model(model)
+    assert profile.matched, model
+    assert family in profile.families
+    assert profile.policy.start_in_reasoning is thinking
+
+
+def test_nemotron_spellings_go_to_their_own_formats():
+    """Nemotron Nano v2 writes <TOOLCALL>[…] JSON, Nemotron 3 Nano Qwen3-Coder XML: neither
+    is suggested the other's family."""
+    v2 = td.families.for_model("nvidia/NVIDIA-Nemotron-Nano-9B-v2").families
+    v3 = td.families.for_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").families
+    assert "qwen3_coder" not in v2
+    assert "json_array" not in v3
+
+
 def test_a_family_module_can_override_the_reader(monkeypatch):
     import types
 

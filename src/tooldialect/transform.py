@@ -174,14 +174,19 @@ class Reader:
         return prefix + tail if tail is not None else json.dumps(value, ensure_ascii=False)
 
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
-        """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` and an
-        optional ``string_flag`` (``true``/``false``, DSML's string attribute)."""
+        """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` (or
+        ``unpadded_value``, which ``value newlines: strip`` leaves whole) and an optional
+        ``string_flag`` (``true``/``false``, DSML's string attribute)."""
         out = []
         for p in nodes:
             key = _text(p.find("param_name")).strip()
-            value = _text(p.find("param_value"))
-            if self.strip_newlines:
-                value = strip_template_newlines(value)
+            node = p.find("param_value")
+            if node is None:  # a spelling whose template writes no padding newlines
+                value = _text(p.find("unpadded_value"))
+            else:
+                value = _text(node)
+                if self.strip_newlines:
+                    value = strip_template_newlines(value)
             flag_node = p.find("string_flag")
             flag = None
             if flag_node is not None:
