@@ -18,6 +18,7 @@ from tooldialect import families as registry
 from tooldialect.cli import main
 from tooldialect.corpus import read_corpus, set_expectations
 from tooldialect.grammar import unread, unwritable
+from tooldialect.grammar_check import imported_names
 from tooldialect.transform import READ_NODES, Reader, reader_class
 
 GUIDE = ROOT / "docs" / "authoring.md"
@@ -302,3 +303,60 @@ def test_the_corpus_tools_file_is_named_toolsets():
     for name, tools in named.items():
         assert td.Toolset.coerce(tools).names, name
     assert toolsets_in(data["weather"]) is None and toolsets_in({"name": "f", "parameters": {}}) is None
+
+
+# -- fences and shared pieces --------------------------------------------------------------
+
+
+def test_a_start_that_opens_on_a_language_fence_fails_the_check(tmp_path, capsys):
+    """A ```json fence after prose holds an example: a grammar may not make it an opener."""
+    rules = "start: FENCE_JSON_OPEN json_calls FENCE_CLOSE\njson_calls: JSON\n"
+    path = tmp_path / "jsonfence.lark"
+    path.write_text(
+        HEADER.format(name="jsonfence")
+        + '// write call: CANONICAL_FENCE_JSON_OPEN "{\\"name\\": " name:json ", \\"arguments\\": " arguments "}\\n" FENCE_CLOSE\n'
+        + "%import ._json (JSON, WS)\n%import ._fence (FENCE_JSON_OPEN, FENCE_CLOSE, CANONICAL_FENCE_JSON_OPEN)\n%ignore WS\n"
+        + rules,
+        encoding="utf-8",
+    )
+    code, out = _check(capsys, str(path))
+    assert code == 1
+    assert "FAIL  markers: FENCE_JSON_OPEN opens a block on '```json\\n'" in out
+    assert "%import ._tagged (FENCE_TOOL_CALL_OPEN)" in out
+    # the call fence is the one a grammar may open on
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        .replace("start: FENCE_JSON_OPEN", "start: FENCE_TOOL_CALL_OPEN")
+        .replace("%import ._fence (FENCE_JSON_OPEN, ", "%import ._tagged (FENCE_TOOL_CALL_OPEN)\n%import ._fence ("),
+        encoding="utf-8",
+    )
+    code, out = _check(capsys, str(path))
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("reply", "calls"),
+    [
+        ('Example:\n```json\n{"name": "f", "arguments": {}}\n```\n', []),
+        ('```json\n{"name": "f", "arguments": {}}\n```', [("f", "bare_json")]),
+        ('Calling.\n```tool_call\n{"name": "f", "arguments": {}}\n```\n', [("f", "hermes")]),
+        ('x\n```xml\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n', []),
+        ('x\n```\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n', [("f", "hermes")]),
+        ('<tool_call>\n```json\n{"name": "f", "arguments": {}}\n```\n</tool_call>', [("f", "hermes")]),
+    ],
+)
+def test_the_fences_the_guide_lists(reply, calls):
+    result = td.parse(reply)
+    assert [(c.name, c.family) for c in result.calls] == calls
+    assert result.diagnostics == []
+
+
+def test_the_guide_lists_every_shared_piece_with_what_it_provides():
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide[guide.index("<!-- pieces:begin -->") : guide.index("<!-- pieces:end -->")]
+    for path in sorted(td.families.grammar_dir().glob("_*.lark")):
+        row = next(line for line in section.splitlines() if line.startswith(f"| `{path.name}` |"))
+        imported = imported_names(path.read_text(encoding="utf-8"))
+        for name in set(td.families.piece(path.stem)) - imported:
+            assert f"`{name}`" in row, (path.name, name)
+    assert "`py_kwarg`" in section and "`FENCE_TOOL_CALL_OPEN`" in section and "`_fence.lark`" in section

@@ -368,11 +368,41 @@ def _check_markers(report: Report, path: Path, text: str, compiled: CompiledGram
     except GrammarError as exc:
         report.checks.append(Check("markers", False, f"another registered grammar does not compile: {exc}"))
         return
+    problems += _language_fence_openers(compiled)
     if problems:
         report.checks.append(Check("markers", False, "\n".join(problems)))
     else:
         note = f" ({shared} shared on purpose, with the reason written)" if shared else ""
         report.checks.append(Check("markers", True, f"{len(mine)} written here, none written by another grammar{note}"))
+
+
+_FENCE_LINE = re.compile(r" {0,3}(?:`{3,256}|~{3,256})([^\n]{0,256})\n?")
+
+
+def _language_fence_openers(compiled: CompiledGrammar) -> list[str]:
+    """Openers of rule ``start`` that would open on a fence whose info string names a
+    language: that fence holds examples, never calls (DESIGN §6), and an opener is tried
+    before a fence is protected.  The call fences (``_tagged``'s FENCE_TOOL_CALL_OPEN) may."""
+    call_fence = registry.piece("_tagged")["FENCE_TOOL_CALL_OPEN"].pattern
+    assert call_fence is not None
+    out = []
+    for term in compiled.openers.get("start", ()):
+        if term.pattern is None:
+            continue
+        for example in samples(term.pattern.source):
+            m = _FENCE_LINE.fullmatch(example)
+            if m is None or not m.group(1).strip() or not term.pattern.regex.fullmatch(example):
+                continue
+            if call_fence.regex.fullmatch(example):
+                continue
+            out.append(
+                f"{term.name} opens a block on {example!r}, a fence whose info string names a language: such a "
+                "fence holds examples, never calls (docs/authoring.md, \"Fences\"); open calls with "
+                "'%import ._tagged (FENCE_TOOL_CALL_OPEN)', or read a fenced payload only inside a block or "
+                "as the whole reply (a 'reply' rule)"
+            )
+            break
+    return out
 
 
 def _overlap(a: Terminal, b: Terminal) -> str | None:
