@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -145,7 +144,7 @@ def test_a_grammar_that_drops_what_it_parses_fails_check_and_compilation_saying_
     # the registry compiles the broken file the same way: the same message, as a GrammarError
     td.families.register_path(path.parent)
     with pytest.raises(td.GrammarError, match=re.escape(error)):
-        td.families.get("acts").grammar
+        _ = td.families.get("acts").grammar
     with pytest.raises(td.GrammarError, match=re.escape(error)):
         td.parse("<<act>>f {}<</act>>", families=["acts"])
 
@@ -173,7 +172,7 @@ def test_a_node_name_added_to_the_read_set_is_all_it_takes(tmp_path):
     path = _write(tmp_path, "extras", rules, WRITE.replace("arguments", "arguments:json"))
     td.families.register_path(tmp_path)
     with pytest.raises(td.GrammarError, match="rule 'extra' under 'call' is not read"):
-        td.families.get("extras").grammar
+        _ = td.families.get("extras").grammar
     from tooldialect.grammar import compile_grammar, read_header
 
     compiled = compile_grammar(path, read_header(path.read_text(), "extras"), td.families.grammar_dir(), conventions=False)
@@ -257,7 +256,7 @@ def test_update_of_an_unknown_title_writes_nothing(ledger, capsys):
 def test_update_an_expectation_that_already_says_it_is_left_alone(ledger, capsys):
     grammar, corpus = ledger
     text = corpus.read_text(encoding="utf-8")
-    code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update", "a value keeps its own white space")
+    _code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update", "a value keeps its own white space")
     assert "unchanged: the expectation already says this" in out
     assert corpus.read_text(encoding="utf-8") == text
 

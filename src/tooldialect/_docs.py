@@ -151,23 +151,23 @@ def _written(fam: Family) -> str:
     return f"Written back (`render_call`, {what}):\n\n{fence}\n{text}\n{fence}"
 
 
-_PIECE_NOTE = re.compile(r"//\s?Shared piece:\s*(.*?)(?:\.\s|\n\s*//\s*\n|\n(?!//))", re.S)
+_PIECE_NOTE = re.compile(r"//\s?Shared piece:\s*(.*?)(?:\.\s|\n\s*//\s*\n|\n(?!//))", re.DOTALL)
 
 
 def pieces_table() -> str:
     """Every shared piece a grammar can ``%import``: what it is, the terminals and rules it
     defines itself (an imported name is its owner's), and which built-in grammars import it."""
-    from .grammar import _load
+    from .grammar import read_definitions
     from .grammar_check import imported_names
 
     texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(grammar_dir().glob("*.lark"))}
     rows = ["| piece | what it is | terminals | rules | imported by |", "| --- | --- | --- | --- | --- |"]
     for path in sorted(grammar_dir().glob("_*.lark")):
         text = texts[path.stem]
-        grammar = _load(path)
-        mine = imported_names(text)
-        terms = [str(n) for n, _ in grammar.term_defs if str(n) not in mine]
-        rules = [str(r[0]) for r in grammar.rule_defs if str(r[0]) not in mine]
+        terminals, rule_names = read_definitions(path)
+        imported = imported_names(text)
+        terms = [t for t in terminals if t not in imported]
+        rules = [r for r in rule_names if r not in imported]
         m = _PIECE_NOTE.search(text)
         note = " ".join(m.group(1).replace("//", " ").split()) if m else ""
         users = [stem for stem, other in texts.items() if stem != path.stem and re.search(rf"%import\s+\.{path.stem}\b", other)]

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from lark import Lark
@@ -56,6 +56,7 @@ __all__ = [
     "NodeReads",
     "Terminal",
     "compile_grammar",
+    "read_definitions",
     "read_header",
     "read_terminals",
     "unread",
@@ -318,6 +319,13 @@ def _patterns(grammar: Any, owner: str) -> dict[str, Terminal]:
             raise GrammarError(f"grammar {owner!r}: terminal {name}: {exc}") from exc
         out[name] = Terminal(name, marker, owner)
     return out
+
+
+def read_definitions(path: Path) -> tuple[list[str], list[str]]:
+    """The terminal and rule names a grammar file defines or imports, in file order (no
+    rule is compiled): what a shared piece offers to ``%import``."""
+    grammar = _load(path)
+    return [str(n) for n, _tree in grammar.term_defs], [str(r[0]) for r in grammar.rule_defs]
 
 
 def read_terminals(path: Path) -> dict[str, Terminal]:
