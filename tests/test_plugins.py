@@ -286,7 +286,7 @@ BUILTIN = sorted(p for p in GRAMMARS.glob("*.lark") if not p.name.startswith("_"
 def test_every_builtin_grammar_passes_grammar_check(path, capsys):
     code, out = check(capsys, str(path))
     assert code == 0, out
-    assert out.count("  ok  ") == 4
+    assert out.count("  ok  ") == 6
 
 
 @pytest.mark.parametrize("family", ["glm_lines", "kimi_k2"])
@@ -297,10 +297,12 @@ def test_builtin_grammar_check_with_its_corpus(family, capsys):
     assert f"corpus {family}.txt" in out
 
 
-def _grammar(tmp_path: Path, name: str, body: str, header: str | None = None) -> Path:
+def _grammar(tmp_path: Path, name: str, body: str, header: str | None = None, write: str = "") -> Path:
     path = tmp_path / f"{name}.lark"
     if header is None:
         header = f"// family: {name}\n// title: t\n// models: acme/*\n// checked against: a test\n"
+    if write:
+        header += f"// write call: {write}\n"
     path.write_text(header + textwrap.dedent(body), encoding="utf-8")
     return path
 
@@ -329,10 +331,11 @@ def test_a_marker_another_family_owns_fails_naming_it(tmp_path, capsys):
         start: TOOL_CALL_OPEN json_calls TOOL_CALL_CLOSE?
         json_calls: JSON
         %import ._json (JSON, WS)
-        %import ._tagged (TOOL_CALL_OPEN, TOOL_CALL_CLOSE)
+        %import ._tagged (TOOL_CALL_OPEN, TOOL_CALL_CLOSE, CANONICAL_TOOL_CALL_OPEN, CANONICAL_TOOL_CALL_CLOSE)
         %ignore WS
         """
-    code, out = check(capsys, str(_grammar(tmp_path, "borrower", imported)))
+    write = 'CANONICAL_TOOL_CALL_OPEN "{\\"name\\": " name:json ", \\"arguments\\": " arguments "}" CANONICAL_TOOL_CALL_CLOSE'
+    code, out = check(capsys, str(_grammar(tmp_path, "borrower", imported, write=write)))
     assert code == 0, out
 
 
@@ -346,7 +349,8 @@ def test_an_overlap_written_down_is_accepted(tmp_path, capsys):
         %import ._json (JSON, WS)
         %ignore WS
         """
-    code, out = check(capsys, str(_grammar(tmp_path, "sharer", body)))
+    write = 'OPEN "{\\"name\\": " name:json ", \\"arguments\\": " arguments "}"'
+    code, out = check(capsys, str(_grammar(tmp_path, "sharer", body, write=write)))
     assert code == 0, out
     assert "2 shared on purpose" in out
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .families import Family, all_families
+from .families import Family, all_families, grammar_dir
 from .models import DIAGNOSTIC_KINDS, Policy
 
 __all__ = ["SECTIONS", "render", "sync"]
@@ -165,12 +165,40 @@ def _written(fam: Family) -> str:
     return f"Written back (`render_call`, {what}):\n\n{fence}\n{text}\n{fence}"
 
 
+_PIECE_NOTE = re.compile(r"//\s?Shared piece:\s*(.*?)(?:\.\s|\n\s*//\s*\n|\n(?!//))", re.DOTALL)
+
+
+def pieces_table() -> str:
+    """Every shared piece a grammar can ``%import``: what it is, the terminals and rules it
+    defines itself (an imported name is its owner's), and which built-in grammars import it."""
+    from .grammar import read_definitions
+    from .grammar_check import imported_names
+
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(grammar_dir().glob("*.lark"))}
+    rows = ["| piece | what it is | terminals | rules | imported by |", "| --- | --- | --- | --- | --- |"]
+    for path in sorted(grammar_dir().glob("_*.lark")):
+        text = texts[path.stem]
+        terminals, rule_names = read_definitions(path)
+        imported = imported_names(text)
+        terms = [t for t in terminals if t not in imported]
+        rules = [r for r in rule_names if r not in imported]
+        m = _PIECE_NOTE.search(text)
+        note = " ".join(m.group(1).replace("//", " ").split()) if m else ""
+        users = [stem for stem, other in texts.items() if stem != path.stem and re.search(rf"%import\s+\.{path.stem}\b", other)]
+        rows.append(
+            f"| `{path.name}` | {_cell(note)} | {', '.join(f'`{t}`' for t in terms)} "
+            f"| {', '.join(f'`{r}`' for r in rules) or '—'} | {', '.join(f'`{u}`' for u in users) or '— (the library reads it)'} |"
+        )
+    return "\n".join(rows)
+
+
 SECTIONS = {
     "export": export_table,
     "family_sections": family_sections,
     "families": families_table,
     "diagnostics": diagnostics_table,
     "policy": policy_table,
+    "pieces": pieces_table,
 }
 
 _SECTION = re.compile(r"(<!-- (\w+):begin -->\n)(.*?)(<!-- \2:end -->)", re.S)

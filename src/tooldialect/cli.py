@@ -50,16 +50,33 @@ def _read(path: str) -> str:
         raise _Usage(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _tools(path: str | None) -> Toolset | None:
+def _tools(path: str | None, name: str | None = None) -> Toolset | None:
+    """The toolset a ``--tools`` file holds: a tool list, ``{"tools": [...]}``, or named
+    toolsets as a corpus's ``_tools.json`` holds them (``--toolset NAME`` picks one)."""
     if path is None:
+        if name is not None:
+            raise _Usage("--toolset NAME picks a toolset of a --tools file; give the file")
         return None
     raw = _read(path)
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise _Usage(f"{path} is not JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+    if isinstance(data, dict) and isinstance(data.get("tools"), list) and name is None:
         data = data["tools"]
+    else:
+        from .corpus import toolsets_in
+
+        named = toolsets_in(data)
+        if named is not None:
+            if name is None and len(named) != 1:
+                choices = ", ".join(sorted(named))
+                raise _Usage(f"{path} holds named toolsets ({choices}): choose one with --toolset NAME")
+            if name is not None and name not in named:
+                raise _Usage(f"{path} has no toolset {name!r} (it has {', '.join(sorted(named))})")
+            data = named[name] if name is not None else next(iter(named.values()))
+        elif name is not None:
+            raise _Usage(f"{path} holds one tool list, not named toolsets: drop --toolset {name}")
     return Toolset.coerce(data)
 
 
@@ -113,7 +130,7 @@ def diagnostic_json(diag: Diagnostic) -> dict[str, Any]:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     text = _read(args.file)
-    result = parse(text, _tools(args.tools), families=args.family or None, policy=_policy(args.policy))
+    result = parse(text, _tools(args.tools, args.toolset), families=args.family or None, policy=_policy(args.policy))
     out = {
         "text": result.text,
         "reasoning": result.reasoning,
@@ -128,7 +145,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     if args.chunk < 1:
         raise _Usage("--chunk must be at least 1")
     text = _read(args.file)
-    stream = ToolStream(_tools(args.tools), families=args.family or None, policy=_policy(args.policy))
+    stream = ToolStream(_tools(args.tools, args.toolset), families=args.family or None, policy=_policy(args.policy))
     for i in range(0, len(text), args.chunk):
         for ev in stream.feed(text[i : i + args.chunk]):
             _print_json(ev.to_json())
@@ -140,7 +157,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
 def _cmd_render(args: argparse.Namespace) -> int:
     from . import dialects
 
-    tools = _tools(args.tools)
+    tools = _tools(args.tools, args.toolset)
     turn = _tools(args.turn_tools) if args.turn_tools else Toolset()
     dialect = dialects.get(args.dialect, host_renders_catalogue=args.host_renders_catalogue)
     choice: Any = {"name": args.force_tool} if args.force_tool is not None else args.tool_choice
@@ -158,7 +175,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from . import export
 
     registry.get(args.family)  # an unknown family is a usage error, before any work
-    tools = _tools(args.tools)
+    tools = _tools(args.tools, args.toolset)
     mode: Any = {"name": args.force_tool} if args.force_tool is not None else args.mode
     parallel = not args.no_parallel
     if args.format == "structural-tag":
@@ -206,7 +223,9 @@ def _cmd_families(args: argparse.Namespace) -> int:
 def _cmd_grammar_check(args: argparse.Namespace) -> int:
     from .grammar_check import check_grammar
 
-    report = check_grammar(args.grammar, args.corpus)
+    updates = args.update or []
+    titles = [t for t in updates if t is not None]
+    report = check_grammar(args.grammar, args.corpus, update_new=None in updates, update_titles=titles)
     _print(report.text())
     return 0 if report.ok else 1
 
@@ -297,9 +316,15 @@ def _build() -> _Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
+    def toolset(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--toolset", metavar="NAME", help="the toolset NAME of a --tools file of named toolsets (a corpus's _tools.json)"
+        )
+
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("file", nargs="?", default="-", help="model output (default: standard input)")
         p.add_argument("--tools", metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+        toolset(p)
         p.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
         p.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
 
@@ -313,6 +338,7 @@ def _build() -> _Parser:
     p_render = sub.add_parser("render", help="print a dialect's tool section of the system prompt: protocol, catalogue")
     p_render.add_argument("--dialect", required=True, choices=["xml", "pformat", "python", "typescript", "native"])
     p_render.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+    toolset(p_render)
     choice = p_render.add_mutually_exclusive_group()
     choice.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help="default auto")
     choice.add_argument("--force-tool", metavar="NAME", help="the reply must call this tool")
@@ -325,6 +351,7 @@ def _build() -> _Parser:
     )
     p_export.add_argument("--family", required=True, metavar="NAME", help="the family whose replies to constrain")
     p_export.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+    toolset(p_export)
     p_export.add_argument(
         "--format",
         choices=["lark", "gbnf", "ebnf", "structural-tag"],
@@ -345,6 +372,14 @@ def _build() -> _Parser:
     p_check = grammar_sub.add_parser("check", help="compile strictly, check header and markers, run the corpus four ways")
     p_check.add_argument("grammar", metavar="FILE.lark", help="the grammar to check")
     p_check.add_argument("--corpus", metavar="FILE.txt", help="golden vectors to run (the tests/corpus format)")
+    p_check.add_argument(
+        "--update",
+        nargs="?",
+        action="append",
+        metavar="TITLE",
+        help="write the expected results of the corpus cases that have none; with a TITLE (repeatable), "
+        "write or rewrite that case's (every write is shown in the report: review it)",
+    )
     p_check.set_defaults(run=_cmd_grammar_check)
     p_audit = sub.add_parser("audit", help="find call markup leaked into assistant content of transcript stores")
     p_audit.add_argument("paths", nargs="+", metavar="PATH", help="JSON / JSON Lines files, or directories of them")

@@ -50,8 +50,10 @@ __all__ = [
     "options",
     "read_corpus",
     "run_stream",
+    "set_expectations",
     "stream_problem",
     "summary",
+    "toolsets_in",
     "write_corpus",
 ]
 
@@ -139,6 +141,33 @@ def write_corpus(path: Path, cases: list[Case]) -> None:
     path.write_text("\n".join(out), encoding="utf-8")
 
 
+def set_expectations(path: Path, expected: dict[int, dict[str, Any]]) -> None:
+    """Write the expected results of some cases of a corpus file in place: ``expected`` maps
+    a case's position (0-based, in file order, as :func:`read_corpus` lists them) to its new
+    expected result.  Every other byte of the file stays as it was (other cases, attribute
+    order, the layout of expectations not rewritten)."""
+    data = path.read_text(encoding="utf-8")
+    heads = list(_HEADER.finditer(data))
+    out: list[str] = []
+    pos = 0
+    for i, m in enumerate(heads):
+        if i not in expected:
+            continue
+        body_end = heads[i + 1].start() if i + 1 < len(heads) else len(data)
+        sep = data.find("\n" + SEP + "\n", m.end() - 1, body_end)
+        if sep < 0:
+            raise CorpusError(f"{path.name}: case {m.group(1).splitlines()[0].strip()!r} has no {SEP[:8]}… separator")
+        start = sep + len(SEP) + 2
+        old = data[start:body_end]
+        lead = len(old) - len(old.lstrip())
+        tail = old[len(old.rstrip()) :] if old.strip() else "\n\n" if i + 1 < len(heads) else "\n"
+        out.append(data[pos : start + (lead if old.strip() else 0)])
+        out.append(canonical(expected[i]) + tail)
+        pos = body_end
+    out.append(data[pos:])
+    path.write_text("".join(out), encoding="utf-8")
+
+
 def canonical(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True)
 
@@ -173,8 +202,18 @@ def _toolsets_beside(case: Case) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         named = f"case {case.title!r} names toolset {case.attrs['tools']!r}"
         raise CorpusError(f"{named}: cannot read {where}: {exc}") from None
-    if not isinstance(data, dict):
+    found = toolsets_in(data)
+    if found is None:
         raise CorpusError(f"{where}: must be a JSON object mapping toolset names to tool lists")
+    return found
+
+
+def toolsets_in(data: Any) -> dict[str, list[Any]] | None:
+    """``data`` as named toolsets (the ``_tools.json`` format: a JSON object whose every
+    value is a list of tool objects, keyed by the name a case's ``:tools`` gives), or None
+    when it is not one (a tool list, or one tool object)."""
+    if not isinstance(data, dict) or not data or not all(isinstance(v, list) for v in data.values()):
+        return None
     return data
 
 

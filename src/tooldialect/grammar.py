@@ -20,16 +20,22 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 * ``QUOTE_…`` strings stand for ``"`` inside the family's JSON (``<|"|>``);
 * ``// write …`` header lines: how the family writes a call back, naming terminals
   (``CANONICAL_…`` ones give the written spelling of a marker read in several; no rule
-  uses them and they are never closers) — read by ``render/family.py``.
+  uses them and they are never closers) — read by ``render/family.py``; a ``write call``
+  line is required, and every terminal a line writes must be one string;
+* the rules that yield calls and their parts carry the names a reader reads
+  (``json_calls``, ``call``, ``name`` …, declared in ``transform.py``): a grammar whose
+  calls hold a node the reader does not read is refused (:func:`unread`), since what
+  it parsed would be dropped.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lark import Lark
 from lark.exceptions import GrammarError as LarkGrammarError
@@ -44,12 +50,17 @@ from .markers import MarkerPattern, UnsupportedPattern, analyse
 __all__ = [
     "EXTERNALS",
     "JSON_EXTERNALS",
+    "WRITE_ITEM",
     "CompiledGrammar",
     "Header",
+    "NodeReads",
     "Terminal",
     "compile_grammar",
+    "read_definitions",
     "read_header",
     "read_terminals",
+    "unread",
+    "unwritable",
 ]
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
@@ -259,6 +270,9 @@ class CompiledGrammar:
     reply_furniture: tuple[Terminal, ...] = ()  # FURNITURE_REPLY_…: framing only where the reply begins
     quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
     nodes: frozenset[str] = frozenset()  # the node names its rules build (conventional names included)
+    # what each rule alternative that builds a node holds: (node name, the node names and
+    # kept terminal names its children may have, inlined rules and collapses followed)
+    holds: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 class _NoLexer(Lexer):
@@ -307,6 +321,13 @@ def _patterns(grammar: Any, owner: str) -> dict[str, Terminal]:
     return out
 
 
+def read_definitions(path: Path) -> tuple[list[str], list[str]]:
+    """The terminal and rule names a grammar file defines or imports, in file order (no
+    rule is compiled): what a shared piece offers to ``%import``."""
+    grammar = _load(path)
+    return [str(n) for n, _tree in grammar.term_defs], [str(r[0]) for r in grammar.rule_defs]
+
+
 def read_terminals(path: Path) -> dict[str, Terminal]:
     """Terminals of a shared piece (a ``_name.lark`` file); no rules are compiled."""
     return _patterns(_load(path), path.stem)
@@ -324,11 +345,21 @@ def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, 
     return tuple(pairs)
 
 
-def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> CompiledGrammar:
+def compile_grammar(
+    path: Path,
+    header: Header,
+    pieces: Path | None = None,
+    reads: NodeReads | None = None,
+    *,
+    conventions: bool = True,
+) -> CompiledGrammar:
     """Compile a family grammar: LALR tables (strict: a conflict is an error) and tables.
 
     ``pieces`` is where ``%import``s not found beside the grammar are looked up (the
-    built-in grammars directory, for plugin grammars)."""
+    built-in grammars directory, for plugin grammars).  ``reads`` is what the family's
+    reader reads (the registry passes it): a grammar whose calls hold what it does not
+    read is refused.  The ``// write`` lines are checked against the terminals.
+    (``conventions=False`` skips those two checks: ``grammar check`` reports them apart.)"""
     grammar = _load(path, pieces)
     rule_names = {str(r[0]) for r in grammar.rule_defs}
     starts = tuple(s for s in START_RULES if s in rule_names)
@@ -388,6 +419,7 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
         tables=tables,
         starts=starts,
         nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
+        holds=_holds(lark.rules),
     )
     for start in starts:
         first = states[table.start_states[start]]
@@ -421,7 +453,234 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
                     f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
                     f"to a %declare'd scanner such as JSON)"
                 )
+    problems = unwritable(compiled) + (unread(compiled, reads) if reads is not None else []) if conventions else []
+    if problems:
+        raise GrammarError(f"grammar {path.name}: " + "; ".join(problems))
     return compiled
+
+
+def _holds(rules: list[Any]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """For each rule alternative that builds a node: the node's name and what its children
+    may be (node names and kept terminal names), through inlined ``_rules`` and ``?rule``
+    collapses, as :class:`~tooldialect.lalr.LRParser` shapes the tree."""
+    by_origin: dict[str, list[Any]] = {}
+    for rule in rules:
+        by_origin.setdefault(str(rule.origin.name), []).append(rule)
+    memo: dict[int, frozenset[str]] = {}
+
+    def kids(rule: Any, seen: frozenset[int]) -> frozenset[str]:
+        if id(rule) in memo:
+            return memo[id(rule)]
+        if id(rule) in seen:  # a recursive rule: what it holds is gathered at its first visit
+            return frozenset()
+        seen = seen | {id(rule)}
+        out: set[str] = set()
+        for sym in rule.expansion:
+            if sym.is_term:
+                if rule.options.keep_all_tokens or not (sym.filter_out or sym.name.startswith("_")):
+                    out.add(str(sym.name))
+                continue
+            for inner in by_origin.get(str(sym.name), ()):
+                if sym.name.startswith("_"):
+                    out |= kids(inner, seen)  # inlined: its children are the parent's
+                    continue
+                out.add(str(inner.alias or inner.origin.name))
+                if inner.options.expand1:
+                    out |= kids(inner, seen)  # ?rule: one child takes the node's place
+        memo[id(rule)] = frozenset(out)
+        return memo[id(rule)]
+
+    out = []
+    for rule in rules:
+        if str(rule.origin.name).startswith("_") and not rule.alias:
+            continue  # structural: builds no node of its own
+        out.append((str(rule.alias or rule.origin.name), kids(rule, frozenset())))
+    return tuple(out)
+
+
+# -- what the write lines write -----------------------------------------------------------
+
+#: One item of a ``// write`` line; groups: a "quoted" JSON string, a TERMINAL, a slot and its option.
+WRITE_ITEM = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)')
+
+
+def write_marker_problem(terminals: Mapping[str, Terminal], name: str) -> str | None:
+    """Why a ``// write`` line cannot write terminal ``name`` (None: it is one string)."""
+    term = terminals.get(name)
+    if term is None:
+        return f"{name} is not a terminal of this grammar; name one it defines or %imports"
+    if term.pattern is None or term.pattern.literal is None:
+        return (
+            f"{name} is a pattern, not one string: add a string terminal {CANONICAL}{name.lstrip('_')} with the "
+            "spelling to write (in the grammar that defines it) and name that"
+        )
+    return None
+
+
+def unwritable(compiled: CompiledGrammar) -> list[str]:
+    """What keeps the ``// write`` lines from writing the family's calls, one fix-it sentence
+    each: no ``write call`` line, or a terminal a line writes that is not one string.  (The
+    slots are read, and checked, by ``render/family.py`` when the family first writes.)"""
+    problems = []
+    if not any(kind == "call" for kind, _spec in compiled.header.writes):
+        problems.append(
+            "no '// write call: …' line, so its calls cannot be written back (render_call, transcript "
+            "replay and td.export need one): write the call as the main model writes it, naming the "
+            "grammar's terminals, e.g. '// write call: OPEN name:json \", \" arguments CLOSE'; a grammar "
+            "that only reads writes the spelling it reads best, and adds '// write single' when its "
+            "model writes one call per reply (docs/authoring.md, \"Writing calls back\")"
+        )
+    for kind, spec in compiled.header.writes:
+        pos = 0
+        while pos < len(spec):
+            m = WRITE_ITEM.match(spec, pos)
+            if m is None or m.end() == pos:
+                break  # render/family.py says what it cannot read
+            pos = m.end()
+            why = write_marker_problem(compiled.terminals, m.group(2)) if m.group(2) is not None else None
+            if why is not None:
+                problems.append(f"line '// write {kind}: {spec}': {why}")
+    return problems
+
+
+# -- what a reader reads -------------------------------------------------------------------
+
+
+class NodeReads(Protocol):
+    """What a reader reads of a parse tree, by node name (``transform.Reader`` and the
+    family readers declare it; docs/authoring.md, "Rule names the generic transformer
+    reads")."""
+
+    #: nodes that yield calls
+    call_nodes: frozenset[str]
+    #: every node the reader reads: the call nodes and the parts it reads in them
+    read_nodes: frozenset[str]
+    #: nodes whose children the reader picks by name (a child node it does not read is
+    #: dropped), each with the children one of which it must hold (a call's ``name``)
+    picked_nodes: Mapping[str, frozenset[str]]
+
+
+def unread(compiled: CompiledGrammar, reads: NodeReads) -> list[str]:
+    """What the grammar parses and ``reads`` would drop, one fix-it sentence each: no rule
+    that yields calls, a node under a call that is not read, a call without its name, a
+    payload (``JSON``, ``TEXT`` …) no read rule holds.  Empty when every call is read."""
+    holds: dict[str, set[str]] = {}
+    for name, kids in compiled.holds:
+        holds.setdefault(name, set()).update(kids)
+    if not compiled.nodes & reads.call_nodes:
+        return [_no_call_rule(holds, reads)]
+    problems: list[str] = []
+    reachable = _reachable(compiled, holds)
+    for name, kids in compiled.holds:
+        need = reads.picked_nodes.get(name)
+        if need and not kids & need and name in reachable:
+            wanted = " or ".join(f"'{n}'" for n in sorted(need))
+            some = "one way of writing " if any(n == name and k & need for n, k in compiled.holds) else ""
+            problems.append(
+                f"{some}rule '{name}' holds no {wanted} node, so its {name}s would have no "
+                f"{_ROLE.get(min(need), min(need))}: name the rule that reads it {wanted} "
+                f"('{min(need)}: BARE_NAME', or '-> {min(need)}' after the rule's alternative)"
+            )
+    seen: set[tuple[str, bool]] = set()
+    todo = [(start, False) for start in compiled.starts]
+    while todo:
+        node, inside = todo.pop()
+        if (node, inside) in seen:
+            continue
+        seen.add((node, inside))
+        picked = node in reads.picked_nodes
+        for kid in sorted(holds.get(node, ())):
+            if kid in holds:  # a node
+                if picked and kid not in reads.read_nodes:
+                    problems.append(
+                        f"rule '{kid}' under '{node}' is not read, so what it holds is dropped: "
+                        f"{_rename(kid, node, holds, compiled)}"
+                    )
+                elif kid in reads.read_nodes and kid not in reads.picked_nodes:
+                    if not inside and kid not in reads.call_nodes:
+                        calls = " or ".join(f"'{c}'" for c in sorted(reads.picked_nodes) if c in reads.call_nodes)
+                        problems.append(f"rule '{kid}' is read only inside a call: put it under a {calls} rule")
+                else:
+                    todo.append((kid, inside or kid in reads.call_nodes))
+            elif _payload(kid, compiled) and (picked or node not in reads.read_nodes):
+                problems.append(f"rule '{node}' holds a {kid} payload that no rule the reader reads holds: {_hold(kid, node)}")
+    return list(dict.fromkeys(problems))
+
+
+#: What a required child gives the node that holds it (for messages).
+_ROLE = {"name": "tool name", "call_id": "id", "param_name": "parameter name"}
+
+
+def _reachable(compiled: CompiledGrammar, holds: dict[str, set[str]]) -> set[str]:
+    out: set[str] = set()
+    todo = list(compiled.starts)
+    while todo:
+        node = todo.pop()
+        if node not in out:
+            out.add(node)
+            todo.extend(k for k in holds.get(node, ()) if k in holds)
+    return out
+
+
+def _payload(symbol: str, compiled: CompiledGrammar) -> bool:
+    term = compiled.terminals.get(symbol)
+    return term is not None and term.external
+
+
+def _holds_payload(node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> set[str]:
+    """The payload terminals anywhere under a node."""
+    out: set[str] = set()
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for kid in holds.get(n, ()):
+            if kid in holds:
+                todo.append(kid)
+            elif _payload(kid, compiled):
+                out.add(kid)
+    return out
+
+
+def _no_call_rule(holds: dict[str, set[str]], reads: NodeReads) -> str:
+    names = ", ".join(f"'{n}'" for n in sorted(reads.call_nodes))
+    holder = next((n for n in sorted(holds) if holds[n] & set(JSON_EXTERNALS) and n not in START_RULES), None)
+    hint = (
+        f"rule '{holder}' holds the JSON payload: write '{holder}: … -> json_calls'"
+        if holder is not None
+        else "write 'json_calls: JSON' for a JSON call object (or an array of them), or spell a call with "
+        "'call', 'name' and 'arguments' or 'param' rules"
+    )
+    return (
+        f"no rule yields calls (the rules read as calls: {names}), so every block would hold none: {hint} "
+        "(docs/authoring.md, \"Rule names the generic transformer reads\")"
+    )
+
+
+def _rename(kid: str, node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> str:
+    payload = _holds_payload(kid, holds, compiled)
+    if node == "param":
+        want = "param_value" if payload else "param_name"
+    elif payload & JSON_EXTERNALS:
+        want = "arguments"
+    elif payload:
+        want = "param"
+    else:
+        want = "name"
+    return f"give it the name the reader reads there ('{kid}: … -> {want}')"
+
+
+def _hold(terminal: str, node: str) -> str:
+    if terminal == RAW_TEXT:
+        return f"put it in a 'param_value' rule of a 'param' ('param_value: {terminal}')"
+    if terminal in JSON_EXTERNALS:
+        if node in ("call", "bare_call"):
+            return f"put it in an 'arguments' rule ('arguments: {terminal}')"
+        return f"put it in a rule named 'json_calls' ('json_calls: {terminal}') or in a call's 'arguments'"
+    return "put it in a rule the reader reads (a family reader declares the nodes it reads)"
 
 
 _CONFLICT_RULE = re.compile(r"<([\w.]+) :")

@@ -7,10 +7,19 @@ The checks, in order (each is one line of the report):
    ``key:`` line is a key the registry knows, and ``policy`` lines name real fields;
 2. the name is free: no other registered grammar file defines the family;
 3. the grammar compiles strictly (LALR; a conflict is an error naming the rules);
-4. its markers are its own: no marker it writes is one another grammar file already
+4. the reader reads what the grammar parses: a rule yields calls, and no call holds a
+   node the reader drops (``grammar.unread``);
+5. the ``// write`` lines write a call (``grammar.unwritable``, then the writer itself);
+6. its markers are its own: no marker it writes is one another grammar file already
    writes (a shared container such as ``<tool_call>`` is ``%import``ed from its owner);
-5. with a corpus, every case passes four ways (batch, whole, one character at a time,
+7. with a corpus, every case passes four ways (batch, whole, one character at a time,
    seeded random cuts), as the project's own golden vectors do.
+
+With ``update_new`` / ``update_titles`` (``--update``), the expected results of the cases
+the author approves are written into the corpus file first: cases with none yet, and
+cases named by title.  Each one written is a line of the report; an expectation that
+differs is rewritten only when its case is named, and the report shows what it was.
+
 
 While the corpus runs the checked family is part of the registry, beside every family
 registered already (so the cases read as they will when the family is installed).
@@ -20,8 +29,9 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -31,7 +41,7 @@ from pydantic import ValidationError
 
 from . import families as registry
 from .errors import CorpusError, GrammarError, ToolDialectError
-from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header
+from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, unread, unwritable
 from .models import Policy
 
 try:  # Python 3.11+
@@ -85,10 +95,20 @@ class Report:
         return "\n".join(lines) + "\n"
 
 
-def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
+def check_grammar(
+    path: str | Path,
+    corpus: str | Path | None = None,
+    *,
+    update_new: bool = False,
+    update_titles: Collection[str] = (),
+) -> Report:
     """Check one grammar file (and its golden vectors).  Problems with the grammar are
     failed checks in the report; a file that cannot be read raises
-    :class:`~tooldialect.GrammarError` (or :class:`~tooldialect.CorpusError` for the corpus)."""
+    :class:`~tooldialect.GrammarError` (or :class:`~tooldialect.CorpusError` for the corpus).
+
+    ``update_new`` writes the expected result of every corpus case that has none yet;
+    ``update_titles`` writes (or rewrites) those of the cases with these titles.  A title
+    that names no case raises :class:`~tooldialect.CorpusError` before anything is written."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -102,20 +122,29 @@ def check_grammar(path: str | Path, corpus: str | Path | None = None) -> Report:
             cases = read_corpus(Path(corpus))
         except (OSError, UnicodeDecodeError) as exc:
             raise CorpusError(f"cannot read {corpus}: {getattr(exc, 'strerror', None) or exc}") from None
+        unknown = [t for t in update_titles if t not in {c.title for c in cases}]
+        if unknown:
+            raise CorpusError(f"{corpus}: no case titled {unknown[0]!r} to update (titles are the line after the = rule)")
+    elif update_new or update_titles:
+        raise CorpusError("--update writes a corpus file's expectations: give the file with --corpus")
     report = Report(path)
     header = _check_header(report, path, text)
     free = _check_name(report, path)
     compiled = _check_compiles(report, path, header)
     if compiled is None:
-        report.checks.append(Check("markers", False, "not checked: the grammar does not compile"))
+        for name in ("reads", "writes", "markers"):
+            report.checks.append(Check(name, False, "not checked: the grammar does not compile"))
         if cases is not None:
             report.checks.append(Check("corpus", False, "not run: the grammar does not compile"))
         return report
+    _check_reads(report, path, compiled)
+    _check_writes(report, compiled)
     _check_markers(report, path, text, compiled)
     if cases is not None and not free:
         report.checks.append(Check("corpus", False, "not run: another grammar has the family's name"))
     elif cases is not None:
-        _check_corpus(report, path, compiled, cases, Path(corpus))  # type: ignore[arg-type]
+        update = _Update(update_new, frozenset(update_titles))
+        _check_corpus(report, path, compiled, cases, Path(corpus), update)  # type: ignore[arg-type]
     return report
 
 
@@ -191,7 +220,7 @@ def _check_name(report: Report, path: Path) -> bool:
 
 def _check_compiles(report: Report, path: Path, header: Header) -> CompiledGrammar | None:
     try:
-        compiled = compile_grammar(path, header, pieces=registry.grammar_dir())
+        compiled = compile_grammar(path, header, pieces=registry.grammar_dir(), conventions=False)
     except GrammarError as exc:
         report.checks.append(Check("compiles (LALR, strict)", False, str(exc)))
         return None
@@ -199,6 +228,43 @@ def _check_compiles(report: Report, path: Path, header: Header) -> CompiledGramm
     detail = "rules " + ", ".join(compiled.starts) + (f"; openers {', '.join(openers)}" if openers else "")
     report.checks.append(Check("compiles (LALR, strict)", True, detail))
     return compiled
+
+
+def _check_reads(report: Report, path: Path, compiled: CompiledGrammar) -> None:
+    """What the grammar parses, against what its reader reads: the family's own reader when
+    this file is the registered family, else the generic one."""
+    from .transform import Reader, reader_class
+
+    registered = registry._load_registry().get(path.stem)
+    mine = registered is not None and registered.path.resolve() == path.resolve()
+    reader = reader_class(path.stem) if mine else Reader
+    problems = unread(compiled, reader)
+    if problems:
+        report.checks.append(Check("reads", False, "\n".join(problems)))
+        return
+    calls = sorted(compiled.nodes & reader.call_nodes)
+    parts = sorted((compiled.nodes & reader.read_nodes) - reader.call_nodes)
+    detail = "calls from " + ", ".join(calls) + (f"; parts read: {', '.join(parts)}" if parts else "")
+    report.checks.append(Check("reads", True, detail))
+
+
+def _check_writes(report: Report, compiled: CompiledGrammar) -> None:
+    """The ``// write`` lines: a ``write call`` line, string terminals, then the writer the
+    lines describe (its slots and what each raw slot may hold)."""
+    from .render.family import compile_writer
+
+    problems = unwritable(compiled)
+    if not problems:
+        try:
+            shape = compile_writer(compiled).shape
+        except GrammarError as exc:
+            problems = [str(exc)]
+    if problems:
+        report.checks.append(Check("writes", False, "\n".join(problems)))
+        return
+    kinds = ", ".join(dict.fromkeys(kind for kind, _spec in compiled.header.writes))
+    one = "" if shape.parallel else "; one call per reply"
+    report.checks.append(Check("writes", True, f"write {kinds}{one}"))
 
 
 # -- markers -----------------------------------------------------------------------------
@@ -302,11 +368,41 @@ def _check_markers(report: Report, path: Path, text: str, compiled: CompiledGram
     except GrammarError as exc:
         report.checks.append(Check("markers", False, f"another registered grammar does not compile: {exc}"))
         return
+    problems += _language_fence_openers(compiled)
     if problems:
         report.checks.append(Check("markers", False, "\n".join(problems)))
     else:
         note = f" ({shared} shared on purpose, with the reason written)" if shared else ""
         report.checks.append(Check("markers", True, f"{len(mine)} written here, none written by another grammar{note}"))
+
+
+_FENCE_LINE = re.compile(r" {0,3}(?:`{3,256}|~{3,256})([^\n]{0,256})\n?")
+
+
+def _language_fence_openers(compiled: CompiledGrammar) -> list[str]:
+    """Openers of rule ``start`` that would open on a fence whose info string names a
+    language: that fence holds examples, never calls (DESIGN §6), and an opener is tried
+    before a fence is protected.  The call fences (``_tagged``'s FENCE_TOOL_CALL_OPEN) may."""
+    call_fence = registry.piece("_tagged")["FENCE_TOOL_CALL_OPEN"].pattern
+    assert call_fence is not None
+    out = []
+    for term in compiled.openers.get("start", ()):
+        if term.pattern is None:
+            continue
+        for example in samples(term.pattern.source):
+            m = _FENCE_LINE.fullmatch(example)
+            if m is None or not m.group(1).strip() or not term.pattern.regex.fullmatch(example):
+                continue
+            if call_fence.regex.fullmatch(example):
+                continue
+            out.append(
+                f"{term.name} opens a block on {example!r}, a fence whose info string names a language: such a "
+                "fence holds examples, never calls (docs/authoring.md, \"Fences\"); open calls with "
+                "'%import ._tagged (FENCE_TOOL_CALL_OPEN)', or read a fenced payload only inside a block or "
+                "as the whole reply (a 'reply' rule)"
+            )
+            break
+    return out
 
 
 def _overlap(a: Terminal, b: Terminal) -> str | None:
@@ -415,7 +511,17 @@ def _in_class(av, ch: str) -> bool:  # noqa: ANN001
 # -- corpus ------------------------------------------------------------------------------
 
 
-def _check_corpus(report: Report, path: Path, compiled: CompiledGrammar, cases: list, corpus: Path) -> None:
+@dataclass(frozen=True)
+class _Update:
+    """Which expectations ``--update`` writes: cases with none yet, and cases by title."""
+
+    new: bool = False
+    titles: frozenset[str] = frozenset()
+
+
+def _check_corpus(
+    report: Report, path: Path, compiled: CompiledGrammar, cases: list, corpus: Path, update: _Update = _Update()
+) -> None:
     from .corpus import MODES, case_problem
 
     if not cases:
@@ -424,6 +530,8 @@ def _check_corpus(report: Report, path: Path, compiled: CompiledGrammar, cases: 
         return
     failed = 0
     with _trial(path, compiled):
+        if update.new or update.titles:
+            _write_expectations(report, cases, corpus, update)
         for case in cases:
             for mode in MODES:
                 try:
@@ -432,12 +540,44 @@ def _check_corpus(report: Report, path: Path, compiled: CompiledGrammar, cases: 
                     problem = str(exc)
                 if problem is not None:
                     failed += 1
+                    if mode == "batch" and problem.startswith(("no expected", "result differs")):
+                        how = "--update" if case.expected is None else f"--update {json.dumps(case.title)}"
+                        problem = problem.replace("; it reads as:", f" (when it reads right, {how} writes it); it reads as:", 1)
                     report.checks.append(Check(f"case {case.title!r} (line {case.line}, {mode})", False, problem))
                     if mode == "batch":
                         break  # the stream checks compare with a batch result that is already wrong
     n = len(cases)
     detail = f"{n} case{'s' * (n != 1)}, four ways each"
     report.checks.append(Check(f"corpus {corpus.name}", failed == 0, detail + (f"; {failed} failed" if failed else "")))
+
+
+def _write_expectations(report: Report, cases: list, corpus: Path, update: _Update) -> None:
+    """Write what the grammar reads as the expected result of the approved cases (one report
+    line each); an expectation that differs is rewritten only for a case named by title."""
+    from .corpus import canonical, options, set_expectations, summary
+    from .stream import parse
+
+    written: dict[int, dict] = {}
+    for i, case in enumerate(cases):
+        named = case.title in update.titles
+        if not named and not (update.new and case.expected is None):
+            continue
+        try:
+            got = summary(parse(case.text, **options(case)))
+        except ToolDialectError as exc:
+            report.checks.append(Check(f"update {case.title!r} (line {case.line})", False, f"not written: {exc}"))
+            continue
+        if got == case.expected:
+            report.checks.append(Check(f"update {case.title!r} (line {case.line})", True, "unchanged: the expectation already says this"))
+            continue
+        was = "written (it had none); review it" if case.expected is None else (
+            "REWRITTEN; it was:\n" + canonical(case.expected) + "\nnow"
+        )
+        report.checks.append(Check(f"update {case.title!r} (line {case.line})", True, f"{was}:\n{canonical(got)}"))
+        written[i] = got
+        case.expected = got
+    if written:
+        set_expectations(corpus, written)
 
 
 @contextmanager

@@ -26,6 +26,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .argstream import args_prefix, finish_json
@@ -37,29 +38,57 @@ from .jsonscan import (
     member_spans,
     partial_object,
 )
-from .families import generation, reader_module
+from .families import generation, reader_module, set_reads_lookup
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 from .coerce import strip_template_newlines
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt  # also transform's: readers import them here
 from .repair import RepairFailed, repair_json
 
-__all__ = ["ARGUMENT_KEYS", "KEYED_RULE", "Issue", "RawCall", "Reader", "reader_class"]
+__all__ = [
+    "ARGUMENT_KEYS",
+    "CALL_NODES",
+    "KEYED_RULE",
+    "PICKED_NODES",
+    "READ_NODES",
+    "Issue",
+    "RawCall",
+    "Reader",
+    "reader_class",
+]
 
 _NAME_KEYS = ("name", "tool_name")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
 #: The conventional rule whose payload holds objects keyed by the tool name.
 KEYED_RULE = "keyed_json_calls"
-#: The conventional rules :meth:`Reader.read` reads (every other node is None).
-_READ_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
+#: The conventional rules :meth:`Reader.read` reads as calls (every other node is None).
+CALL_NODES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
+#: Every node name the generic reader reads: the call rules and the parts it reads in
+#: them (docs/authoring.md, "Rule names the generic transformer reads").  A grammar whose
+#: call holds a node not named here is refused when it compiles (``grammar.unread``):
+#: what it parsed would be dropped.  A name added here is read under a call.
+READ_NODES = CALL_NODES | frozenset({"name", "arguments", "call_id", "param", "param_name", "param_value", "string_flag"})
+#: The nodes whose children the reader picks by name, each with the children one of which
+#: it must hold (a call without a ``name`` has no tool name).
+PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"call": frozenset({"name"}), "bare_call": frozenset({"name"}), "param": frozenset({"param_name"})}
+)
 
 
 class Reader:
-    """Turns reduced nodes into records for one family; knows the toolset's names only."""
+    """Turns reduced nodes into records for one family; knows the toolset's names only.
+
+    A family module that reads other nodes says which (``call_nodes``, ``read_nodes``,
+    ``picked_nodes``, as :class:`tooldialect.grammar.NodeReads` describes them), so that a
+    grammar that drops what it parses is refused when it compiles."""
 
     #: Nodes that spell one argument as a literal a stream may send as soon as it is
     #: reduced (see :meth:`literal_member`); ``param`` nodes stream without it.
     member_nodes: tuple[str, ...] = ()
+    #: The nodes read as calls, every node read, and the nodes read child by child.
+    call_nodes: frozenset[str] = CALL_NODES
+    read_nodes: frozenset[str] = READ_NODES
+    picked_nodes: Mapping[str, frozenset[str]] = PICKED_NODES
 
     __slots__ = ("family", "known", "max_depth", "quotes", "tools", "strip_newlines", "keyed", "coarse")
 
@@ -104,7 +133,7 @@ class Reader:
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         """Records and issues for a conventional node, or None for any other node."""
-        if node.name not in _READ_RULES:  # most nodes: one set lookup
+        if node.name not in CALL_NODES:  # most nodes: one set lookup
             return None
         if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = _first_token(node)
@@ -666,3 +695,8 @@ def reader_class(family: str) -> type[Reader]:
                 cls = custom
         _READERS[family] = cls
     return cls
+
+
+# The registry checks what a family's grammar builds against what its reader reads when
+# it compiles the grammar; it sits below this module, so it is handed the lookup.
+set_reads_lookup(reader_class)

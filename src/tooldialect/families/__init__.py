@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import pieces
 from ..errors import GrammarError, UnknownFamilyError
-from ..grammar import CompiledGrammar, Header, compile_grammar, read_header
+from ..grammar import CompiledGrammar, Header, NodeReads, compile_grammar, read_header
 from ..models import Policy
 from ..pieces import grammar_dir
 from ..pieces import piece as piece  # offered by the registry too: callers above it import it from here
@@ -77,6 +77,18 @@ def set_writer_compiler(compile_writer: Callable[[CompiledGrammar], Any]) -> Non
     _writer_compiler = compile_writer
 
 
+#: What a family's reader reads (``tooldialect.grammar.NodeReads``), by family name: a
+#: grammar is checked against it when it compiles.  The readers sit above the registry,
+#: so ``tooldialect.transform`` hands in its lookup when it loads.
+_reads_lookup: Callable[[str], NodeReads] | None = None
+
+
+def set_reads_lookup(lookup: Callable[[str], NodeReads]) -> None:
+    """Install the function that gives a family's reader (called by transform)."""
+    global _reads_lookup
+    _reads_lookup = lookup
+
+
 @dataclass(frozen=True)
 class Source:
     """A place families come from: a directory, and what put it on the list."""
@@ -123,7 +135,8 @@ class Family:
                 compiled = self._compiled
                 if compiled is None:
                     global _compiles
-                    compiled = compile_grammar(self.path, self.header, pieces=grammar_dir())
+                    reads = _reads_lookup(self.name) if _reads_lookup is not None else None
+                    compiled = compile_grammar(self.path, self.header, pieces=grammar_dir(), reads=reads)
                     _compiles += 1
                     self._compiled = compiled
         return compiled

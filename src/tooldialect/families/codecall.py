@@ -30,6 +30,10 @@ _FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) t
 
 
 class Reader(GenericReader):
+    # the body is read whole, by this reader alone
+    call_nodes = read_nodes = frozenset({_BODY})
+    picked_nodes: dict[str, frozenset[str]] = {}
+
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name != _BODY:
             return None  # statements are read with their body, all or nothing

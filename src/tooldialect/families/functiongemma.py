@@ -14,7 +14,7 @@ from typing import Any
 
 from ..jsonscan import JsonValueError, loads_strict
 from ..lalr import Node, Tok
-from ..transform import Issue, RawCall
+from ..transform import READ_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
 from ..transform import _text
 
@@ -22,6 +22,9 @@ __all__ = ["Reader"]
 
 
 class Reader(GenericReader):
+    # a param's value: a string, a bare scalar, or a nested object or list
+    read_nodes = READ_NODES | {"string", "scalar", "object", "array"}
+
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         params = [p for p in node.children if isinstance(p, Node) and p.name == "param"]
         deepest = max((_depth(p.children[-1]) for p in params), default=0)

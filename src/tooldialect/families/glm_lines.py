@@ -19,6 +19,10 @@ _BODY = "glm_lines"
 
 
 class Reader(GenericReader):
+    # the body is read whole, by this reader alone
+    call_nodes = read_nodes = frozenset({_BODY})
+    picked_nodes: dict[str, frozenset[str]] = {}
+
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name != _BODY:
             return None

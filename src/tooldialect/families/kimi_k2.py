@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..lalr import Node
-from ..transform import Issue, RawCall
+from ..transform import PICKED_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
 from ..transform import _text, excerpt
 
@@ -23,6 +23,9 @@ _COUNTER = re.compile(r"\d+")
 
 
 class Reader(GenericReader):
+    # a call's name is read from its id
+    picked_nodes = {**PICKED_NODES, "call": frozenset({"call_id"})}
+
     def announce(self, node: Node) -> str | None:
         if node.name != "call_id":
             return None

@@ -15,7 +15,7 @@ from typing import Any
 from ..argstream import member
 from ..lalr import Node, Tok
 from ..pyliteral import Refused, keyword_argument
-from ..transform import Issue, RawCall, _text
+from ..transform import READ_NODES, Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader"]
@@ -25,6 +25,8 @@ _OPENERS = ("(", "[", "{")
 
 class Reader(GenericReader):
     member_nodes = ("py_kwarg",)
+    # a call's arguments: keyword arguments, and positional values (which refuse the call)
+    read_nodes = READ_NODES | {"py_kwarg", "py_value"}
 
     def literal_member(self, node: Node, context: list[Any]) -> tuple[str, Any] | None:
         """A keyword argument of the call (not of a call nested in a value) whose value is

@@ -24,7 +24,8 @@ from typing import Any
 
 from .. import families
 from ..errors import GrammarError, PolicyError
-from ..grammar import CompiledGrammar, Terminal
+from ..grammar import WRITE_ITEM as _ITEM
+from ..grammar import CompiledGrammar, Terminal, write_marker_problem
 from ..shape import Arguments, Id, Index, Key, Lit, Name, Params, Part, Shape, Value
 from ..toolset import Tool, Toolset
 from .calls import _pformat, _python, _typescript, as_call, check_nesting
@@ -32,8 +33,7 @@ from .signatures import _py_literal, _py_name
 
 __all__ = ["Writer", "compile_writer"]
 
-#: One item of a write line; groups: a "quoted" JSON string, a TERMINAL, a slot and its option.
-_ITEM = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)')
+#: The groups of a write line's item (grammar.WRITE_ITEM): a "quoted" JSON string, a TERMINAL, a slot and its option.
 _STR, _TERM, _SLOT, _OPT = 1, 2, 3, 4
 #: The ids an ``id`` slot without a terminal accepts: ``shape.Id``'s default pattern.
 _DEFAULT_ID = re.compile(r"[A-Za-z0-9]{9}")
@@ -318,18 +318,13 @@ class _LineReader:
             raise self.fail(line, f"{quoted} is not a JSON string ({exc.msg}); escape \\ and \" as JSON does") from None
 
     def marker(self, name: str, line: str) -> Lit:
-        term = self.g.terminals.get(name)
-        if term is None:
-            raise self.fail(line, f"{name} is not a terminal of this grammar; name one it defines or %imports")
-        pat = term.pattern
-        if pat is None or pat.literal is None:
-            raise self.fail(
-                line,
-                f"{name} is a pattern, not one string: add a string terminal CANONICAL_{name.lstrip('_')} with the "
-                "spelling to write (in the grammar that defines it) and name that",
-            )
+        why = write_marker_problem(self.g.terminals, name)
+        if why is not None:
+            raise self.fail(line, why)
+        term = self.g.terminals[name]
+        assert term.pattern is not None and term.pattern.literal is not None
         self.markers[name] = term
-        return Lit(pat.literal)
+        return Lit(term.pattern.literal)
 
     def slot(self, slot: str, opt: str | None, line: str, kind: str, param: tuple[Part, ...], spec: str, pos: int) -> Part:
         if slot not in _SLOTS[kind]:

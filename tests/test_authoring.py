@@ -1,0 +1,361 @@
+"""The author's side: a grammar that drops what it parses, or cannot write a call, is refused
+(by ``grammar check`` and when it compiles), each time with how to fix it; ``grammar check
+--update`` writes corpus expectations only for the cases the author approves; the CLI's
+``--tools`` reads a corpus's ``_tools.json``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+import tooldialect as td
+from tooldialect import families as registry
+from tooldialect.cli import main
+from tooldialect.corpus import read_corpus, set_expectations
+from tooldialect.grammar import unread, unwritable
+from tooldialect.grammar_check import imported_names
+from tooldialect.transform import READ_NODES, Reader, reader_class
+
+GUIDE = ROOT / "docs" / "authoring.md"
+
+
+@pytest.fixture(autouse=True)
+def restore_registry(monkeypatch):
+    """Each test starts and ends with the registry as it was (no plugin leaks out)."""
+    monkeypatch.delenv(registry.PATH_VARIABLE, raising=False)
+    registry._load_registry()
+    saved = (registry._registry, list(registry._registered), list(registry._loaded))
+    yield
+    with registry._lock:
+        registry._registered[:] = saved[1]
+        registry._loaded[:] = saved[2]
+        registry._swap(saved[0])
+
+
+HEADER = "// family: {name}\n// title: t\n// models: acme/*\n// checked against: a test\n"
+WRITE = '// write call: OPEN name " " arguments CLOSE\n'
+COMMON = """
+%import ._json (JSON, WS)
+%import ._tagged (BARE_NAME)
+%ignore WS
+OPEN: "<<act>>"
+CLOSE: "<</act>>"
+"""
+GOOD = "start: OPEN call CLOSE\ncall: name arguments\nname: BARE_NAME\narguments: JSON\n"
+
+# (what is wrong, the rules, the write line, the check that fails, what its message says, the fixed rules)
+BROKEN = [
+    (
+        "no rule yields calls",
+        "start: OPEN payload CLOSE\npayload: JSON\n",
+        WRITE,
+        "reads",
+        "no rule yields calls",
+        "rule 'payload' holds the JSON payload: write 'payload: … -> json_calls'",
+        "start: OPEN payload CLOSE\npayload: JSON -> json_calls\n",
+    ),
+    (
+        "the arguments under a rule the reader does not read",
+        "start: OPEN call CLOSE\ncall: name args\nname: BARE_NAME\nargs: JSON\n",
+        WRITE,
+        "reads",
+        "rule 'args' under 'call' is not read",
+        "('args: … -> arguments')",
+        GOOD.replace("arguments: JSON", "args: JSON -> arguments").replace("name arguments", "name args"),
+    ),
+    (
+        "the name misnamed",
+        "start: OPEN call CLOSE\ncall: tool arguments\ntool: BARE_NAME\narguments: JSON\n",
+        WRITE,
+        "reads",
+        "rule 'call' holds no 'name' node, so its calls would have no tool name",
+        "('tool: … -> name')",
+        "start: OPEN call CLOSE\ncall: tool arguments\ntool: BARE_NAME -> name\narguments: JSON\n",
+    ),
+    (
+        "a payload right under the call",
+        "start: OPEN call CLOSE\ncall: name JSON\nname: BARE_NAME\n",
+        WRITE,
+        "reads",
+        "rule 'call' holds a JSON payload that no rule the reader reads holds",
+        "put it in an 'arguments' rule ('arguments: JSON')",
+        GOOD,
+    ),
+    (
+        "no write call line",
+        GOOD,
+        "",
+        "writes",
+        "no '// write call: …' line",
+        "a grammar that only reads writes the spelling it reads best",
+        None,
+    ),
+    (
+        "a write line naming a pattern terminal",
+        GOOD.replace("CLOSE\ncall", "SHUT\ncall") + "SHUT: /<\\/act {0,2}>/\n",
+        WRITE.replace("CLOSE", "SHUT"),
+        "writes",
+        "SHUT is a pattern, not one string",
+        "add a string terminal CANONICAL_SHUT with the spelling to write",
+        GOOD.replace("CLOSE\ncall", "SHUT\ncall") + 'SHUT: /<\\/act {0,2}>/\nCANONICAL_SHUT: "</act>"\n',
+    ),
+]
+
+
+def _write(directory: Path, name: str, rules: str, write: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.lark"
+    path.write_text(HEADER.format(name=name) + write + COMMON + rules, encoding="utf-8")
+    return path
+
+
+def _check(capsys, *args: str) -> tuple[int, str]:
+    code = main(["grammar", "check", *args])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+@pytest.mark.parametrize(
+    ("what", "rules", "write", "check", "error", "fix", "fixed"), BROKEN, ids=[b[0] for b in BROKEN]
+)
+def test_a_grammar_that_drops_what_it_parses_fails_check_and_compilation_saying_how_to_fix_it(
+    tmp_path, capsys, what, rules, write, check, error, fix, fixed
+):
+    path = _write(tmp_path / "g", "acts", rules, write)
+    code, out = _check(capsys, str(path))
+    assert code == 1
+    failed = [line for line in out.splitlines() if line.startswith("  FAIL")]
+    assert len(failed) == 1 and failed[0].startswith(f"  FAIL  {check}: ")
+    assert error in out and fix in out
+    # the fix it names passes (a call with its arguments, never a silent {})
+    if fixed is not None:
+        write_fixed = WRITE.replace("CLOSE", "CANONICAL_SHUT") if "SHUT" in fixed else WRITE
+        fixed_path = _write(tmp_path / "fixed", "fixedacts", fixed, write_fixed)
+        code, out = _check(capsys, str(fixed_path))
+        assert code == 0, out
+        td.families.register_path(fixed_path.parent)
+        reply = '<<act>>{"name": "f", "arguments": {"a": 1}}<</act>>' if "json_calls" in fixed else '<<act>>f {"a": 1}<</act>>'
+        calls = td.parse(reply, families=["fixedacts"]).calls
+        assert [(c.name, c.arguments) for c in calls] == [("f", {"a": 1})]
+    # the registry compiles the broken file the same way: the same message, as a GrammarError
+    td.families.register_path(path.parent)
+    with pytest.raises(td.GrammarError, match=re.escape(error)):
+        _ = td.families.get("acts").grammar
+    with pytest.raises(td.GrammarError, match=re.escape(error)):
+        td.parse("<<act>>f {}<</act>>", families=["acts"])
+
+
+def test_every_builtin_grammar_is_read_whole_by_its_reader_and_writes_calls():
+    for name in td.families.names():
+        g = td.families.get(name).grammar
+        assert unread(g, reader_class(name)) == [], name
+        assert unwritable(g) == [], name
+        assert any(kind == "call" for kind, _ in g.header.writes), name
+
+
+def test_family_readers_declare_what_they_read():
+    """The generic reader would drop what these families' modules read: without their
+    declarations their grammars would be refused."""
+    for name in ("pythonic", "functiongemma", "kimi_k2", "codecall", "glm_lines", "pformat"):
+        assert reader_class(name) is not Reader
+        assert unread(td.families.get(name).grammar, Reader), name
+
+
+def test_a_node_name_added_to_the_read_set_is_all_it_takes(tmp_path):
+    """READ_NODES is the one place the generic reader's node names are declared: a reader
+    that reads one more name under a call accepts a grammar whose calls hold it."""
+    rules = "start: OPEN call CLOSE\ncall: name extra\nname: BARE_NAME\nextra: JSON\n"
+    path = _write(tmp_path, "extras", rules, WRITE.replace("arguments", "arguments:json"))
+    td.families.register_path(tmp_path)
+    with pytest.raises(td.GrammarError, match="rule 'extra' under 'call' is not read"):
+        _ = td.families.get("extras").grammar
+    from tooldialect.grammar import compile_grammar, read_header
+
+    compiled = compile_grammar(path, read_header(path.read_text(), "extras"), td.families.grammar_dir(), conventions=False)
+
+    class Wider(Reader):
+        read_nodes = READ_NODES | {"extra"}
+
+    assert unread(compiled, Reader) and not unread(compiled, Wider)
+
+
+# -- grammar check --update --------------------------------------------------------------
+
+
+def _guide_files() -> dict[str, str]:
+    text = GUIDE.read_text(encoding="utf-8")
+    return dict(re.findall(r"<!-- file: (\S+) -->\n```[a-z]*\n(.*?)```\n", text, re.S))
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the guide's ledger family, whose first case has no expectation yet and
+    whose second has a wrong one."""
+    files = _guide_files()
+    (tmp_path / "ledger.lark").write_text(files["ledger.lark"], encoding="utf-8")
+    corpus = tmp_path / "ledger.txt"
+    corpus.write_text(files["ledger.txt"], encoding="utf-8")
+    cases = read_corpus(corpus)
+    wrong = json.loads(json.dumps(cases[1].expected).replace("get_time", "get_tme"))
+    set_expectations(corpus, {1: wrong})
+    text = corpus.read_text(encoding="utf-8")
+    first = json.dumps(cases[0].expected, sort_keys=True, ensure_ascii=False)
+    assert first in text
+    corpus.write_text(text.replace(first + "\n", "", 1), encoding="utf-8")
+    assert [c.expected is None for c in read_corpus(corpus)] == [True, False, False, False]
+    return tmp_path / "ledger.lark", corpus
+
+
+def test_update_writes_only_the_missing_expectations_and_says_which_differ(ledger, capsys):
+    grammar, corpus = ledger
+    before = read_corpus(corpus)
+    code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update")
+    assert code == 1  # the wrong expectation is not rewritten: it fails, and says how to approve it
+    assert "update 'a call with two parameters after prose' (line 1): written (it had none); review it" in out
+    assert "result differs from the expected one (when it reads right, --update \"a call without arguments\" writes it)" in out
+    after = read_corpus(corpus)
+    assert after[0].expected is not None and after[0].expected["calls"][0]["name"] == "get_weather"
+    assert after[1].expected == before[1].expected  # never silently overwritten
+    assert [c.expected for c in after[2:]] == [c.expected for c in before[2:]]
+
+
+def test_update_naming_a_case_rewrites_it_and_shows_what_it_was(ledger, capsys):
+    grammar, corpus = ledger
+    text = corpus.read_text(encoding="utf-8")
+    code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update", "a call without arguments")
+    assert code == 1  # the case with no expectation was not named: it still fails
+    assert "update 'a call without arguments' (line" in out and "REWRITTEN; it was:" in out and '"get_tme"' in out
+    assert "no expected result written" in out and "(when it reads right, --update writes it)" in out
+    after = read_corpus(corpus)
+    assert after[1].expected["calls"][0]["name"] == "get_time" and after[0].expected is None
+    # every other case's bytes stay as written (its one-line expectation too)
+    new = corpus.read_text(encoding="utf-8")
+    last = text[text.index("a value keeps its own white space") :]
+    assert new.endswith(last)
+    # both together: then every case passes
+    code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update")
+    assert code == 0, out
+    code, out = _check(capsys, str(grammar), "--corpus", str(corpus))
+    assert code == 0 and "  update " not in out
+
+
+def test_update_of_an_unknown_title_writes_nothing(ledger, capsys):
+    grammar, corpus = ledger
+    text = corpus.read_text(encoding="utf-8")
+    code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update", "--update", "no such case")
+    assert code == 2 and "no case titled 'no such case'" in out
+    assert corpus.read_text(encoding="utf-8") == text
+    code, out = _check(capsys, str(grammar), "--update")
+    assert code == 2 and "--corpus" in out
+
+
+def test_update_an_expectation_that_already_says_it_is_left_alone(ledger, capsys):
+    grammar, corpus = ledger
+    text = corpus.read_text(encoding="utf-8")
+    _code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update", "a value keeps its own white space")
+    assert "unchanged: the expectation already says this" in out
+    assert corpus.read_text(encoding="utf-8") == text
+
+
+# -- --tools reads a corpus's _tools.json -------------------------------------------------
+
+
+def test_cli_tools_reads_the_corpus_tools_file(tmp_path, capsys):
+    tools = str(ROOT / "tests" / "corpus" / "_tools.json")
+    reply = tmp_path / "reply.txt"
+    reply.write_text('<tool_call>{"name": "Get-Weather", "arguments": {"city": "Paris"}}</tool_call>', encoding="utf-8")
+    assert main(["parse", str(reply), "--tools", tools, "--toolset", "weather"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in out["calls"]] == ["get_weather"]  # bound against the weather toolset
+    assert [d["kind"] for d in out["diagnostics"]] == ["name_repaired"]
+    assert main(["stream", str(reply), "--tools", tools, "--toolset", "weather"]) == 0
+    assert '"name": "get_weather"' in capsys.readouterr().out
+    # several toolsets and no --toolset: a usage error that lists them
+    assert main(["parse", str(reply), "--tools", tools]) == 2
+    err = capsys.readouterr().err
+    assert "choose one with --toolset NAME" in err and "weather" in err
+    assert main(["parse", str(reply), "--tools", tools, "--toolset", "nope"]) == 2
+    assert "has no toolset 'nope'" in capsys.readouterr().err
+    # a file of one named toolset needs no --toolset; a plain list takes none
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"weather": json.loads(Path(tools).read_text())["weather"]}), encoding="utf-8")
+    assert main(["parse", str(reply), "--tools", str(one)]) == 0
+    assert json.loads(capsys.readouterr().out)["calls"][0]["name"] == "get_weather"
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(json.loads(Path(tools).read_text())["weather"]), encoding="utf-8")
+    assert main(["parse", str(reply), "--tools", str(plain), "--toolset", "weather"]) == 2
+    assert "drop --toolset" in capsys.readouterr().err
+    assert main(["render", "--dialect", "xml", "--tools", tools, "--toolset", "shell"]) == 0
+    assert "read_file" in capsys.readouterr().out
+
+
+def test_the_corpus_tools_file_is_named_toolsets():
+    from tooldialect.corpus import toolsets_in
+
+    data = json.loads((ROOT / "tests" / "corpus" / "_tools.json").read_text(encoding="utf-8"))
+    named = toolsets_in(data)
+    assert named is not None
+    for name, tools in named.items():
+        assert td.Toolset.coerce(tools).names, name
+    assert toolsets_in(data["weather"]) is None and toolsets_in({"name": "f", "parameters": {}}) is None
+
+
+# -- fences and shared pieces --------------------------------------------------------------
+
+
+def test_a_start_that_opens_on_a_language_fence_fails_the_check(tmp_path, capsys):
+    """A ```json fence after prose holds an example: a grammar may not make it an opener."""
+    rules = "start: FENCE_JSON_OPEN json_calls FENCE_CLOSE\njson_calls: JSON\n"
+    path = tmp_path / "jsonfence.lark"
+    path.write_text(
+        HEADER.format(name="jsonfence")
+        + '// write call: CANONICAL_FENCE_JSON_OPEN "{\\"name\\": " name:json ", \\"arguments\\": " arguments "}\\n" FENCE_CLOSE\n'
+        + "%import ._json (JSON, WS)\n%import ._fence (FENCE_JSON_OPEN, FENCE_CLOSE, CANONICAL_FENCE_JSON_OPEN)\n%ignore WS\n"
+        + rules,
+        encoding="utf-8",
+    )
+    code, out = _check(capsys, str(path))
+    assert code == 1
+    assert "FAIL  markers: FENCE_JSON_OPEN opens a block on '```json\\n'" in out
+    assert "%import ._tagged (FENCE_TOOL_CALL_OPEN)" in out
+    # the call fence is the one a grammar may open on
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        .replace("start: FENCE_JSON_OPEN", "start: FENCE_TOOL_CALL_OPEN")
+        .replace("%import ._fence (FENCE_JSON_OPEN, ", "%import ._tagged (FENCE_TOOL_CALL_OPEN)\n%import ._fence ("),
+        encoding="utf-8",
+    )
+    code, out = _check(capsys, str(path))
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("reply", "calls"),
+    [
+        ('Example:\n```json\n{"name": "f", "arguments": {}}\n```\n', []),
+        ('```json\n{"name": "f", "arguments": {}}\n```', [("f", "bare_json")]),
+        ('Calling.\n```tool_call\n{"name": "f", "arguments": {}}\n```\n', [("f", "hermes")]),
+        ('x\n```xml\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n', []),
+        ('x\n```\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n', [("f", "hermes")]),
+        ('<tool_call>\n```json\n{"name": "f", "arguments": {}}\n```\n</tool_call>', [("f", "hermes")]),
+    ],
+)
+def test_the_fences_the_guide_lists(reply, calls):
+    result = td.parse(reply)
+    assert [(c.name, c.family) for c in result.calls] == calls
+    assert result.diagnostics == []
+
+
+def test_the_guide_lists_every_shared_piece_with_what_it_provides():
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide[guide.index("<!-- pieces:begin -->") : guide.index("<!-- pieces:end -->")]
+    for path in sorted(td.families.grammar_dir().glob("_*.lark")):
+        row = next(line for line in section.splitlines() if line.startswith(f"| `{path.name}` |"))
+        imported = imported_names(path.read_text(encoding="utf-8"))
+        for name in set(td.families.piece(path.stem)) - imported:
+            assert f"`{name}`" in row, (path.name, name)
+    assert "`py_kwarg`" in section and "`FENCE_TOOL_CALL_OPEN`" in section and "`_fence.lark`" in section
