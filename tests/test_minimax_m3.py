@@ -49,7 +49,9 @@ def test_a_closer_of_another_name_is_reported_with_both_names():
     r = td.parse(text, tools=WEATHER)
     assert r.calls[0].arguments == {"city": "Paris"}
     (d,) = r.diagnostics
-    assert d.kind == "arguments_repaired" and d.detail["repairs"] == ["closing element </town> read as the end of <city>"]
+    assert d.kind == "arguments_repaired" and d.detail["repairs"] == [
+        "closing element </town> read as the end of <city>"
+    ]
 
 
 def test_nesting_past_the_parser_cap_removes_the_block_and_keeps_the_prose():
@@ -57,7 +59,9 @@ def test_nesting_past_the_parser_cap_removes_the_block_and_keeps_the_prose():
     # block once ended at its first "]" and invoke_xml then read the <invoke> as f({})
     depth = 500
     value = f"{NS}<a>" * depth + "x" + f"{NS}</a>" * depth
-    text = f'Before.\n{NS}<tool_call>\n{NS}<invoke name="f">{NS}<p>{value}{NS}</p>{NS}</invoke>\n{NS}</tool_call>\nAfter.'
+    text = (
+        f'Before.\n{NS}<tool_call>\n{NS}<invoke name="f">{NS}<p>{value}{NS}</p>{NS}</invoke>\n{NS}</tool_call>\nAfter.'
+    )
     r = td.parse(text)
     assert r.calls == [] and [d.kind for d in r.diagnostics] == ["limit_exceeded"]
     assert r.text == "Before.\n\nAfter."

@@ -19,9 +19,8 @@ import json
 from typing import Any
 
 from ..lalr import Node, Tok
-from ..transform import Issue, RawCall
+from ..transform import Issue, RawCall, _text
 from ..transform import Reader as GenericReader
-from ..transform import _text
 
 __all__ = ["Reader"]
 
