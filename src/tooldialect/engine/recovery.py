@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .kinds import Channel, Failure, Item, Key, Kind, Source
@@ -14,6 +15,7 @@ from .kinds import Channel, Failure, Item, Key, Kind, Source
 __all__ = ["Balance", "Recovery"]
 
 _WS = re.compile(r"\s*")
+_OPENING = frozenset("([{")  # the brackets Balance counts as opening a level
 
 
 class Balance:
@@ -180,7 +182,15 @@ class Recovery:
         lp = bal.pos - self.window.base
         if bal.end < 0:
             horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
-            found = bal.scan(win, lp, horizon) if horizon > lp else -1
+            if c.cut_json or self._bracketed(c.g):
+                found = bal.scan(win, lp, horizon) if horizon > lp else -1
+            else:
+                # nesting written in the grammar's own tags (MiniMax-M3 elements), whose
+                # markers may hold brackets: the payload is taken to its first closer, and
+                # the closers right after it go with it (_absorb)
+                rx = self.cat.closers(c.g)
+                m = rx.search(win, max(lp, c.fail_pos - self.window.base), horizon) if rx is not None and horizon > lp else None
+                found = m.end() if m is not None else -1
             bal.pos = self.window.base + (found if found >= 0 else max(lp, horizon))
             b.rpos = bal.pos  # the window keeps what is still to be looked at
             if found < 0:
@@ -216,6 +226,16 @@ class Recovery:
             return True
         b.absorb = stop
         return self._absorb(b, c)
+
+    def _bracketed(self, g: CompiledGrammar) -> bool:
+        """Whether ``g`` writes its nesting with brackets (a literal list inside a list), which
+        Balance counts; else its nesting is written in its own tags."""
+        key = ("bracketed", g.name)
+        got = self._stop_cache.get(key)
+        if got is None:
+            got = any(t.pattern is not None and t.pattern.literal in _OPENING for t in g.terminals.values())
+            self._stop_cache[key] = got
+        return got
 
     def _absorb(self, b: Block, c: Cand) -> bool:
         """After a broken block's closer, the closers of the structures around it (white

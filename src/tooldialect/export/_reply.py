@@ -214,6 +214,9 @@ class ReplyBuilder:
         """Raw text up to ``core`` for a string (white space before the marker is part of the
         text, and the reader drops the template's newline); compact JSON then ``pre + core``
         for any other value."""
+        # a marker that begins the value's own closer (MiniMax-M3's "]<]minimax[>[<" before
+        # "]<]minimax[>[</") is met only as that closer, which ends the value first
+        avoid = tuple(a for a in avoid if re.match(a, core) is None)
         node = comp.text(schema, core, path, avoid)
         if self.strip:
             node = _stripped(node)

@@ -307,8 +307,10 @@ class _LineReader:
             raise self.fail(line, "a call needs a name slot (name, name:json or name:TERMINAL)")
         if kind == "call" and sum(isinstance(p, (Arguments, Params)) for p in out) != 1:
             raise self.fail(line, "a call needs one arguments slot (arguments[:json|python|keywords|typescript|pformat]) or params")
-        if kind == "param" and [type(p) for p in out if not isinstance(p, Lit)] != [Key, Value]:
-            raise self.fail(line, "a param is a key slot, then a value slot (with text and markers around them)")
+        if kind == "param" and [type(p) for p in out if not isinstance(p, Lit)] not in ([Key, Value], [Key, Value, Key]):
+            raise self.fail(
+                line, "a param is a key slot, then a value slot, and the key again if its closer names it (with text and markers around them)"
+            )
         return tuple(out)
 
     def string(self, quoted: str, line: str) -> str:

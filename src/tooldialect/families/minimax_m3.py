@@ -1,0 +1,106 @@
+"""MiniMax-M3: parameters are elements named after them, and elements nest.
+
+An element holding text is a text value, typed by the tool's schema like every text
+value.  An element holding elements is an object, or a list when every child is an
+``<item>`` (the template writes a list so); it becomes JSON text whose leaves are the
+elements' texts, which the same typing then reads (the schema's ``properties`` and
+``items`` type the leaves).  A child name written twice in one object gathers its values
+in a list, in order.
+
+A closing element ends an element whatever name it spells (the grammar cannot pair
+names); when the name is not the opener's, the value still belongs to the opener's name
+and the call is reported with ``arguments_repaired``.  Nesting deeper than
+``Policy.max_depth`` is a ``limit_exceeded`` diagnostic, not a call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..lalr import Node, Tok
+from ..transform import Issue, RawCall, _text
+from ..transform import Reader as GenericReader
+
+__all__ = ["Reader"]
+
+_ITEM = "item"  # the element the template writes for each member of a list
+
+
+class Reader(GenericReader):
+    def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
+        params = [p for p in node.children if isinstance(p, Node) and p.name == "param"]
+        name = _text(node.find("name")).strip()
+        span = (node.start or 0, node.end or 0)
+        if max((_depth(p, 0, self.max_depth) for p in params), default=0) > self.max_depth:
+            detail = {"limit": "max_depth", "value": self.max_depth, "name": name}
+            message = f"{name}: elements nest deeper than max_depth={self.max_depth}"
+            return [], [Issue("limit_exceeded", detail, span, message)]
+        calls, issues = super().read_call(node)
+        mismatched: list[tuple[str, str]] = []
+        for p in params:
+            _mismatches(p, mismatched)
+        if calls and mismatched:
+            repairs = [f"closing element </{close}> read as the end of <{open_}>" for open_, close in mismatched]
+            detail = {"name": name, "repairs": repairs}
+            issues.append(Issue("arguments_repaired", detail, span, f"{name}: {'; '.join(repairs)}"))
+        return calls, issues
+
+    def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
+        out = []
+        for p in nodes:
+            key = _text(p.find("param_name")).strip()
+            kids = _children(p)
+            if kids:
+                out.append((key, json.dumps(_value(kids), ensure_ascii=False), None))
+            else:
+                out.append((key, _text(p.find("param_value")), None))
+        return out
+
+
+def _children(node: Node) -> list[Node]:
+    return [c for c in node.children if isinstance(c, Node) and c.name == "element"]
+
+
+def _depth(node: Node, level: int, cap: int) -> int:
+    """How deep elements nest under ``node`` (counting stops past ``cap``)."""
+    if level > cap:
+        return level
+    return max((_depth(c, level + 1, cap) for c in _children(node)), default=level)
+
+
+def _value(kids: list[Node]) -> Any:
+    """The JSON value of an element's child elements: a list of ``<item>``s, else an object."""
+    if all(_text(k.find("element_name")).strip() == _ITEM for k in kids):
+        return [_leaf(k) for k in kids]
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for k in kids:
+        key = _text(k.find("element_name")).strip()
+        value = _leaf(k)
+        if key not in out:
+            out[key] = value
+        elif key in seen:
+            out[key].append(value)
+        else:
+            out[key] = [out[key], value]
+            seen.add(key)
+    return out
+
+
+def _leaf(node: Node) -> Any:
+    kids = _children(node)
+    return _value(kids) if kids else _text(node.find("element_value"))
+
+
+def _mismatches(node: Node, out: list[tuple[str, str]]) -> None:
+    """(opener, closer) names of the elements under ``node``, itself included, that a
+    closing element of another name ended (depth is capped before this is called)."""
+    opened = _text(node.find("param_name" if node.name == "param" else "element_name")).strip()
+    close = node.children[-1] if node.children else None
+    if isinstance(close, Tok):
+        closed = close.value[close.value.rfind("</") + 2 : -1]
+        if closed != opened:
+            out.append((opened, closed))
+    for c in _children(node):
+        _mismatches(c, out)
