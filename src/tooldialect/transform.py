@@ -67,7 +67,9 @@ CALL_NODES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "ba
 #: them (docs/authoring.md, "Rule names the generic transformer reads").  A grammar whose
 #: call holds a node not named here is refused when it compiles (``grammar.unread``):
 #: what it parsed would be dropped.  A name added here is read under a call.
-READ_NODES = CALL_NODES | frozenset({"name", "arguments", "call_id", "param", "param_name", "param_value", "string_flag"})
+READ_NODES = CALL_NODES | frozenset(
+    {"name", "arguments", "call_id", "param", "param_name", "param_value", "unpadded_value", "string_flag"}
+)
 #: The nodes whose children the reader picks by name, each with the children one of which
 #: it must hold (a call without a ``name`` has no tool name).
 PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from ..lalr import Node, Tok
-from ..transform import Issue, RawCall, _text
+from ..transform import READ_NODES, Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader"]
@@ -28,6 +28,9 @@ _ITEM = "item"  # the element the template writes for each member of a list
 
 
 class Reader(GenericReader):
+    # nested elements, read under a parameter (grammar.unread checks it)
+    read_nodes = READ_NODES | {"element", "element_name", "element_value"}
+
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         params = [p for p in node.children if isinstance(p, Node) and p.name == "param"]
         name = _text(node.find("name")).strip()
