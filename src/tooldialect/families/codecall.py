@@ -19,7 +19,7 @@ from ..coerce import type_literal
 from ..lalr import Node, Tok
 from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_argument, literal, spellings
 from ..toolset import parameter_order
-from ..transform import Issue, RawCall, _text
+from ..transform import Issue, RawCall, _text, refusal
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader", "chain_items"]
@@ -30,6 +30,9 @@ _FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) t
 
 
 class Reader(GenericReader):
+    # a body is all or nothing: its calls go out whole, never argument by argument
+    member_nodes = ()
+
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name != _BODY:
             return None  # statements are read with their body, all or nothing
@@ -41,11 +44,8 @@ class Reader(GenericReader):
             try:
                 args = self.statement(st, name)
             except Refused as refused:
-                detail: dict[str, Any] = {"name": name, "reason": refused.reason}
-                if refused.kind == "limit_exceeded":
-                    detail.update(limit="max_depth", value=self.max_depth)
                 more = "; no call of this body is returned" if len(statements) > 1 else "; the call is not returned"
-                return [], [Issue(refused.kind, detail, span, f"{name}: {refused.reason}{more}")]
+                return [], [refusal(name, refused, span, self.max_depth, more)]
             text = json.dumps(args, ensure_ascii=False)
             calls.append(RawCall(name, args, text, None, span, self.family, gated=True))
         return calls, []
