@@ -259,7 +259,8 @@ def test_a_python_literal_family_needs_a_grammar_only(tmp_path):
     assert "'here' is a name, not a literal" in result.diagnostics[0].detail["reason"]
     assert result.text == "First.\n\n\n\nDone."
     for mode in MODES[1:]:
-        check_invariants(LITERAL_REPLY, run_stream(LITERAL_REPLY, cuts_for(LITERAL_REPLY, mode), families=["atcall"]), result)
+        events = run_stream(LITERAL_REPLY, cuts_for(LITERAL_REPLY, mode), families=["atcall"])
+        check_invariants(LITERAL_REPLY, events, result)
     # each keyword argument streams as soon as it is read: one fragment per argument
     events = run_stream(LITERAL_REPLY, range(1, len(LITERAL_REPLY)), families=["atcall"])
     fragments = [e.fragment for e in events if isinstance(e, td.ArgumentsDelta) and e.index == 0]

@@ -51,7 +51,7 @@ from .pyliteral import Refused, keyword_argument
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt  # also transform's: readers import them here
 from .repair import RepairFailed, repair_json
 
-__all__ = ["ARGUMENT_KEYS", "KEYED_RULE", "READ_NODES", "Issue", "RawCall", "Reader", "reader_class", "refusal"]
+__all__ = ["ARGUMENT_KEYS", "KEYED_RULE", "READ_NODES", "Issue", "RawCall", "Reader", "chain_items", "reader_class", "refusal"]
 
 _NAME_KEYS = ("name", "tool_name")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
@@ -718,6 +718,19 @@ def _literal_items(node: Node) -> list[Node]:
         return items
     args = next((c for c in node.children if isinstance(c, Node) and c.name == "arguments"), None)
     return _literal_items(args) if args is not None else []
+
+
+def chain_items(node: Node, chain: str, item: str) -> list[Node]:
+    """The ``item`` nodes of a body whose ``chain`` rule nests to the left, in source order
+    (walked without recursion)."""
+    out: list[Node] = []
+    link: Node | None = next((c for c in node.children if isinstance(c, Node) and c.name == chain), None)
+    while link is not None:
+        kids = [c for c in link.children if isinstance(c, Node)]
+        out.extend(reversed([c for c in kids if c.name == item]))
+        link = next((c for c in kids if c.name == chain), None)
+    out.reverse()
+    return out
 
 
 def _first_token(node: Node) -> Tok | None:
