@@ -335,10 +335,33 @@ def test_gated_bodies_need_a_toolset():
 
 
 def test_gated_names_bind_exactly_and_are_never_repaired():
-    for body in ('Echo(value="hi")', 'functions.echo(value="hi")', 'echo_(value="hi")'):
+    for body in ('Echo(value="hi")', 'functions.Echo(value="hi")', 'echo_(value="hi")', 'tools.echo_(value="hi")'):
         r = parse(body)
         assert [c for c in r.calls if c.family == "codecall"] == []
         assert not any(d.kind == "name_repaired" for d in r.diagnostics)
+
+
+def test_a_dotted_callee_names_the_tool_of_its_last_segment():
+    """Seed §5b: `functions.read_file(path="x")` → read_file; the rewrite is reported."""
+    for body in ('functions.echo(value="hi")', 'default_api.echo(value="hi")', "await a.b.echo({value: `hi`})"):
+        r = parse(body)
+        assert [(c.name, c.arguments, c.family) for c in r.calls] == [("echo", {"value": "hi"}, "codecall")]
+        assert [(d.kind, d.detail["from"], d.detail["to"]) for d in r.diagnostics] == [
+            ("name_repaired", body.split("(")[0].removeprefix("await "), "echo")
+        ]
+    # a dotted name the toolset offers as written is that tool, and nothing is rewritten
+    dotted = td.Toolset([td.Tool(name="browser.search", parameters={"type": "object", "properties": {"q": {}}})])
+    r = parse('browser.search(q="x")', tools=dotted)
+    assert [(c.name, c.arguments) for c in r.calls] == [("browser.search", {"q": "x"})] and r.diagnostics == []
+    assert "$" in refused('functions.$echo(value="hi")')  # not a Python name, and no tool
+
+
+def test_a_backtick_string_is_a_string_in_a_keyword_call():
+    """Seed §5b: read_file(path=`src/x.rs`) → {"path": "src/x.rs"}, in either language."""
+    assert calls("read_file(path=`src/x.ts`)") == [("read_file", {"path": "src/x.ts"})]
+    assert calls("read_file(`a.txt`, limit=3)") == [("read_file", {"path": "a.txt", "limit": 3})]
+    assert calls("read_file(path=`a`, limit=None)") == [("read_file", {"path": "a"})]  # Python's None beside it
+    assert "${" in refused("read_file(path=`${root}/data`)")
 
 
 def test_a_name_the_toolset_lacks_says_so():

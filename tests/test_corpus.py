@@ -78,6 +78,7 @@ FORMATS = {
     "Mistral v11+": ("mistral", "[ARGS]"),
     "code calls in Python": ("codecall", "Python"),
     "code calls in TypeScript": ("codecall", "TypeScript"),
+    "Gemma 3 tool_code": ("gemma3", "```tool_code"),
 }
 
 

@@ -207,6 +207,73 @@ def test_a_plugin_imports_its_own_pieces_and_the_builtin_ones(tmp_path):
     assert [c.arguments for c in td.parse(REPLY).calls] == [{"city": "Paris", "days": 3}]
 
 
+# A family whose arguments are Python literals, from a grammar alone: `@@call NAME(k=v, …)`.
+LITERAL_GRAMMAR = """\
+// family: atcall
+// title: @@call NAME(key=value, ...) lines with Python literal arguments
+// models: example-org/atcall-*
+// checked against: an invented format (the generic reader reads Python keyword arguments)
+// write call: CALL_OPEN " " name:PY_NAME "(" arguments:keywords ")"
+// write sep: "\\n"
+
+%import ._json (WS)
+%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
+%ignore WS
+
+start: CALL_OPEN call
+call: name "(" _py_items? ")"
+name: PY_NAME
+
+CALL_OPEN: "@@call"
+"""
+LITERAL_REPLY = (
+    'First.\n@@call configure(name="it\'s", count=3, ratio=-0.5, on=True, off=None, '
+    'tags=["a", \'b\', (1, 2)], options={"depth": {"max": 2, "keep": [None, False]}})\n'
+    "@@call get_time()\n@@call get_weather(city=here)\nDone."
+)
+
+
+def test_a_python_literal_family_needs_a_grammar_only(tmp_path):
+    d = tmp_path / "g"
+    d.mkdir()
+    (d / "atcall.lark").write_text(LITERAL_GRAMMAR, encoding="utf-8")
+    assert td.families.register_path(d) == ["atcall"]
+    assert transform.reader_class("atcall") is transform.Reader  # no module: the generic reader
+    result = td.parse(LITERAL_REPLY, families=["atcall"])
+    want = {
+        "name": "it's",
+        "count": 3,
+        "ratio": -0.5,
+        "on": True,
+        "off": None,
+        "tags": ["a", "b", [1, 2]],
+        "options": {"depth": {"max": 2, "keep": [None, False]}},
+    }
+    assert [(c.name, c.arguments, c.family) for c in result.calls] == [
+        ("configure", want, "atcall"),
+        ("get_time", {}, "atcall"),
+    ]
+    assert json.loads(result.calls[0].arguments_json) == want
+    # a value that is not a literal refuses its own call, and says why
+    assert [(d.kind, d.detail["name"]) for d in result.diagnostics] == [("arguments_invalid", "get_weather")]
+    assert "'here' is a name, not a literal" in result.diagnostics[0].detail["reason"]
+    assert result.text == "First.\n\n\n\nDone."
+    for mode in MODES[1:]:
+        events = run_stream(LITERAL_REPLY, cuts_for(LITERAL_REPLY, mode), families=["atcall"])
+        check_invariants(LITERAL_REPLY, events, result)
+    # each keyword argument streams as soon as it is read: one fragment per argument
+    events = run_stream(LITERAL_REPLY, range(1, len(LITERAL_REPLY)), families=["atcall"])
+    fragments = [e.fragment for e in events if isinstance(e, td.ArgumentsDelta) and e.index == 0]
+    assert len(fragments) >= len(want) and "".join(fragments) == result.calls[0].arguments_json
+    # cut off inside a value: the complete arguments survive for Policy(truncated="keep")
+    cut = '@@call configure(count=3, tags=["a"], note="unfinis'
+    kept = td.parse(cut, families=["atcall"], policy=td.Policy(truncated="keep"))
+    assert [(c.name, c.arguments) for c in kept.calls] == [("configure", {"count": 3, "tags": ["a"]})]
+    assert [d.kind for d in kept.diagnostics] == ["truncated"]
+    written = td.families.get("atcall").render_call({"name": "configure", "arguments": want})
+    assert td.parse(written, families=["atcall"]).calls[0].arguments == want
+
+
 def _install_entry_point(site: Path, target: str, monkeypatch) -> None:
     info = site / "ledger_dialects-1.0.dist-info"
     info.mkdir(parents=True)

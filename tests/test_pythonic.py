@@ -270,3 +270,24 @@ def test_the_body_decides_which_family_reads_a_shared_opener():
         ("d", "pythonic"),
         ("e", "llama_json"),
     ]
+
+
+def test_python_literal_families_are_read_by_the_generic_reader():
+    """pythonic and gemma3 are grammars only: the generic reader reads their calls, and every
+    node name it consumes is in READ_NODES (which grammar checks read)."""
+    from tooldialect import transform
+
+    for family in ("pythonic", "gemma3"):
+        assert transform.reader_class(family) is transform.Reader
+    assert {"call", "name", "py_kwarg", "py_value", "py_dict", "py_entry"} <= transform.READ_NODES
+    assert transform.Reader.member_nodes == ("py_kwarg",)
+    text = '```tool_code\nprint(get_weather(city="Paris", when={"day": 1, "hours": [9, None]}))\n```'
+    result = td.parse(text, families=["gemma3"])
+    assert [(c.name, c.arguments) for c in result.calls] == [
+        ("get_weather", {"city": "Paris", "when": {"day": 1, "hours": [9, None]}})
+    ]
+    events = run_stream(text, range(1, len(text)), families=["gemma3"])
+    fragments = [e.fragment for e in events if isinstance(e, td.ArgumentsDelta)]
+    # one fragment per keyword argument as it is read, then the closing brace
+    assert fragments == ['{"city": "Paris"', ', "when": {"day": 1, "hours": [9, null]}', "}"]
+    assert "".join(fragments) == result.calls[0].arguments_json

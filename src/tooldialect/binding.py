@@ -16,7 +16,7 @@ from .coerce import ValueTyping
 from .errors import PolicyError
 from .models import Diagnostic, Policy, ToolCall, ToolChoice, constructor
 from .names import NameIndex, Resolution
-from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt
+from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
 from .toolset import Toolset
 
 __all__ = ["Binder"]
@@ -72,17 +72,7 @@ class Binder:
         res = self.resolve(raw.name, raw.gated)
         name = res.name
         if res.how is not None:
-            diags.append(
-                self.diagnostic(
-                    Issue(
-                        "name_repaired",
-                        {"from": excerpt(raw.name), "to": name, "how": res.how},
-                        raw.span,
-                        f"tool name {excerpt(raw.name)!r} read as {name!r} ({res.how})",
-                    ),
-                    raw.family,
-                )
-            )
+            diags.append(self.diagnostic(renamed(raw.name, name, res.how, raw.span), raw.family))
         if raw.text_params is not None:
             repairs: list[str] = []
             arguments, arguments_json = self._typed(name if res.known else None, raw.text_params, repairs)

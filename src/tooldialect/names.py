@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["NameIndex", "Resolution", "normalise"]
+__all__ = ["NameIndex", "Resolution", "normalise", "offered"]
 
 _JUNK = re.compile(r"[\"'<>()\n\r:={\[,;]")
 _PREFIXES = ("functions.", "functions/", "tools.", "tools/", "tool.", "tool/")
@@ -37,6 +37,16 @@ def normalise(name: str) -> str:
     s = _SEP.sub("_", s).lower()
     s = re.sub(r"_+", "_", s)
     return s.strip("_")
+
+
+def offered(name: str, known: frozenset[str]) -> str | None:
+    """The tool a registry-gated body names: exactly, or by the last segment of a dotted
+    name (``functions.read_file``, as code calls into a namespace are written); never
+    repaired otherwise.  None when the toolset offers neither."""
+    if name in known:
+        return name
+    last = name.rpartition(".")[2]
+    return last if last != name and last in known else None
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,11 @@ class Refused(ValueError):
         self.kind = kind
 
 
-def literal(node: Node, max_depth: int, constants: dict[str, Any] | None = None, *, language: str = PYTHON) -> Any:
-    """The JSON value of a ``py_value`` node, read as ``language`` reads it.
+def literal(
+    node: Node, max_depth: int, constants: dict[str, Any] | None = None, *, language: str = PYTHON, templates: bool = False
+) -> Any:
+    """The JSON value of a ``py_value`` node, read as ``language`` reads it (``templates``:
+    a backtick template without ``${…}`` is a string in Python too, as code calls read it).
 
     The walk keeps its own stack (no recursion), so a value as deep as any policy allows
     costs no Python stack; values are read in source order, so the first refusal is the
@@ -91,7 +94,7 @@ def literal(node: Node, max_depth: int, constants: dict[str, Any] | None = None,
     stack: list[tuple[Node, int, Any, Any]] = [(node, 0, root, 0)]
     while stack:
         value_node, depth, holder, slot = stack.pop()
-        atom = _scalar_or_container(value_node, constants, language)
+        atom = _scalar_or_container(value_node, constants, language, templates)
         if not isinstance(atom, Node):
             holder[slot] = atom[0]
             continue
@@ -123,7 +126,7 @@ def literal(node: Node, max_depth: int, constants: dict[str, Any] | None = None,
     return root[0]
 
 
-def _scalar_or_container(node: Node, constants: dict[str, Any], language: str) -> tuple[Any] | Node:
+def _scalar_or_container(node: Node, constants: dict[str, Any], language: str, templates: bool = False) -> tuple[Any] | Node:
     """A value that holds no other value, as ``(value,)``, or the container atom to open."""
     atoms = [c for c in node.children if isinstance(c, Node)]
     text = _strings(atoms, language)
@@ -142,7 +145,7 @@ def _scalar_or_container(node: Node, constants: dict[str, Any], language: str) -
     if atom.name == "py_op":
         raise Refused(f"{_token(atom).value!r} is an operator, not a literal")
     if atom.name == "py_template":
-        if language != TYPESCRIPT:
+        if language != TYPESCRIPT and not templates:
             raise Refused("a backtick template is TypeScript, not Python")
         return (decode_template(_token(atom).value),)
     return atom
@@ -349,7 +352,8 @@ def _hex(body: str, at: int, ch: str, width: int) -> tuple[str, int]:
 
 def spellings(node: Node) -> tuple[list[str], list[str]]:
     """The spellings under ``node`` that only Python has, and those only TypeScript has
-    (each described for a diagnostic).  Comments, ``'…'``/``"…"`` strings, numbers,
+    (each described for a diagnostic).  Comments, ``'…'``/``"…"`` strings, backtick
+    strings (code calls read them in both; ``${…}`` is refused in both), numbers,
     ``true``/``false``/``null``, lists and dicts with quoted keys are both languages'."""
     python: list[str] = []
     typescript: list[str] = []
@@ -369,8 +373,6 @@ def spellings(node: Node) -> tuple[list[str], list[str]]:
                 python.append(word)
             elif word == "undefined":
                 typescript.append(word)
-        elif name == "py_template":
-            typescript.append("a backtick template")
         elif name == "py_string":
             _string_spellings(_token(item).value, python, typescript)
         elif name == "py_tuple" and (_has_comma(item) or not any(isinstance(c, Node) for c in item.children)):
@@ -421,12 +423,12 @@ def keyword_name(tok: Tok) -> str:
     return tok.value
 
 
-def keyword_argument(item: Node, max_depth: int, *, language: str = PYTHON) -> tuple[str, Any]:
+def keyword_argument(item: Node, max_depth: int, *, language: str = PYTHON, templates: bool = False) -> tuple[str, Any]:
     """A ``py_kwarg`` node (``name=value``): its keyword and the JSON value of its literal."""
     key = item.children[0]
     value = item.children[-1]
     assert isinstance(key, Tok) and isinstance(value, Node)
-    return keyword_name(key), literal(value, max_depth, language=language)
+    return keyword_name(key), literal(value, max_depth, language=language, templates=templates)
 
 
 def name_pattern() -> re.Pattern[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "excerpt"]
+__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "excerpt", "renamed"]
 
 #: Keys that hold a call's arguments, in priority order (read from a call object, and
 #: unwrapped by binding when the schema does not expect them).
@@ -52,3 +52,13 @@ class Issue:
     span: tuple[int, int] | None
     message: str
     elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
+
+
+def renamed(written: str, name: str, how: str, span: tuple[int, int] | None) -> Issue:
+    """The ``name_repaired`` diagnostic of a tool name read as another."""
+    return Issue(
+        "name_repaired",
+        {"from": excerpt(written), "to": name, "how": how},
+        span,
+        f"tool name {excerpt(written)!r} read as {name!r} ({how})",
+    )

@@ -13,6 +13,12 @@ It keys on rule names every grammar shares (``docs/authoring.md``):
 * ``bare_call`` — the same with no marker before it (a reply that begins with the
   name): with a toolset it counts only when the toolset offers the name.
 
+A ``call``'s arguments may also be spelled one by one: ``param`` nodes (a key and a text
+value, typed later by the tool's schema) or Python keyword arguments (``py_kwarg`` nodes of
+``grammars/_pyliteral.lark``, as children of the call or of its ``arguments`` node), whose
+literal values :mod:`tooldialect.pyliteral` reads.  Every node name the reader consumes is
+in :data:`READ_NODES`.
+
 A record keeps the model's own text: the name as written, the arguments value and,
 when the model wrote valid JSON, the exact bytes of its arguments object.  Binding to
 a toolset happens later, in :mod:`tooldialect.binding`.
@@ -29,7 +35,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .argstream import args_prefix, finish_json
+from .argstream import args_prefix, finish_json, member
 from .jsonscan import (
     JsonValueError,
     depth_exceeds,
@@ -42,6 +48,7 @@ from .families import generation, reader_module, set_reads_lookup
 from .grammar import EXTERNALS
 from .lalr import Node, Tok
 from .coerce import strip_template_newlines
+from .pyliteral import Refused, keyword_argument
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt  # also transform's: readers import them here
 from .repair import RepairFailed, repair_json
 
@@ -54,7 +61,9 @@ __all__ = [
     "Issue",
     "RawCall",
     "Reader",
+    "chain_items",
     "reader_class",
+    "refusal",
 ]
 
 _NAME_KEYS = ("name", "tool_name")
@@ -63,18 +72,29 @@ _ID_KEYS = ("id", "tool_call_id", "call_id")
 KEYED_RULE = "keyed_json_calls"
 #: The conventional rules :meth:`Reader.read` reads as calls (every other node is None).
 CALL_NODES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
-#: Every node name the generic reader reads: the call rules and the parts it reads in
-#: them (docs/authoring.md, "Rule names the generic transformer reads").  A grammar whose
-#: call holds a node not named here is refused when it compiles (``grammar.unread``):
-#: what it parsed would be dropped.  A name added here is read under a call.
-READ_NODES = CALL_NODES | frozenset(
+#: The parts of a ``call`` the reader reads: its name, JSON arguments, id, text parameters
+#: (``unpadded_value``: a value whose spelling writes no padding newlines).
+_CALL_PARTS = frozenset(
     {"name", "arguments", "call_id", "param", "param_name", "param_value", "unpadded_value", "string_flag"}
 )
+#: One argument of a ``call`` written as code: a keyword argument (read; a stream sends it as
+#: soon as it is reduced) or a positional value (refused: nothing says which parameter it is).
+_LITERAL_ITEMS = ("py_kwarg", "py_value")
+#: The nodes of a literal value (``_pyliteral.lark``), read by :func:`tooldialect.pyliteral.literal`.
+_LITERAL_PARTS = frozenset(
+    {"py_name", "py_string", "py_template", "py_number", "py_op", "py_list", "py_tuple", "py_dict", "py_entry"}
+)
+#: Every node name the generic reader reads, in one place (docs/authoring.md, "Rule names
+#: the generic transformer reads"): the call rules and the parts it reads in them.  A
+#: grammar whose call holds a node not named here is refused when it compiles
+#: (``grammar.unread``): what it parsed would be dropped.  A name added here is read under a call.
+READ_NODES: frozenset[str] = CALL_NODES | _CALL_PARTS | frozenset(_LITERAL_ITEMS) | _LITERAL_PARTS
 #: The nodes whose children the reader picks by name, each with the children one of which
 #: it must hold (a call without a ``name`` has no tool name).
 PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(
     {"call": frozenset({"name"}), "bare_call": frozenset({"name"}), "param": frozenset({"param_name"})}
 )
+_OPENERS = ("(", "[", "{")  # brackets whose tokens a reduced call's value stack may still hold
 
 
 class Reader:
@@ -86,7 +106,7 @@ class Reader:
 
     #: Nodes that spell one argument as a literal a stream may send as soon as it is
     #: reduced (see :meth:`literal_member`); ``param`` nodes stream without it.
-    member_nodes: tuple[str, ...] = ()
+    member_nodes: tuple[str, ...] = ("py_kwarg",)
     #: The nodes read as calls, every node read, and the nodes read child by child.
     call_nodes: frozenset[str] = CALL_NODES
     read_nodes: frozenset[str] = READ_NODES
@@ -126,8 +146,21 @@ class Reader:
     def literal_member(self, node: Node, context: list[Any]) -> tuple[str, Any] | None:
         """One argument of a call being read, as (key, JSON value), for a node named in
         ``member_nodes`` (``context``: the parser's value stack before it); None when it
-        is not an argument the call will keep."""
-        return None
+        is not an argument the call will keep: a keyword argument of a call nested in a
+        value, or one whose value is not a literal."""
+        depth = 0
+        for v in reversed(context):
+            if isinstance(v, Node) and v.name == "name":
+                break
+            if isinstance(v, Tok) and v.value in _OPENERS:
+                depth += 1  # brackets still open (a closed one was reduced into a node)
+        if depth != 1:
+            return None
+        try:
+            ((key, value),) = self.keyword_arguments([node]).items()
+        except Refused:
+            return None
+        return key, value
 
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
         """Whether a marker may end a raw text value here (None: more text is needed)."""
@@ -178,6 +211,9 @@ class Reader:
         params = [c for c in node.children if isinstance(c, Node) and c.name == "param"]
         if params:
             return [RawCall(name, None, None, call_id, span, self.family, text_params=self.params(params))], []
+        items = _literal_items(node)
+        if items:
+            return self.literal_call(name, items, call_id, span)
         if args_node is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         tok = _first_token(args_node) if isinstance(args_node, Node) else args_node
@@ -192,6 +228,29 @@ class Reader:
         notes = [_repaired(name, repairs, span)] if repairs else []
         raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
         return self._finish(name, value, raw, call_id, span, notes)
+
+    def literal_call(
+        self, name: str, items: list[Node], call_id: str | None, span: tuple[int, int]
+    ) -> tuple[list[RawCall], list[Issue]]:
+        """A call whose arguments are written as code: the call, or no call and the reason."""
+        try:
+            args = self.keyword_arguments(items)
+        except Refused as refused:
+            return [], [refusal(name, refused, span, self.max_depth, "; the call is not returned")]
+        return [RawCall(name, args, json.dumps(args, ensure_ascii=False), call_id, span, self.family)], []
+
+    def keyword_arguments(self, items: list[Node]) -> dict[str, Any]:
+        """Keyword arguments (``py_kwarg`` nodes) to a JSON object; a positional argument or
+        a repeated keyword raises :class:`~tooldialect.pyliteral.Refused`."""
+        args: dict[str, Any] = {}
+        for item in items:
+            if item.name != "py_kwarg":
+                raise Refused("a positional argument (calls take keyword arguments only)")
+            name, value = keyword_argument(item, self.max_depth)
+            if name in args:
+                raise Refused(f"the keyword argument {name!r} is repeated")
+            args[name] = value
+        return args
 
     def args_text(self, text: str, value: Any, *, call_object: bool, elem: int = 0) -> str | None:
         """``arguments_json`` for arguments a stream sends as they arrive: the model's
@@ -237,6 +296,10 @@ class Reader:
         name = None
         start = None
         params: list[Node] = []
+        kwargs: list[Node] = []  # keyword arguments of the call itself (bracket depth 1)
+        depth = 0
+        code = False
+        name_start = None
         args: Tok | None = None
         call_id = None
         prev: Any = None
@@ -245,10 +308,16 @@ class Reader:
                 # the call begins at the token before its name (its opener), when there is one
                 opener = prev.start if isinstance(prev, Tok) and prev.start is not None else None
                 name, start, params, args, call_id = self.announce(v), opener if opener is not None else v.start, [], None, None
+                kwargs, depth, name_start, code = [], 0, v.start, False
                 if v.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
                     call_id = _text(v).strip() or None
             elif isinstance(v, Node) and v.name == "param" and name is not None:
                 params.append(v)
+            elif isinstance(v, Tok) and v.value in _OPENERS and name is not None:
+                code = code or depth == 0 and v.value == "("  # name( : a call written as code
+                depth += 1  # brackets still open (a closed one was reduced into a node)
+            elif isinstance(v, Node) and v.name == "py_kwarg" and name is not None and depth == 1:
+                kwargs.append(v)
             elif isinstance(v, Node) and v.name == "call_id":
                 call_id = _text(v).strip() or None
             elif name is not None and (isinstance(v, Node) and v.name == "arguments" or isinstance(v, Tok) and v.type in EXTERNALS):
@@ -257,6 +326,9 @@ class Reader:
             prev = v
         if name is None:
             return None, None
+        if kwargs or code and not params:
+            # a call written as code begins at its name, as its node does (``name(…)``)
+            return name, self._salvaged_literals(name, kwargs, call_id, name_start or 0)
         if args is not None and not params:
             return name, self._salvaged_arguments(name, args, call_id, start or 0)
         end = params[-1].end if params else start
@@ -264,6 +336,21 @@ class Reader:
             name, None, None, call_id, (start or 0, end or 0), self.family, text_params=self.params(params)
         )
         return name, raw
+
+    def _salvaged_literals(self, name: str, kwargs: list[Node], call_id: str | None, start: int) -> RawCall:
+        """A cut-off call with the keyword arguments that were complete and are literals,
+        written as a stream sent them: one member per argument."""
+        args: dict[str, Any] = {}
+        parts: list[str] = []
+        for kw in kwargs:
+            try:
+                ((key, value),) = self.keyword_arguments([kw]).items()
+            except Refused:
+                continue
+            args[key] = value
+            parts.append(member(key, value, not parts))
+        end = kwargs[-1].end or start if kwargs else start
+        return RawCall(name, args, "{" + "".join(parts) + "}", call_id, (start, end), self.family)
 
     def _salvaged_arguments(self, name: str, tok: Tok, call_id: str | None, start: int) -> RawCall | None:
         """A cut-off call whose JSON arguments were complete: the call with them, written
@@ -649,6 +736,37 @@ def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
     if name:
         detail["name"] = name
     return Issue("malformed_block", detail, (tok.start, tok.end), f"payload is not valid JSON ({reason})")
+
+
+def refusal(name: str, refused: Refused, span: tuple[int, int], max_depth: int, more: str) -> Issue:
+    """The diagnostic of a call whose code arguments were refused (``more`` ends its message)."""
+    detail: dict[str, Any] = {"name": name, "reason": refused.reason}
+    if refused.kind == "limit_exceeded":
+        detail.update(limit="max_depth", value=max_depth)
+    return Issue(refused.kind, detail, span, f"{name}: {refused.reason}{more}")
+
+
+def _literal_items(node: Node) -> list[Node]:
+    """The arguments of a call written as code: its ``py_kwarg`` and ``py_value`` children,
+    or those of its ``arguments`` child."""
+    items = [c for c in node.children if isinstance(c, Node) and c.name in _LITERAL_ITEMS]
+    if items or node.name == "arguments":
+        return items
+    args = next((c for c in node.children if isinstance(c, Node) and c.name == "arguments"), None)
+    return _literal_items(args) if args is not None else []
+
+
+def chain_items(node: Node, chain: str, item: str) -> list[Node]:
+    """The ``item`` nodes of a body whose ``chain`` rule nests to the left, in source order
+    (walked without recursion)."""
+    out: list[Node] = []
+    link: Node | None = next((c for c in node.children if isinstance(c, Node) and c.name == chain), None)
+    while link is not None:
+        kids = [c for c in link.children if isinstance(c, Node)]
+        out.extend(reversed([c for c in kids if c.name == item]))
+        link = next((c for c in kids if c.name == chain), None)
+    out.reverse()
+    return out
 
 
 def _first_token(node: Node) -> Tok | None:

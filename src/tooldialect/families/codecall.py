@@ -1,7 +1,8 @@
 """Code calls: a body of Python or TypeScript calls to offered tools, all or nothing.
 
 Each call is read in one language, decided by the spellings only one of them has
-(:func:`tooldialect.pyliteral.spellings`); a call that mixes them is refused.  Arguments
+(:func:`tooldialect.pyliteral.spellings`); a call that mixes them is refused (a backtick
+string is both languages').  A dotted callee names its last segment's tool.  Arguments
 bind as the signatures in :mod:`tooldialect.render` show them: keyword arguments by
 name (Python), positional ones in binding order, and one object whose keys are all
 parameters (TypeScript's ``f({a: 1})``) unpacked.  A string where the schema admits no
@@ -17,9 +18,11 @@ from typing import Any
 
 from ..coerce import type_literal
 from ..lalr import Node, Tok
+from ..names import offered
 from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_argument, literal, spellings
+from ..records import renamed
 from ..toolset import parameter_order
-from ..transform import Issue, RawCall, _text
+from ..transform import Issue, RawCall, _text, chain_items, refusal
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader", "chain_items"]
@@ -33,6 +36,14 @@ class Reader(GenericReader):
     # the body is read whole, by this reader alone
     call_nodes = read_nodes = frozenset({_BODY})
     picked_nodes: dict[str, frozenset[str]] = {}
+    # a body is all or nothing: its calls go out whole, never argument by argument
+    member_nodes = ()
+
+    def announce(self, node: Node) -> str | None:
+        """A callee's tool: as written, or the offered tool a dotted callee's last segment
+        names (``functions.read_file``); the gate then checks it like any name."""
+        written = super().announce(node)
+        return offered(written, self.known) or written if written is not None else None
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name != _BODY:
@@ -45,22 +56,21 @@ class Reader(GenericReader):
             try:
                 args = self.statement(st, name)
             except Refused as refused:
-                detail: dict[str, Any] = {"name": name, "reason": refused.reason}
-                if refused.kind == "limit_exceeded":
-                    detail.update(limit="max_depth", value=self.max_depth)
                 more = "; no call of this body is returned" if len(statements) > 1 else "; the call is not returned"
-                return [], [Issue(refused.kind, detail, span, f"{name}: {refused.reason}{more}")]
+                return [], [refusal(name, refused, span, self.max_depth, more)]
             text = json.dumps(args, ensure_ascii=False)
-            calls.append(RawCall(name, args, text, None, span, self.family, gated=True))
+            tool = offered(name, self.known) or name
+            notes = [renamed(name, tool, "namespace removed", span)] if tool != name else []
+            calls.append(RawCall(tool, args, text, None, span, self.family, notes, gated=True))
         return calls, []
 
     def statement(self, st: Node, name: str) -> dict[str, Any]:
         """The arguments of one call, bound to the tool's parameters."""
-        tool = self.tools.get(name) if self.tools is not None else None
-        if tool is None:
+        tool = self.tools.get(self.announce(st.find("name"))) if self.tools is not None else None
+        if tool is None or tool.name not in self.known:
             raise Refused(f"{name!r} is not a tool the toolset offers")
         language = _language(st)
-        if not is_identifier(name, language):
+        if not all(is_identifier(part, language) for part in name.split(".")):
             raise Refused(f"{name!r} is a reserved word in {_LANGUAGES[language]}, not a function name")
         args = st.find("arguments")
         assert isinstance(args, Node)
@@ -71,13 +81,13 @@ class Reader(GenericReader):
             if item.name == "py_value":
                 if keywords:
                     raise Refused("a positional argument after a keyword argument")
-                positional.append(literal(item, self.max_depth, language=language))
+                positional.append(literal(item, self.max_depth, language=language, templates=True))
                 continue
-            name_, value = keyword_argument(item, self.max_depth, language=language)
+            name_, value = keyword_argument(item, self.max_depth, language=language, templates=True)
             if name_ in keywords:
                 raise Refused(f"the keyword argument {name_!r} is repeated")
             keywords[name_] = value
-        return _bind(name, tool.parameters, positional, keywords)
+        return _bind(tool.name, tool.parameters, positional, keywords)
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
         """The name of the call cut off by the end of the text; an all-or-nothing body
@@ -92,6 +102,9 @@ def _language(st: Node) -> str:
     """The language a call is written in: the one whose spellings it uses (Python when it
     uses only spellings both languages share)."""
     python, typescript = spellings(st)
+    callee = _text(st.find("name")).strip()
+    if "." in callee and "$" in callee:
+        typescript.append(f"$ in the name {callee!r}")
     if any(isinstance(c, Tok) and c.type in _TS_DECLARATIONS for c in _prefix_tokens(st)):
         typescript.append("a const/let/var declaration")
     if python and typescript:
@@ -135,17 +148,4 @@ def _bind(name: str, schema: Any, positional: list[Any], keywords: dict[str, Any
         if value is None:
             continue  # a top-level None / null / undefined is an argument not given
         out[key] = type_literal(value, props.get(key) if isinstance(props.get(key), dict) else None)
-    return out
-
-
-def chain_items(node: Node, chain: str, item: str) -> list[Node]:
-    """The ``item`` nodes of a body whose ``chain`` rule nests to the left, in source order
-    (walked without recursion)."""
-    out: list[Node] = []
-    link: Node | None = next((c for c in node.children if isinstance(c, Node) and c.name == chain), None)
-    while link is not None:
-        kids = [c for c in link.children if isinstance(c, Node)]
-        out.extend(reversed([c for c in kids if c.name == item]))
-        link = next((c for c in kids if c.name == chain), None)
-    out.reverse()
     return out

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..lalr import Node
-from ..transform import Issue, RawCall
+from ..transform import Issue, RawCall, chain_items
 from ..transform import Reader as GenericReader
-from .codecall import chain_items
 
 __all__ = ["Reader"]
 
