@@ -157,10 +157,17 @@ def test_every_builtin_grammar_is_read_whole_by_its_reader_and_writes_calls():
         assert any(kind == "call" for kind, _ in g.header.writes), name
 
 
+def test_python_literal_families_need_no_module():
+    """The generic reader reads Python-literal arguments: pythonic and gemma3 have no module."""
+    for name in ("pythonic", "gemma3"):
+        assert reader_class(name) is Reader
+        assert unread(td.families.get(name).grammar, Reader) == [], name
+
+
 def test_family_readers_declare_what_they_read():
     """The generic reader would drop what these families' modules read: without their
     declarations their grammars would be refused."""
-    for name in ("pythonic", "functiongemma", "kimi_k2", "codecall", "glm_lines", "pformat"):
+    for name in ("functiongemma", "kimi_k2", "codecall", "glm_lines", "pformat", "minimax_m3"):
         assert reader_class(name) is not Reader
         assert unread(td.families.get(name).grammar, Reader), name
 

@@ -376,15 +376,18 @@ def _check_markers(report: Report, path: Path, text: str, compiled: CompiledGram
         report.checks.append(Check("markers", True, f"{len(mine)} written here, none written by another grammar{note}"))
 
 
+#: the fences whose language says "calls" (``_tagged.lark``): a family may open a block on them
+_CALL_FENCES = ("FENCE_TOOL_CALL_OPEN", "FENCE_TOOL_CODE_OPEN")
 _FENCE_LINE = re.compile(r" {0,3}(?:`{3,256}|~{3,256})([^\n]{0,256})\n?")
 
 
 def _language_fence_openers(compiled: CompiledGrammar) -> list[str]:
     """Openers of rule ``start`` that would open on a fence whose info string names a
     language: that fence holds examples, never calls (DESIGN §6), and an opener is tried
-    before a fence is protected.  The call fences (``_tagged``'s FENCE_TOOL_CALL_OPEN) may."""
-    call_fence = registry.piece("_tagged")["FENCE_TOOL_CALL_OPEN"].pattern
-    assert call_fence is not None
+    before a fence is protected.  The call fences (``_tagged``'s FENCE_TOOL_CALL_OPEN and
+    FENCE_TOOL_CODE_OPEN) may."""
+    tagged = registry.piece("_tagged")
+    call_fences = [tagged[name].pattern for name in _CALL_FENCES]
     out = []
     for term in compiled.openers.get("start", ()):
         if term.pattern is None:
@@ -393,7 +396,7 @@ def _language_fence_openers(compiled: CompiledGrammar) -> list[str]:
             m = _FENCE_LINE.fullmatch(example)
             if m is None or not m.group(1).strip() or not term.pattern.regex.fullmatch(example):
                 continue
-            if call_fence.regex.fullmatch(example):
+            if any(fence is not None and fence.regex.fullmatch(example) for fence in call_fences):
                 continue
             out.append(
                 f"{term.name} opens a block on {example!r}, a fence whose info string names a language: such a "
