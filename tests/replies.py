@@ -37,7 +37,12 @@ NAMES = ("get_weather", "search", "read_file", "send_message", "f", "lookup_v2")
 KEYS = ("city", "query", "path", "count", "flag", "tags", "opts")
 #: Characters a model writes in string values that stress a family's escaping.
 SPECIALS = ('"', "'", "\\", "\n", "<", "é", "{}", "</p>")
-REASONING = (("<think>", "</think>"), ("[THINK]", "[/THINK]"), ("<seed:think>", "</seed:think>"))
+REASONING = (
+    ("<think>", "</think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<seed:think>", "</seed:think>"),
+    ("<think:opensource>", "</think:opensource>"),
+)
 FENCES = ("python", "xml", "bash", "json", "", "tool_call")
 #: Languages whose fence holds examples, never calls (DESIGN §6, protected regions).
 PROTECTING = ("python", "xml", "bash", "json")

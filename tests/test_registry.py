@@ -284,6 +284,21 @@ def test_nemotron_spellings_go_to_their_own_formats():
     assert "json_array" not in v3
 
 
+def test_for_model_tells_minicpm5_and_hy3_from_their_neighbours():
+    for model in ("openbmb/MiniCPM5-1B", "openbmb/MiniCPM5-2B-MLX"):
+        hint = td.families.for_model(model)
+        assert hint.matched and "minicpm5" in hint.families and "functionary" not in hint.families
+        assert hint.policy.start_in_reasoning is False  # thinking is the host's choice
+    for model in ("tencent/Hy3", "tencent/Hy3-preview"):
+        hint = td.families.for_model(model)
+        assert hint.matched and "hy3" in hint.families and "json_array" not in hint.families
+        assert hint.policy.start_in_reasoning is False
+    # Hunyuan-A13B writes a JSON array after <tool_calls>; Hy4 is claimed by no family
+    a13b = td.families.for_model("tencent/Hunyuan-A13B-Instruct")
+    assert "json_array" in a13b.families and "hy3" not in a13b.families
+    assert not td.families.for_model("tencent/Hy4").matched
+
+
 def test_a_family_module_can_override_the_reader(monkeypatch):
     import types
 

@@ -35,6 +35,7 @@ FRAGMENTS = [
     "</function_calls>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<escape>",
     "<end_function_call>", "[ARGS]", "[TOOL_CALLS]", "<|call|>", "<|message|>", "<|tool_call_end|>",
     "<｜tool▁call▁end｜>", "```", "```json\n", "<think>", "</think>", "functions.f:0", "<div>", "a < b > c",
+    "</param>", "</arg_value:opensource>",
 ]
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 STRINGS = st.lists(st.one_of(_TEXT, st.sampled_from(FRAGMENTS), st.sampled_from(['"', "'", "\\", "|", "]", "\n", " ", "é", "漢", "😀"])), max_size=5).map("".join)
@@ -100,6 +101,8 @@ ENDERS: dict[str, tuple[str, str]] = {
     "invoke_xml": (r"</parameter>", r"</(?:[\w.:-]+:)?(?:parameter|invoke|function_calls)>|<parameter"),
     "glm": (r"</arg_value>", r"</?arg_(?:key|value)>|(?i:" + _TAG_CLOSE + ")"),
     "functiongemma": (r"<escape>", r"<escape>|<end_function_call>"),
+    "minicpm5": (r"</param>", r"</param>|<param[ \t]{1,8}name|</function>"),
+    "hy3": (r"</arg_value:opensource>", r"</?arg_(?:key|value):opensource>|</?tool_calls?:opensource>"),
 }
 
 
