@@ -35,9 +35,10 @@ def test_the_header_lists_the_names():
     assert td.families.get("command_r").header.no_tool == ("directly_answer", "directly-answer")
 
 
-def test_a_header_with_no_names_is_refused():
+@pytest.mark.parametrize("value", [",", "see the `no tool` key in the guide."])
+def test_a_header_without_tool_names_is_refused(value):
     with pytest.raises(td.GrammarError, match="no tool needs"):
-        read_header("// family: x\n// no tool: ,\nstart: A\n", "x")
+        read_header(f"// family: x\n// no tool: {value}\nstart: A\n", "x")
 
 
 @pytest.mark.parametrize("tools", [None, [WEATHER]])

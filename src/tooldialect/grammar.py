@@ -165,8 +165,10 @@ def read_header(text: str, stem: str) -> Header:
             fields["text_escapes"] = value
         elif key == "no tool":
             names = tuple(v.strip() for v in value.split(",") if v.strip())
-            if not names:
-                raise GrammarError(f"grammar {stem!r}: no tool needs one or more comma-separated tool names")
+            if not names or any(len(n.split()) != 1 for n in names):
+                # a tool name has no white space: a wrapped note that starts a line with
+                # "no tool:" is refused rather than read as names
+                raise GrammarError(f"grammar {stem!r}: no tool needs one or more comma-separated tool names, got {value!r}")
             fields["no_tool"] = names
         elif key == "gated":
             if value != "toolset":
