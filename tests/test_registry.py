@@ -351,3 +351,21 @@ def test_bare_json_false_turns_off_replies_without_a_marker_only():
         assert td.parse(text).calls and not td.parse(text, policy=off).calls
     header = ' to=functions.f<|channel|>commentary json<|message|>{"a": 1}<|call|>'
     assert [c.name for c in td.parse(header, policy=off).calls] == ["f"]
+
+
+@pytest.mark.parametrize(
+    "model, family",
+    [
+        ("CohereForAI/c4ai-command-r-plus", "command_r"),
+        ("CohereForAI/c4ai-command-r-plus-08-2024", "command_r"),
+        ("CohereForAI/c4ai-command-r-v01", "command_r"),
+        ("CohereLabs/c4ai-command-r-08-2024", "command_r"),
+        ("CohereForAI/c4ai-command-r7b-12-2024", "json_array"),
+        ("upstage/Solar-Open-100B", "solar_open"),
+    ],
+)
+def test_for_model_suggests_the_family_of_each_hub_id(model, family):
+    hint = td.families.for_model(model)
+    assert hint.matched and family in hint.families
+    if family == "json_array":
+        assert "command_r" not in hint.families  # R7B writes <|START_ACTION|>, not Action:

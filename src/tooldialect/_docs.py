@@ -86,6 +86,11 @@ def family_sections() -> str:
             out.append(f"- suggested policy for `{glob}`: " + ", ".join(f"`{k}={v}`" for k, v in pairs))
         if h.gated:
             out.append("- registry-gated: read only against a toolset, binding offered tools by exact name")
+        if h.no_tool:
+            out.append(
+                "- no tool: " + ", ".join(f"`{n}`" for n in h.no_tool)
+                + " (a call by this name is not returned unless the toolset offers it; an `unknown_tool` diagnostic records it)"
+            )
         starts = fam.grammar.starts
         out.append("- rules: " + ", ".join(f"`{s}`" for s in starts) + (f" (reply: {h.reply})" if "reply" in starts else ""))
         openers = [t.name for t in fam.grammar.openers.get("start", ())]

@@ -30,11 +30,13 @@ _UNTYPED = ValueTyping(None)  # a parameter no schema describes
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index", "_typings", "_only")
+    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only")
 
-    def __init__(self, tools: Toolset | None, policy: Policy) -> None:
+    def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
         self.policy = policy
+        # per family, the names its model writes to call no tool (a grammar's `no tool` header)
+        self.no_tool: dict[str, frozenset[str]] = no_tool or {}
         # the toolset's own name index and typings: built once per toolset, not per parse
         self.index: NameIndex | None = tools.name_index() if tools is not None else None
         self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
@@ -58,17 +60,33 @@ class Binder:
             return Resolution(name, name in self.known, None)
         return self.index.resolve(name)
 
-    def announce(self, name: str) -> str | None:
+    def announce(self, name: str, family: str | None = None) -> str | None:
         """The name a stream may announce before the call completes, or None to wait."""
         res = self.resolve(name)
-        if not res.known and self.policy.unknown_tool != "keep":
+        if not res.known and self.policy.unknown_tool != "keep" or self.declines(name, family):
             return None
         if self._only is not None and res.name != self._only:
             return None  # it will not be returned: announce nothing
         return res.name
 
+    def declines(self, name: str, family: str | None) -> bool:
+        """Whether ``name`` is ``family``'s way of calling no tool (its `no tool` names)
+        and the toolset offers no tool of that name: the model answers without a tool."""
+        names = self.no_tool.get(family) if family is not None else None
+        if not names or name not in names:
+            return False
+        if self.index is None:
+            return True
+        res = self.index.resolve(name)
+        return not (res.known and res.name in names)
+
     def bind(self, raw: RawCall) -> tuple[ToolCall | None, list[Diagnostic]]:
         diags = [self.diagnostic(note, raw.family) for note in raw.notes]
+        if self.declines(raw.name, raw.family):
+            detail = {"name": raw.name, "policy": "drop", "reason": "no tool"}
+            msg = f"{raw.name!r} is how the model says it calls no tool; the call is not returned"
+            diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
+            return None, diags
         res = self.resolve(raw.name, raw.gated)
         name = res.name
         if res.how is not None:

@@ -104,6 +104,7 @@ class Header:
     value_newlines: str = "keep"  # "strip": the template writes a newline around each text value
     text_escapes: str = "none"  # "backslash": a backslash in a TEXT value takes the next character
     gated: bool = False  # a registry-gated body: read only against a toolset, by exact name
+    no_tool: tuple[str, ...] = ()  # names the model writes to call no tool (a sentinel its template lists)
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     writes: tuple[tuple[str, str], ...] = ()  # `// write KIND: SPEC` lines, read by render/family.py
     notes: tuple[str, ...] = ()
@@ -173,6 +174,13 @@ def read_header(text: str, stem: str) -> Header:
             if value not in ("none", "backslash"):
                 raise GrammarError(f"grammar {stem!r}: text escapes must be 'none' or 'backslash', got {value!r}")
             fields["text_escapes"] = value
+        elif key == "no tool":
+            names = tuple(v.strip() for v in value.split(",") if v.strip())
+            if not names or any(len(n.split()) != 1 for n in names):
+                # a tool name has no white space: a wrapped note that starts a line with
+                # "no tool:" is refused rather than read as names
+                raise GrammarError(f"grammar {stem!r}: no tool needs one or more comma-separated tool names, got {value!r}")
+            fields["no_tool"] = names
         elif key == "gated":
             if value != "toolset":
                 raise GrammarError(f"grammar {stem!r}: gated must be 'toolset', got {value!r}")

@@ -56,6 +56,7 @@ __all__ = ["Check", "Report", "check_grammar", "own_markers"]
 #: Header keys the registry reads (``policy GLOB`` lines aside).
 HEADER_KEYS = (
     "family", "title", "models", "checked against", "rank", "reply", "value newlines", "text escapes", "gated",
+    "no tool",
 )
 _KEYISH = re.compile(r"([a-z][a-z-]{0,20}(?: [a-z-]{1,20}){0,2})\s*:")
 _IMPORT = re.compile(r"^%import\s+([\w.]+)(?:\s*->\s*(\w+))?(?:\s*\(([^)]*)\))?", re.M)

@@ -41,7 +41,7 @@ DIAGNOSTIC_KINDS: dict[str, str] = {
     "as written and scanning continues after the opener.",
     "truncated": "A payload cut off by the end of the text. By default the call is not returned and the block "
     "is removed from the text; the tool name is in the detail when it was readable.",
-    "unknown_tool": "A call whose name is not in the toolset. Policy.unknown_tool decides whether it is kept.",
+    "unknown_tool": "A call whose name is not in the toolset. Policy.unknown_tool decides whether it is kept; a family's no-tool name (its `no tool` header) is never kept.",
     "name_repaired": "A call name rewritten to resolve against the toolset (detail: from, to).",
     "arguments_repaired": "Arguments that needed a repair to parse (detail says which).",
     "arguments_invalid": "Arguments that are not a JSON object, or do not validate against the tool's schema.",

@@ -83,7 +83,7 @@ class Ledger:
                 continue  # a blank name is no call
             if self.calls_out + len(b.started) >= self.policy.max_calls:
                 continue
-            announced = self.binder.announce(name)
+            announced = self.binder.announce(name, c.g.name)
             if announced is None:
                 continue
             self._start(b, key, announced, None)
@@ -202,7 +202,7 @@ class Ledger:
         name, call_id, name_end = obj
         if self.eof and name_end is not None and name_end >= self.window.end:
             return  # a name that runs to the end of the text may be cut off: never announced
-        announced = self.binder.announce(name)
+        announced = self.binder.announce(name, (b.winner or b.leader or b.cands[0]).g.name)
         if announced is not None:
             self._start(b, key, announced, call_id)
 
