@@ -35,6 +35,8 @@ __all__ = ["NAME", "ToolDialectDetector", "register"]
 
 #: The name the detector is registered under.
 NAME = "tooldialect"
+#: Characters every call syntax tooldialect reads holds (JSON, XML-like tags, Python calls).
+_BRACKETS = frozenset("{[(<")
 
 
 class ToolDialectDetector(BaseFormatDetector):
@@ -62,9 +64,15 @@ class ToolDialectDetector(BaseFormatDetector):
     # whole replies ---------------------------------------------------------------------
 
     def has_tool_call(self, text: str) -> bool:
+        """Whether :meth:`detect_and_parse` should read ``text``.  SGLang asks without the
+        request's tools, and a toolset changes what is a call (a registry-gated body, a
+        name only a tool makes a call), so a reply the reading without tools finds no call
+        in still goes to :meth:`detect_and_parse` when it holds a bracket a call could
+        open with."""
         if self._probe is None or self._probe[0] != text:
             result = parse(text, families=self.setup.families, policy=self.setup.policy)
-            self._probe = (text, bool(result.calls or result.reasoning))
+            found = bool(result.calls or result.reasoning or result.diagnostics) or not _BRACKETS.isdisjoint(text)
+            self._probe = (text, found)
         return self._probe[1]
 
     def detect_and_parse(self, text: str, tools: Any) -> Any:

@@ -274,8 +274,17 @@ if ReasoningParser is not None:
             result = parse(model_output, families=self.setup.families, policy=self.setup.policy)
             return result.reasoning or None, model_output
 
-        def extract_reasoning_streaming(self, *args: Any, **kwargs: Any) -> Any:
-            delta_text = args[2] if len(args) > 2 else kwargs.get("delta_text", "")
+        def extract_reasoning_streaming(
+            self,
+            previous_text: str,
+            current_text: str,
+            delta_text: str,
+            previous_token_ids: Sequence[int],
+            current_token_ids: Sequence[int],
+            delta_token_ids: Sequence[int],
+        ) -> Any:
+            # reached only if vLLM did not ask is_reasoning_end first: the text is the
+            # tool parser's to read
             return DeltaMessage(content=delta_text) if delta_text else None
 
         def finish_streaming(self) -> Any:
