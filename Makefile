@@ -64,3 +64,17 @@ bench: $(BENCH_VENV)/.bench-ready
 
 $(BENCH_VENV)/.bench-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
 	PYTHON=$(PYTHON) benchmarks/setup.sh $(BENCH_VENV)
+
+# tests/integrations against vLLM's and SGLang's own classes (never part of `make test`,
+# where they skip): INTEGRATIONS_VENV is a venv benchmarks/setup.sh builds (the servers
+# without torch), the benchmark one unless told otherwise, with pytest and hypothesis added.
+INTEGRATIONS_VENV ?= $(BENCH_VENV)
+
+.PHONY: test-integrations
+test-integrations: $(INTEGRATIONS_VENV)/.integrations-ready
+	PYTHONPATH=$(CURDIR)/src:$(CURDIR)/tests $(INTEGRATIONS_VENV)/bin/python -m pytest tests/integrations -q
+
+$(INTEGRATIONS_VENV)/.integrations-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
+	PYTHON=$(PYTHON) benchmarks/setup.sh $(INTEGRATIONS_VENV)
+	$(INTEGRATIONS_VENV)/bin/python -m pip install -q 'pytest>=7.4' 'hypothesis>=6.90'
+	touch $@

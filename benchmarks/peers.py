@@ -20,6 +20,7 @@ if "tooldialect" not in sys.modules:  # run.py --src imports the tree it measure
 
 import tooldialect as td  # noqa: E402
 
+from stubs import FakeTokenizer  # noqa: E402
 from workloads import FORMATS, TOOLS  # noqa: E402
 
 
@@ -109,62 +110,6 @@ VLLM = {
     "mistral": "mistral",
     "pythonic": "pythonic",
 }
-
-
-class FakeTokenizer:
-    """Enough of a Hugging Face tokenizer for vLLM's parsers: each special token is one id,
-    every other character is ``1000 + code point``."""
-
-    def __init__(self, specials: tuple[str, ...]) -> None:
-        self.specials = list(dict.fromkeys(specials)) + ["<eos>"]
-        self.special_ids = {s: i + 1 for i, s in enumerate(self.specials)}
-        self.by_id = {i: s for s, i in self.special_ids.items()}
-        self.eos_token_id = self.special_ids["<eos>"]
-        self.all_special_tokens = list(self.specials)
-        self.all_special_ids = list(self.by_id)
-        self.tokenizer = self  # hermes looks for tokenizer.tokenizer on mistral tokenizers only
-        self.name_or_path = "fake"
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self.special_ids)
-
-    @property
-    def vocab(self) -> dict[str, int]:
-        return self.get_vocab()
-
-    def __len__(self) -> int:
-        return 0x110000 + 1000
-
-    def encode(self, text: str, add_special_tokens: bool = False, **kw: Any) -> list[int]:
-        out: list[int] = []
-        i = 0
-        firsts = {s[0] for s in self.specials}
-        while i < len(text):
-            if text[i] in firsts:
-                tok = next((s for s in self.specials if text.startswith(s, i)), None)
-                if tok is not None:
-                    out.append(self.special_ids[tok])
-                    i += len(tok)
-                    continue
-            out.append(1000 + ord(text[i]))
-            i += 1
-        return out
-
-    def decode(self, ids: Any, skip_special_tokens: bool = False, **kw: Any) -> str:
-        return "".join(self.by_id.get(i, "") if i < 1000 else chr(i - 1000) for i in ids)
-
-    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
-        if isinstance(ids, int):
-            return self.decode([ids])
-        return [self.decode([i]) for i in ids]
-
-    def convert_tokens_to_ids(self, tokens: Any) -> Any:
-        if isinstance(tokens, str):
-            return self.special_ids.get(tokens, 1000 + ord(tokens[0]) if len(tokens) == 1 else None)
-        return [self.convert_tokens_to_ids(t) for t in tokens]
-
-    def __call__(self, text: str, **kw: Any) -> dict[str, list[int]]:
-        return {"input_ids": self.encode(text)}
 
 
 class VLLM_(Adapter):

@@ -1,0 +1,42 @@
+"""tooldialect inside inference servers: vLLM's tool-call parser and SGLang's detector.
+
+    vllm serve MODEL --enable-auto-tool-choice \\
+        --tool-parser-plugin tooldialect.integrations.vllm --tool-call-parser tooldialect
+    python -m sglang.launch_server --model-path MODEL --tool-call-parser tooldialect
+        (after ``import tooldialect.integrations.sglang`` in the launching process)
+
+Importing this package imports neither server; ``tooldialect.integrations.vllm`` and
+``tooldialect.integrations.sglang`` import theirs and register themselves.  What both
+share lives here: which families and policy a server reads with (:func:`setup`, from
+``TOOLDIALECT_FAMILIES`` / ``TOOLDIALECT_MODEL`` or the model id), the request's tools as
+a :class:`~tooldialect.Toolset`, and which marker strings a tokenizer holds as special
+tokens.  docs/servers.md has the whole contract.
+"""
+
+from __future__ import annotations
+
+from ._setup import (
+    FAMILIES_VARIABLE,
+    MODEL_VARIABLE,
+    Setup,
+    end_token_ids,
+    fixed,
+    marker_strings,
+    model_id_of,
+    setup,
+    special_markers,
+    toolset_of,
+)
+
+__all__ = [
+    "FAMILIES_VARIABLE",
+    "MODEL_VARIABLE",
+    "Setup",
+    "end_token_ids",
+    "fixed",
+    "marker_strings",
+    "model_id_of",
+    "setup",
+    "special_markers",
+    "toolset_of",
+]

@@ -1,0 +1,128 @@
+"""What a server adapter reads with, decided once per parser: families, policy, tools.
+
+A server names its parser once, on its command line (``--tool-call-parser tooldialect``),
+and has no place for options; the families come from the environment or from the model
+the server loaded, and are checked when the parser is built, so that a misspelt family
+stops the server at its first request instead of reading every reply as text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import families as _families
+from ..models import Policy
+from ..toolset import Toolset
+
+#: Families to read, comma-separated (``hermes,kimi_k2``); wins over the model id.
+FAMILIES_VARIABLE = "TOOLDIALECT_FAMILIES"
+#: The model id to choose families and policy by, when the server's own is a local path.
+MODEL_VARIABLE = "TOOLDIALECT_MODEL"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The families (None: every family) and policy an adapter reads replies with, the
+    model id they were chosen by (``""``: none known) and where the families came from:
+    ``"environment"`` (:data:`FAMILIES_VARIABLE`), ``"model"`` (``families.for_model``
+    matched), ``"every family"`` or ``"configured"`` (:func:`fixed`)."""
+
+    families: tuple[str, ...] | None
+    policy: Policy
+    model: str
+    source: str
+
+
+def setup(model_id: str | None = None, environ: Mapping[str, str] | None = None) -> Setup:
+    """The setup for a server that loaded ``model_id``: :data:`FAMILIES_VARIABLE` when set
+    (each name checked: an unknown one raises ``UnknownFamilyError``), else the families
+    ``families.for_model`` suggests for :data:`MODEL_VARIABLE` or ``model_id``, else every
+    family.  The policy is the one ``for_model`` suggests for that model (the default
+    policy when no model id is known)."""
+    env = os.environ if environ is None else environ
+    model = (env.get(MODEL_VARIABLE) or "").strip() or (model_id or "").strip()
+    profile = _families.for_model(model) if model else None
+    policy = profile.policy if profile is not None else Policy()
+    listed = [name.strip() for name in (env.get(FAMILIES_VARIABLE) or "").split(",") if name.strip()]
+    if listed:
+        for name in listed:
+            _families.get(name)
+        return Setup(tuple(dict.fromkeys(listed)), policy, model, "environment")
+    if profile is not None and profile.matched:
+        return Setup(tuple(profile.families), policy, model, "model")
+    return Setup(None, policy, model, "every family")
+
+
+def fixed(families: Iterable[str] | None = None, policy: Policy | None = None) -> Setup:
+    """A setup given in code (a server embedded in a program, or a test): each family
+    checked as :func:`setup` checks them."""
+    names = None if families is None else tuple(dict.fromkeys(families))
+    for name in names or ():
+        _families.get(name)
+    return Setup(names, policy if policy is not None else Policy(), "", "configured")
+
+
+def model_id_of(tokenizer: Any) -> str:
+    """The model id a Hugging Face tokenizer was loaded by (``""`` when it does not say)."""
+    for holder in (tokenizer, getattr(tokenizer, "tokenizer", None)):
+        name = getattr(holder, "name_or_path", None)
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return ""
+
+
+def toolset_of(tools: Iterable[Any] | None) -> Toolset | None:
+    """A request's tools (pydantic models or dicts, OpenAI's shape) as a Toolset, built once
+    for the same tools (``Toolset.cached``); None when the request has none."""
+    if not tools:
+        return None
+    plain = [t.model_dump(mode="json", exclude_none=True) if hasattr(t, "model_dump") else t for t in tools]
+    return Toolset.cached(plain)
+
+
+def marker_strings(families: Iterable[str] | None) -> frozenset[str]:
+    """Every literal marker the families' grammars read (all families for None)."""
+    names = _families.names() if families is None else list(families)
+    found: set[str] = set()
+    for name in names:
+        for terminal in _families.get(name).grammar.terminals.values():
+            literal = terminal.pattern.literal if terminal.pattern is not None else None
+            if literal and len(literal) > 1:
+                found.add(literal)
+    return frozenset(found)
+
+
+def special_markers(tokenizer: Any, families: Iterable[str] | None) -> frozenset[str] | None:
+    """The families' markers the tokenizer holds as special tokens (which a server drops
+    from the text unless told to keep them); None when the tokenizer does not say which
+    tokens are special."""
+    specials: set[str] = set()
+    known = False
+    for holder in (tokenizer, getattr(tokenizer, "tokenizer", None)):
+        listed = getattr(holder, "all_special_tokens", None)
+        if isinstance(listed, (list, tuple, set, frozenset)):
+            known = True
+            specials.update(t for t in listed if isinstance(t, str))
+        added = getattr(holder, "added_tokens_decoder", None)
+        if isinstance(added, Mapping):
+            known = True
+            specials.update(str(getattr(t, "content", t)) for t in added.values() if getattr(t, "special", False))
+    if not known:
+        return None
+    return frozenset(marker_strings(families) & specials)
+
+
+def end_token_ids(tokenizer: Any) -> frozenset[int]:
+    """The tokenizer's end-of-sequence ids: the token a model stops on, which a server
+    puts in the last delta's token ids when generation ended there."""
+    out: set[int] = set()
+    for holder in (tokenizer, getattr(tokenizer, "tokenizer", None)):
+        eos = getattr(holder, "eos_token_id", None)
+        if isinstance(eos, int) and not isinstance(eos, bool):
+            out.add(eos)
+        elif isinstance(eos, (list, tuple)):
+            out.update(i for i in eos if isinstance(i, int) and not isinstance(i, bool))
+    return frozenset(out)
