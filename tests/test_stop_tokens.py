@@ -53,9 +53,14 @@ PARAMS = [
 ]
 
 
+#: families whose models' stop tokens were not found in a template or parser that could be
+#: read: they declare none rather than guess (a stop token left in their text stays text)
+UNKNOWN_STOPS = {"hy3", "solar_open"}
+
+
 def test_every_family_declares_stop_tokens_and_has_cases():
     for fam in FAMILIES:
-        assert stop_tokens(fam), f"{fam} declares no stop token"
+        assert bool(stop_tokens(fam)) is (fam not in UNKNOWN_STOPS), f"{fam}: stop tokens declared or not as said"
         assert calls_only(fam), f"{fam} has no golden case whose reply is only calls"
 
 
