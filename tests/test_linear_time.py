@@ -199,6 +199,8 @@ DYNAMIC = {
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",
     ("openai.py", "__init__"): "the caller's id pattern (Ids(valid=...)), applied to call ids",
     ("jsoncheck.py", "_search"): "a tool schema's pattern / patternProperties, applied as jsonschema applies them",
+    ("_reply.py", "text_value"): "a grammar's marker pattern matched against another marker's: grammars, never model text",
+    ("_docs.py", "pieces_table"): "a shared piece's name in grammar files: never model text",
 }
 
 

@@ -53,8 +53,8 @@ def test_a_fixed_setup_checks_its_families():
 def test_special_markers_and_end_ids():
     kimi = integrations.marker_strings(["kimi_k2"])
     special = next(m for m in kimi if m.startswith("<|"))
-    assert integrations.special_markers(Tokenizer([special, "<|im_end|>"]), ["kimi_k2"]) == {special}
-    assert integrations.special_markers(Tokenizer(["<|im_end|>"]), ["kimi_k2"]) == frozenset()
+    assert integrations.special_markers(Tokenizer([special, "<|fim_prefix|>"]), ["kimi_k2"]) == {special}
+    assert integrations.special_markers(Tokenizer(["<|fim_prefix|>"]), ["kimi_k2"]) == frozenset()
     assert integrations.special_markers(object(), ["kimi_k2"]) is None  # cannot tell
     assert integrations.end_token_ids(Tokenizer(eos=7)) == {7}
     assert integrations.end_token_ids(Tokenizer(eos=[7, 9])) == {7, 9}
