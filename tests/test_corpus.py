@@ -78,6 +78,7 @@ FORMATS = {
     "Mistral v11+": ("mistral", "[ARGS]"),
     "code calls in Python": ("codecall", "Python"),
     "code calls in TypeScript": ("codecall", "TypeScript"),
+    "GLM lines on their own": ("glm_lines", "on its own"),
 }
 
 

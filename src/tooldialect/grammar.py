@@ -70,7 +70,9 @@ RAW_TEXT = "TEXT"
 #: The longest a marker may be; keeps hold-back and partial-match checks bounded.
 MAX_MARKER_WIDTH = 512
 
-START_RULES = ("start", "reply")
+START_RULES = ("start", "reply", "line")
+#: The rule tried where a visible line begins (registry-gated grammars only).
+LINE_RULE = "line"
 #: Furniture recognised only at the first visible character of the reply (a header the
 #: prompt left open, which would be ordinary words anywhere else).
 REPLY_FURNITURE = "FURNITURE_REPLY_"
@@ -334,6 +336,11 @@ def compile_grammar(path: Path, header: Header, pieces: Path | None = None) -> C
     starts = tuple(s for s in START_RULES if s in rule_names)
     if not starts:
         raise GrammarError(f"grammar {path.name}: defines neither a 'start' nor a 'reply' rule")
+    if LINE_RULE in starts and not header.gated:
+        raise GrammarError(
+            f"grammar {path.name}: a 'line' rule is read without a marker, so only against a toolset: "
+            "add '// gated: toolset' to the header"
+        )
     terminals = _patterns(grammar, header.family)
     try:
         lark = Lark(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..grammar import Terminal
+from ..grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
 from .cand import Block, Cand
 from .kinds import Failure, Reading, Stop
@@ -61,6 +61,8 @@ class TextValues:
                 continue
             if m is None:
                 if self.eof and end == n:
+                    if c.rule == LINE_RULE and c.parser.accepts_seq([TEXT, END]):
+                        return self._end_text(c, base + n)  # the end of the text ends a line
                     if c.text_tentative is not None:
                         self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
@@ -125,6 +127,8 @@ class TextValues:
             return None
         if hook is False:
             return Stop.NO
+        if c.rule == LINE_RULE and c.parser.accepts_seq([TEXT, term.name, END]):
+            return Stop.YES  # a line on its own ends at its line break, whatever follows
         f = e
         skipped = True
         while skipped:
