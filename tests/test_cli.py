@@ -748,3 +748,20 @@ def test_python_m_tooldialect_end_to_end(tmp_path):
     assert bad.returncode == 2
     assert bad.stdout == b""
     assert bad.stderr.decode("utf-8").count("\n") == 1
+
+
+def test_export_writes_the_spelling_a_variant_or_model_names(capsys, tmp_path):
+    tools = write(tmp_path, "tools.json", [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}])
+    code, default, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools)
+    assert code == 0 and "function<｜tool▁sep｜>" in default
+    code, v31, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--variant", "v3.1")
+    assert code == 0 and "function<｜tool▁sep｜>" not in v31 and "get_weather<｜tool▁sep｜>" in v31
+    code, by_model, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "deepseek-ai/DeepSeek-V3.1")
+    assert (code, by_model) == (0, v31)
+    code, _, err = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "acme/unknown-7b")
+    assert code == 2 and "matches no variant" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--variant", "v9")
+    assert code == 2 and "no variant 'v9'" in err
+    code, out, _ = run(capsys, "families", "--json")
+    rows = {r["family"]: r for r in json.loads(out)}
+    assert list(rows["mistral"]["variants"]) == ["v13", "v11", "v3"] and rows["glm"]["variants"] == {}
