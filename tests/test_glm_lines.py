@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import budget
 
 import tooldialect as td
+from tooldialect import CallEnd, CallStart, TextDelta
 from tooldialect.corpus import cuts_for, run_stream, stream_problem
 from tooldialect.grammar import compile_grammar, read_header
-from tooldialect import CallEnd, CallStart, TextDelta
-
-from support import budget
 
 TOOLS = td.Toolset(
     [
