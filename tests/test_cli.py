@@ -450,10 +450,12 @@ def test_families_table(capsys):
         assert fam.title in row
         for model in fam.models:
             assert model in row
-        # the documents the grammar was checked against follow its row, one per line
+        # the documents the grammar was checked against follow its row, one per line, then
+        # the spellings it writes (variants) with their model globs
         block = body[body.index(row + "\n") + len(row) + 1 : body.index(nxt) if nxt else len(body)]
         assert fam.checked_against, fam.name
-        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against]
+        spellings = [f"variant {v}: {', '.join(g) or '(named only)'}" for v, g in fam.header.variants]
+        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against] + spellings
 
 
 def test_families_json(capsys):
@@ -467,6 +469,7 @@ def test_families_json(capsys):
             "title": fam.title,
             "models": list(fam.models),
             "checked_against": list(fam.checked_against),
+            "variants": {name: list(globs) for name, globs in fam.header.variants},
             "source": "built-in",
         }
 
