@@ -71,6 +71,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self.calls_out = 0
         self.line_calls = 0  # calls returned from lines on their own (a grammar's `line` rule)
         self.line_tried = -1  # where a line start was last tried (prose.py, _line_start)
+        self.nl_seen = (0, -1, 0)  # the last search for a line break (prose.py, _line_break)
         # the arbiter (arbiter.py): a tentative opener before this is text
         self.soft_floor = -1
 

@@ -115,8 +115,15 @@ class Prose:
             got = self._line_start(cur)
             if got is not None:
                 return got
-        short = len(win) - cur <= SHORT
-        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur) is None:
+        end = len(win)
+        if lines:
+            # prose stops at the next line break: a marker that begins after it is not
+            # looked for now (a marker is at most max_width long), so each line is searched once
+            nl = self._line_break(cur)
+            if nl >= 0:
+                end = min(end, nl + 1 + self.cat.max_width)
+        short = end - cur <= SHORT
+        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur, end) is None:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             if lines and self._to_line_end(cur, len(win)):
@@ -124,7 +131,7 @@ class Prose:
             self._text(win[cur:])
             w.cur = len(win)
             return False
-        m = (self.marker_search_short if short else self.marker_search).search(win, cur)
+        m = (self.marker_search_short if short else self.marker_search).search(win, cur, end)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if lines and self._to_line_end(cur, p if p >= 0 else limit):
@@ -159,13 +166,31 @@ class Prose:
     def _to_line_end(self, cur: int, limit: int) -> bool:
         """Text up to and with the first line break before ``limit``, so that the next line
         is looked at where it begins; False when there is none."""
-        win = self.window.win
-        nl = win.find("\n", cur, limit)
-        if nl < 0:
+        nl = self._line_break(cur)
+        if nl < 0 or nl >= limit:
             return False
-        self._text(win[cur : nl + 1])
+        self._text(self.window.win[cur : nl + 1])
         self.window.cur = nl + 1
         return True
+
+    def _line_break(self, cur: int) -> int:
+        """The first line break at or after ``cur`` in the window (-1: none yet).  What was
+        searched is remembered (``nl_seen``: from, the break found or -1, searched up to),
+        so text is searched once however often prose stops before the break."""
+        w = self.window
+        at = w.base + cur
+        start, found, upto = self.nl_seen
+        if start <= at:
+            if found >= at:
+                return found - w.base
+            if found < 0 and upto > at:
+                at = upto  # no break in [start, upto)
+        p = w.win.find("\n", at - w.base)
+        if p < 0:
+            self.nl_seen = (w.base + cur, -1, w.base + len(w.win))
+            return -1
+        self.nl_seen = (w.base + cur, w.base + p, w.base + p)
+        return p
 
     def _line_start(self, q: int) -> bool | None:
         """Where a visible line begins (only blanks before ``q`` on it): a line rule is tried
