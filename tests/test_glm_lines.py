@@ -43,7 +43,7 @@ def test_a_line_is_decided_when_it_ends():
     assert "".join(e.text for e in before if isinstance(e, TextDelta)) == "Let me look.\n"
     assert not any(isinstance(e, CallStart) for e in before)
     after = stream.feed("\nDone")
-    assert [e.call.name for e in after if isinstance(e, CallEnd)] == ["shell"]
+    assert [e.call.name for e in after if isinstance(e, CallEnd)] == ["shell"]  # decided at its line break
     rest = stream.close()
     assert "".join(e.text for e in after + rest if isinstance(e, TextDelta)) == "Done"
 
@@ -85,8 +85,13 @@ def test_a_line_rule_must_be_gated(tmp_path: Path):
 
 
 def test_seed_vector_a_whole_reply_line():
-    got = td.parse("shell/command>ls -la", tools=TOOLS)
+    """The seed reads a line the end of the text cut off as a call; here a line is a call
+    once its line break arrives (DESIGN §7: a value cut off by the end of the text is never
+    completed into a call), so the bare line is ``truncated``, named, and not returned."""
+    got = td.parse("shell/command>ls -la\n", tools=TOOLS)
     assert got.text == "" and _calls(got) == [("shell", {"command": "ls -la"})]
+    cut = td.parse("shell/command>ls -la", tools=TOOLS)
+    assert cut.calls == [] and [d.kind for d in cut.diagnostics] == ["truncated"] and cut.text == ""
 
 
 def test_seed_vector_mixed_lines():

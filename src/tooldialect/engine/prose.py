@@ -221,7 +221,9 @@ class Prose:
         if not cands:
             return None
         self.reply_started = True
-        self.block = Block(w.base + q, w.base + q, cands, self.channel, False, w.tail_at(q))
+        # read like a reply (Block.reply): a line cut off by the end of the text after its name
+        # is a truncated call, a line that does not read is prose from its first character
+        self.block = Block(w.base + q, w.base + q, cands, self.channel, True, w.tail_at(q))
         return True
 
     def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:

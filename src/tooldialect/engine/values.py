@@ -61,8 +61,6 @@ class TextValues:
                 continue
             if m is None:
                 if self.eof and end == n:
-                    if c.rule == LINE_RULE and c.parser.accepts_seq([TEXT, END]):
-                        return self._end_text(c, base + n)  # the end of the text ends a line
                     if c.text_tentative is not None:
                         self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
