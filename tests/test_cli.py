@@ -450,10 +450,12 @@ def test_families_table(capsys):
         assert fam.title in row
         for model in fam.models:
             assert model in row
-        # the documents the grammar was checked against follow its row, one per line
+        # the documents the grammar was checked against follow its row, one per line, then
+        # the spellings it writes (variants) with their model globs
         block = body[body.index(row + "\n") + len(row) + 1 : body.index(nxt) if nxt else len(body)]
         assert fam.checked_against, fam.name
-        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against]
+        spellings = [f"variant {v}: {', '.join(g) or '(named only)'}" for v, g in fam.header.variants]
+        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against] + spellings
 
 
 def test_families_json(capsys):
@@ -467,6 +469,7 @@ def test_families_json(capsys):
             "title": fam.title,
             "models": list(fam.models),
             "checked_against": list(fam.checked_against),
+            "variants": {name: list(globs) for name, globs in fam.header.variants},
             "source": "built-in",
         }
 
@@ -748,3 +751,20 @@ def test_python_m_tooldialect_end_to_end(tmp_path):
     assert bad.returncode == 2
     assert bad.stdout == b""
     assert bad.stderr.decode("utf-8").count("\n") == 1
+
+
+def test_export_writes_the_spelling_a_variant_or_model_names(capsys, tmp_path):
+    tools = write(tmp_path, "tools.json", [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}])
+    code, default, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools)
+    assert code == 0 and "function<｜tool▁sep｜>" in default
+    code, v31, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--variant", "v3.1")
+    assert code == 0 and "function<｜tool▁sep｜>" not in v31 and "get_weather<｜tool▁sep｜>" in v31
+    code, by_model, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "deepseek-ai/DeepSeek-V3.1")
+    assert (code, by_model) == (0, v31)
+    code, _, err = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "acme/unknown-7b")
+    assert code == 2 and "matches no variant" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--variant", "v9")
+    assert code == 2 and "no variant 'v9'" in err
+    code, out, _ = run(capsys, "families", "--json")
+    rows = {r["family"]: r for r in json.loads(out)}
+    assert list(rows["mistral"]["variants"]) == ["v13", "v11", "v3"] and rows["glm"]["variants"] == {}

@@ -79,6 +79,7 @@ FORMATS = {
     "code calls in Python": ("codecall", "Python"),
     "code calls in TypeScript": ("codecall", "TypeScript"),
     "Gemma 3 tool_code": ("gemma3", "```tool_code"),
+    "GLM lines on their own": ("glm_lines", "on its own"),
 }
 
 

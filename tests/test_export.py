@@ -872,3 +872,111 @@ def test_cli_export_refusal_is_one_line(capsys, tmp_path):
     path.write_text(json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "a+"}}}}]))
     rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", str(path), "--format", "gbnf")
     assert rc == 2 and out == "" and "pattern" in err and err.count("\n") == 1
+
+
+# -- one export per spelling (`// variant` lines) --------------------------------------------------
+
+#: Every family that writes several spellings, and a model id of each spelling.
+SPELLINGS = {
+    "deepseek": {"v3": "deepseek-ai/DeepSeek-R1-0528", "v3.1": "deepseek-ai/DeepSeek-V3.1-Terminus"},
+    "mistral": {
+        "v13": None,  # named only: no template at hand says which releases write it
+        "v11": "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+        "v3": "mistralai/Mistral-7B-Instruct-v0.3",
+    },
+    "functionary": {"v3.1": "meetkai/functionary-small-v3.1", "v3.2": "meetkai/functionary-medium-v3.2"},
+    "hermes": {"hermes": "Qwen/Qwen3-8B", "longcat": "meituan-longcat/LongCat-Flash-Chat", "internlm": "internlm/internlm2_5-7b-chat"},
+}
+_SPELLED = [(f, v) for f, vs in SPELLINGS.items() for v in vs]
+_CANONICAL_CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}, "id": "a1B2c3D4e"}
+
+
+def _canonical(family: str, variant: str) -> str:
+    return td.families.get(family).render_call(_CANONICAL_CALL, TOOLSETS["weather"], variant=variant)
+
+
+def test_every_spelling_is_declared():
+    for family, variants in SPELLINGS.items():
+        assert td.families.get(family).variants == tuple(variants)
+    several = [n for n in td.families.names() if td.families.get(n).variants]
+    assert sorted(several) == sorted(SPELLINGS)
+
+
+@pytest.mark.parametrize(("family", "variant"), _SPELLED)
+def test_each_spelling_reads_back_as_its_call(family, variant):
+    text = _canonical(family, variant)
+    (call,) = td.parse(text, tools=TOOLSETS["weather"], families=[family]).calls
+    assert (call.name, call.arguments) == ("get_weather", {"city": "Paris", "days": 3})
+
+
+@pytest.mark.parametrize(("family", "variant"), _SPELLED)
+def test_the_export_of_a_spelling_takes_its_call_and_refuses_the_others(family, variant):
+    tools = TOOLSETS["weather"]
+    others = [_canonical(family, v) for v in SPELLINGS[family] if v != variant]
+    own = _canonical(family, variant)
+    lark = export.grammar(family, tools, variant=variant)
+    prose = "Checking. " if td.families.get(family).writer(variant).shape.prose_before else ""
+    assert accepts(lark, prose + own), own
+    required = export.grammar(family, tools, variant=variant, mode="required")
+    assert accepts(required, own)
+    for other in others:
+        assert not accepts(required, other), other
+    gbnf = export.grammar(family, tools, variant=variant, format="gbnf", mode="required")
+    assert gbnf_accepts(gbnf, own)
+    for other in others:
+        assert not gbnf_accepts(gbnf, other), other
+    lazy = export.grammar(family, tools, variant=variant, format="gbnf")
+    assert gbnf_accepts(lazy, prose + own)
+
+
+@pytest.mark.parametrize(("family", "variant"), _SPELLED)
+def test_a_model_id_picks_its_spelling(family, variant):
+    model = SPELLINGS[family][variant]
+    if model is None:
+        pytest.skip("a spelling picked by name only")
+    assert td.families.get(family).variant_for(model) == variant
+    tools = TOOLSETS["weather"]
+    assert export.grammar(family, tools, model=model) == export.grammar(family, tools, variant=variant)
+
+
+def test_the_default_is_the_first_spelling():
+    tools = TOOLSETS["weather"]
+    assert export.grammar("deepseek", tools) == export.grammar("deepseek", tools, variant="v3")
+    assert "function<｜tool▁sep｜>" in export.grammar("deepseek", tools)
+    assert "function<｜tool▁sep｜>" not in export.grammar("deepseek", tools, model="deepseek-ai/DeepSeek-V3.1")
+
+
+def test_spelling_options_fail_closed():
+    tools = TOOLSETS["weather"]
+    with pytest.raises(td.PolicyError, match="no variant 'v4'"):
+        export.grammar("deepseek", tools, variant="v4")
+    with pytest.raises(td.PolicyError, match="matches no variant of deepseek"):
+        export.grammar("deepseek", tools, model="someone/deepseek-finetune")
+    with pytest.raises(td.PolicyError, match="not both"):
+        export.grammar("deepseek", tools, variant="v3", model="deepseek-ai/DeepSeek-V3.1")
+    with pytest.raises(td.PolicyError, match="no variant"):
+        export.structural_tag("kimi_k2", tools, variant="k2")
+    # a family with one spelling writes it whatever the model
+    assert export.grammar("kimi_k2", tools, model="moonshotai/Kimi-K2-Instruct") == export.grammar("kimi_k2", tools)
+    with pytest.raises(td.PolicyError, match="Shape"):
+        export.grammar(HAND_SHAPES["json_in_tags"], tools, variant="v3")
+
+
+def test_structural_tag_of_a_spelling():
+    tools = TOOLSETS["weather"]
+    tag = json.dumps(export.structural_tag("deepseek", tools, model="deepseek-ai/DeepSeek-V3.1"), ensure_ascii=False)
+    assert "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>" in tag and "```json" not in tag
+
+
+def test_variant_write_lines_are_checked(tmp_path):
+    from tooldialect.grammar import read_header
+
+    base = "// family: f\n// title: t\n// models: *\n// checked against: x\n// write call: name\n"
+    with pytest.raises(td.GrammarError, match="names no declared variant"):
+        read_header(base + "// variant a: m/*\n// write call b: name\n", "f")
+    with pytest.raises(td.GrammarError, match="first variant"):
+        read_header(base + "// variant a: m/*\n// write call a: name\n", "f")
+    with pytest.raises(td.GrammarError, match="declared twice"):
+        read_header(base + "// variant a: m/*\n// variant a: n/*\n", "f")
+    header = read_header(base + "// variant a: m/*\n// variant b: n/*, o/*\n// write sep b: \"\\n\"\n", "f")
+    assert header.variants == (("a", ("m/*",)), ("b", ("n/*", "o/*"))) and header.variant_writes == (("b", "sep", '"\\n"'),)

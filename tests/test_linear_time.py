@@ -339,6 +339,22 @@ def test_a_megabyte_of_prose():
     assert_linear(prose, 16_000, _stream(64))
 
 
+LINE_TOOLS = td.Toolset([td.Tool(name="shell"), td.Tool(name="echo")])
+
+
+def lines(n: int) -> str:
+    """Prose lines with a GLM line on its own every tenth line (read against a toolset, each
+    line start is looked at): prose stops at every line break, and searches each line once."""
+    block = "".join("shell/command>ls -la\n" if i == 9 else PROSE.strip() + "\n" for i in range(10))
+    return (block * (n // len(block) + 1))[:n]
+
+
+def test_a_megabyte_of_lines_read_against_a_toolset():
+    assert_linear(lines, MB // 4, _batch, calls=False, tools=LINE_TOOLS)
+    assert_linear(lines, 16_000, _stream(64), tools=LINE_TOOLS)
+    assert_linear(lambda n: "\n" * n, MB // 4, _batch, calls=False, tools=LINE_TOOLS)
+
+
 def test_a_megabyte_of_less_than_signs():
     assert_linear(lambda n: "<" * n, MB // 4, _batch, calls=False, repeat=2)
     assert_linear(lambda n: "<" * n, 2_000, _stream(64), repeat=2)

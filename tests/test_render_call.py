@@ -336,3 +336,26 @@ def test_an_id_slot_with_a_terminal_takes_the_terminals_ids(tmp_path):
     assert writer.render([{"name": "f", "arguments": {}, "id": "call"}]) == "<<f#call {}"
     with pytest.raises(td.PolicyError, match="cannot write the id 'abcDEF123'"):
         writer.render([{"name": "f", "arguments": {}, "id": "abcDEF123"}])
+
+
+# -- the other spellings of a family (`// variant` lines) ------------------------------------------
+
+SPELLINGS = [(f, v) for f in FAMILIES for v in td.families.get(f).variants[1:]]
+IDS = ("a1B2c3D4e", "f5G6h7J8k", "Z9y8X7w6V")
+
+
+@pytest.mark.parametrize(("family", "variant"), SPELLINGS)
+@settings(max_examples=40)
+@given(calls=st.lists(CALLS, min_size=1, max_size=3, unique_by=lambda c: c["name"]))
+def test_each_spelling_round_trips(family, variant, calls):
+    fam = td.families.get(family)
+    if not fam.writer(variant).shape.parallel:
+        calls = calls[:1]
+    calls = [{**c, "id": i} for c, i in zip(calls, IDS)]
+    text = fam.render_calls(calls, variant=variant)
+    got = td.parse(text, tools=toolset(*calls), families=[family])
+    assert [d.kind for d in got.diagnostics] == [], (text, got.diagnostics)
+    assert [c.name for c in got.calls] == [c["name"] for c in calls], text
+    for want, call in zip(calls, got.calls):
+        assert same(call.arguments, want["arguments"]), (text, call.arguments, want["arguments"])
+    assert got.text.strip() == "", repr(got.text)

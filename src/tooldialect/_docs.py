@@ -84,6 +84,9 @@ def family_sections() -> str:
             out.append(f"- checked against: {_cell(checked)}")
         for glob, pairs in h.policies:
             out.append(f"- suggested policy for `{glob}`: " + ", ".join(f"`{k}={v}`" for k, v in pairs))
+        for i, (variant, globs) in enumerate(h.variants):
+            models = ", ".join(f"`{g}`" for g in globs) or "named only"
+            out.append(f"- variant `{variant}`{' (default)' if i == 0 else ''}: {models}")
         if h.gated:
             out.append("- registry-gated: read only against a toolset, binding offered tools by exact name")
         if h.no_tool:
@@ -102,6 +105,9 @@ def family_sections() -> str:
         out.append("")
         out.append(_written(fam))
         out.append("")
+        for variant in fam.variants[1:]:
+            out.append(_written(fam, variant))
+            out.append("")
     return "\n".join(out).rstrip()
 
 
@@ -120,8 +126,8 @@ def export_table() -> str:
         "| family | arguments | prose before calls | parallel | GBNF trigger (for `get_weather`) | structural tag |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for fam in _builtin():
-        shape = fam.shape
+    for fam, variant in ((f, v) for f in _builtin() for v in (None, *f.variants[1:])):
+        shape = fam.writer(variant).shape
         syntax = []
         for part in shape.call:
             if isinstance(part, sh.Arguments):
@@ -129,16 +135,16 @@ def export_table() -> str:
             elif isinstance(part, sh.Params):
                 values = [p.syntax for p in part.item if isinstance(p, sh.Value)]
                 syntax.append(f"parameters ({', '.join(values)})")
-        lazy = export.grammar(fam.name, [tool], format="gbnf")
+        lazy = export.grammar(fam.name, [tool], format="gbnf", variant=variant)
         trigger = "; ".join(f"{t.type} `{t.value}`" for t in lazy.triggers).replace("|", "\\|")  # type: ignore[union-attr]
         try:
-            content = {t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool])["format"])}
+            content = {t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool], variant=variant)["format"])}
             tag = ", ".join(sorted(content))
         except ExportError:
             tag = "refused (weak trigger)"
         yes = {True: "yes", False: "no"}
         rows.append(
-            f"| `{fam.name}` | {', '.join(syntax)} | {yes[shape.prose_before]} | {yes[shape.parallel]} "
+            f"| `{fam.name}`{f' ({variant})' if variant else ''} | {', '.join(syntax)} | {yes[shape.prose_before]} | {yes[shape.parallel]} "
             f"| {trigger} | {tag} |"
         )
     return "\n".join(rows)
@@ -161,13 +167,20 @@ _EXAMPLE_CALLS = (
 )
 
 
-def _written(fam: Family) -> str:
+def _written(fam: Family, variant: str | None = None) -> str:
     """How ``render_call`` writes a call (two calls where the family writes several)."""
-    calls = _EXAMPLE_CALLS if fam.shape.parallel else _EXAMPLE_CALLS[:1]
-    text = fam.render_calls(list(calls))
+    shape = fam.writer(variant).shape
+    calls = _EXAMPLE_CALLS if shape.parallel else _EXAMPLE_CALLS[:1]
+    if variant is not None:  # a spelling may write the call's id
+        calls = tuple({**c, "id": i} for c, i in zip(calls, _EXAMPLE_IDS))
+    text = fam.render_calls(list(calls), variant=variant)
     what = "two calls" if len(calls) > 1 else "one call (the family writes one per reply)"
     fence = "~~~~" if "```" in text else "```"
-    return f"Written back (`render_call`, {what}):\n\n{fence}\n{text}\n{fence}"
+    spelled = f", variant `{variant}`" if variant is not None else ""
+    return f"Written back (`render_call`{spelled}, {what}):\n\n{fence}\n{text}\n{fence}"
+
+
+_EXAMPLE_IDS = ("a1B2c3D4e", "f5G6h7J8k")
 
 
 _PIECE_NOTE = re.compile(r"//\s?Shared piece:\s*(.*?)(?:\.\s|\n\s*//\s*\n|\n(?!//))", re.DOTALL)

@@ -46,6 +46,7 @@ class Catalog:
     max_width: int
     rank: dict[str, int]
     reply_furniture: tuple[Terminal, ...] = ()  # framing removed only where the reply begins
+    lines: tuple[CompiledGrammar, ...] = ()  # grammars with a `line` rule (tried where a visible line begins)
     _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
     # what the engine works out once per grammar and parser state (loop patterns, the stops
     # of text values, accepted terminals), shared by every stream over this catalog
@@ -145,6 +146,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         max_width=width,
         rank={g.name: i for i, g in enumerate(grammars)},
         reply_furniture=tuple(reply_furniture.values()),
+        lines=tuple(g for g in grammars if "line" in g.starts),
     )
     cat.lead_rx = _lead(cat)
     return cat

@@ -178,10 +178,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     tools = _tools(args.tools, args.toolset)
     mode: Any = {"name": args.force_tool} if args.force_tool is not None else args.mode
     parallel = not args.no_parallel
+    spelling = {"variant": args.variant, "model": args.model}
     if args.format == "structural-tag":
-        out: Any = export.structural_tag(args.family, tools, mode=mode, parallel=parallel)
+        out: Any = export.structural_tag(args.family, tools, mode=mode, parallel=parallel, **spelling)
     else:
-        got = export.grammar(args.family, tools, format=args.format, mode=mode, parallel=parallel)
+        got = export.grammar(args.family, tools, format=args.format, mode=mode, parallel=parallel, **spelling)
         if isinstance(got, str):
             _print(got)
             return 0
@@ -199,6 +200,7 @@ def _cmd_families(args: argparse.Namespace) -> int:
                 "title": f.title,
                 "models": list(f.models),
                 "checked_against": list(f.checked_against),
+                "variants": {name: list(globs) for name, globs in f.header.variants},
                 "source": f.source.label if f.source is not None else "built-in",
             }
             for f in fams
@@ -211,10 +213,13 @@ def _cmd_families(args: argparse.Namespace) -> int:
     w1 = max(len(r[1]) for r in rows)
     docs = [()] + [f.checked_against for f in fams]
     origins = [None] + [f.source for f in fams]
-    for (name, title, models), checked, origin in zip(rows, docs, origins):
+    spellings = [()] + [f.header.variants for f in fams]
+    for (name, title, models), checked, origin, variants in zip(rows, docs, origins, spellings):
         _print(f"{name:<{w0}}  {title:<{w1}}  {models}".rstrip() + "\n")
         for doc in checked:
             _print(f"{'':<{w0}}  checked against: {doc}\n")
+        for variant, globs in variants:
+            _print(f"{'':<{w0}}  variant {variant}: {', '.join(globs) or '(named only)'}\n")
         if origin is not None:  # a plugin family: say where it comes from
             _print(f"{'':<{w0}}  from: {origin.label}\n")
     return 0
@@ -362,6 +367,11 @@ def _build() -> _Parser:
     mode.add_argument("--mode", choices=["auto", "required"], default="auto", help="default auto")
     mode.add_argument("--force-tool", metavar="NAME", help="the reply must call this tool")
     p_export.add_argument("--no-parallel", action="store_true", help="one call per reply")
+    spelling = p_export.add_mutually_exclusive_group()
+    spelling.add_argument(
+        "--variant", metavar="NAME", help="the spelling to write, for a family that writes several (`tooldialect families --json`)"
+    )
+    spelling.add_argument("--model", metavar="MODEL_ID", help="pick the spelling this model writes (by the variants' model globs)")
     p_export.set_defaults(run=_cmd_export)
     p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")

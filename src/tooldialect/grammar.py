@@ -7,6 +7,7 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 
 * rule ``start``: a block found by scanning text for the terminals that can begin it
   (its *openers*); rule ``reply`` (optional): a block that can only begin the reply;
+  rule ``line`` (optional, registry-gated grammars): a block that is one visible line;
 * ``%declare JSON`` (or ``JSON_OBJECT``, ``JSON_ARRAY``): a JSON value read by the built-in
   incremental scanner; ``%declare PY_STRING``: a quoted string literal (any length);
   ``%declare BACKTICK_STRING``: a backtick-quoted string (a JavaScript template);
@@ -21,7 +22,9 @@ grammar and the engine (``docs/authoring.md`` explains them with examples):
 * ``// write …`` header lines: how the family writes a call back, naming terminals
   (``CANONICAL_…`` ones give the written spelling of a marker read in several; no rule
   uses them and they are never closers) — read by ``render/family.py``; a ``write call``
-  line is required, and every terminal a line writes must be one string;
+  line is required, and every terminal a line writes must be one string; a family that
+  writes several spellings declares them with ``// variant NAME: MODEL-GLOB, …`` lines
+  and gives each one after the first its own ``// write KIND NAME: …`` lines;
 * the rules that yield calls and their parts carry the names a reader reads
   (``json_calls``, ``call``, ``name`` …, declared in ``transform.py``): a grammar whose
   calls hold a node the reader does not read is refused (:func:`unread`), since what
@@ -81,7 +84,9 @@ RAW_TEXT = "TEXT"
 #: The longest a marker may be; keeps hold-back and partial-match checks bounded.
 MAX_MARKER_WIDTH = 512
 
-START_RULES = ("start", "reply")
+START_RULES = ("start", "reply", "line")
+#: The rule tried where a visible line begins (registry-gated grammars only).
+LINE_RULE = "line"
 #: Furniture recognised only at the first visible character of the reply (a header the
 #: prompt left open, which would be ordinary words anywhere else).
 REPLY_FURNITURE = "FURNITURE_REPLY_"
@@ -107,14 +112,22 @@ class Header:
     no_tool: tuple[str, ...] = ()  # names the model writes to call no tool (a sentinel its template lists)
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     writes: tuple[tuple[str, str], ...] = ()  # `// write KIND: SPEC` lines, read by render/family.py
+    # `// variant NAME: GLOB, …` lines: the spellings the family writes (the first is the one
+    # the plain write lines say) and the model ids that write each
+    variants: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # `// write KIND VARIANT: SPEC` lines: (variant, kind, spec), a variant's own lines
+    variant_writes: tuple[tuple[str, str, str], ...] = ()
     notes: tuple[str, ...] = ()
 
 
 _HEADER_LINE = re.compile(r"//\s?(.*)")
-_WRITE_LINE = re.compile(r"write\s+([a-z]+)\s*(?::\s*(.*))?|write\s*", re.DOTALL)
+_WRITE_LINE = re.compile(r"write\s+([a-z]+)(?:\s+([a-z0-9][a-z0-9._-]{0,31}))?\s*(?::\s*(.*))?|write\s*", re.DOTALL)
 #: The kinds of ``// write`` line (docs/authoring.md, "Writing calls back").
 WRITE_KINDS = ("call", "block", "sep", "param", "single")
 _POLICY_KEY = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
+_VARIANT_KEY = re.compile(r"variant\s+(\S+)")
+#: A variant's name: lowercase letters, digits, '.', '-', '_' (``v3.1``, ``longcat``).
+VARIANT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
 
 
 def read_header(text: str, stem: str) -> Header:
@@ -124,6 +137,8 @@ def read_header(text: str, stem: str) -> Header:
     checked: list[str] = []
     policies: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     writes: list[tuple[str, str]] = []
+    variants: list[tuple[str, tuple[str, ...]]] = []
+    variant_writes: list[tuple[str, str, str]] = []
     notes: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -135,7 +150,11 @@ def read_header(text: str, stem: str) -> Header:
         body = m.group(1)
         wm = _WRITE_LINE.fullmatch(body.strip())
         if wm is not None:
-            writes.append(_write_line(stem, body.strip(), wm))
+            kind, spec = _write_line(stem, body.strip(), wm)
+            if wm.group(2):
+                variant_writes.append((wm.group(2), kind, spec))
+            else:
+                writes.append((kind, spec))
             continue
         key, sep, value = body.partition(":")
         if not sep:
@@ -145,7 +164,17 @@ def read_header(text: str, stem: str) -> Header:
         key = raw_key.lower()
         value = value.strip()
         pm = _POLICY_KEY.fullmatch(raw_key)
-        if pm:
+        vm = _VARIANT_KEY.fullmatch(raw_key)
+        if vm:
+            name = vm.group(1)
+            if VARIANT_NAME.fullmatch(name) is None:
+                raise GrammarError(
+                    f"grammar {stem!r}: variant name {name!r}: use lowercase letters, digits, '.', '-' and '_'"
+                )
+            if any(name == v for v, _ in variants):
+                raise GrammarError(f"grammar {stem!r}: variant {name!r} is declared twice")
+            variants.append((name, tuple(v.strip() for v in value.split(",") if v.strip())))
+        elif pm:
             pairs = []
             for item in value.split(","):
                 name, eq, val = item.strip().partition("=")
@@ -195,19 +224,46 @@ def read_header(text: str, stem: str) -> Header:
             fields["reply_header"] = words[1:] == ["header"]
         else:
             notes.append(body)
+    _check_variant_writes(stem, variants, variant_writes)
     return Header(
         models=tuple(models),
         checked_against=tuple(checked),
         policies=tuple(policies),
         writes=tuple(writes),
+        variants=tuple(variants),
+        variant_writes=tuple(variant_writes),
         notes=tuple(notes),
         **fields,
     )
 
 
+def _check_variant_writes(
+    stem: str, variants: list[tuple[str, tuple[str, ...]]], writes: list[tuple[str, str, str]]
+) -> None:
+    """A ``write KIND VARIANT`` line names a declared variant other than the first (whose
+    spelling the plain write lines say), once per kind."""
+    declared = [v for v, _ in variants]
+    seen = set()
+    for variant, kind, _spec in writes:
+        if variant not in declared:
+            known = ", ".join(declared) or "none"
+            raise GrammarError(
+                f"grammar {stem!r}: line '// write {kind} {variant}: …' names no declared variant "
+                f"(declared: {known}); add '// variant {variant}: MODEL-GLOB, …'"
+            )
+        if variant == declared[0]:
+            raise GrammarError(
+                f"grammar {stem!r}: line '// write {kind} {variant}: …': {variant} is the first variant, "
+                "whose spelling the plain write lines say; drop the variant name"
+            )
+        if (variant, kind) in seen:
+            raise GrammarError(f"grammar {stem!r}: a second 'write {kind} {variant}' line; keep one")
+        seen.add((variant, kind))
+
+
 def _write_line(stem: str, line: str, m: re.Match[str]) -> tuple[str, str]:
-    """A ``// write KIND: SPEC`` line as (kind, spec); its items are read on first use."""
-    kind, spec = m.group(1), (m.group(2) or "").strip()
+    """A ``// write KIND [VARIANT]: SPEC`` line as (kind, spec); its items are read on first use."""
+    kind, spec = m.group(1), (m.group(3) or "").strip()
     if kind not in WRITE_KINDS:
         raise GrammarError(
             f"grammar {stem!r}: line '// {line}': unknown write line; write one of "
@@ -373,6 +429,11 @@ def compile_grammar(
     starts = tuple(s for s in START_RULES if s in rule_names)
     if not starts:
         raise GrammarError(f"grammar {path.name}: defines neither a 'start' nor a 'reply' rule")
+    if LINE_RULE in starts and not header.gated:
+        raise GrammarError(
+            f"grammar {path.name}: a 'line' rule is read without a marker, so only against a toolset: "
+            "add '// gated: toolset' to the header"
+        )
     terminals = _patterns(grammar, header.family)
     try:
         lark = Lark(

@@ -98,6 +98,7 @@ class Shape:
     written as ``call`` with ``sep`` between them, then ``block_close``.  A family that
     writes one block per call (Hermes) has empty ``block_open``/``block_close`` and the
     markers inside ``call``.  ``parallel`` False: the family writes one call per reply.
+    A family that writes several spellings (``// variant`` lines) has one shape for each.
     """
 
     family: str
@@ -108,3 +109,4 @@ class Shape:
     parallel: bool = True
     prose_before: bool = True
     notes: tuple[str, ...] = field(default=())
+    variant: str = ""  # the spelling (a `// variant` name of the grammar); "" when it has none

@@ -6,7 +6,7 @@ import re
 from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
-from ..grammar import EXTERNALS, JSON_EXTERNALS, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
+from ..grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
 from ..records import excerpt
@@ -38,6 +38,9 @@ def body_closed(c: Cand) -> bool:
     """Whether the last token a candidate read closed its body: a closer, or an opener of
     the block written again as its closer (``<|tool_call|>…<|tool_call|>``)."""
     last = c.last_type
+    if c.rule == LINE_RULE:
+        # a line on its own is closed by its line break: nothing but the end may follow
+        return c.parser.expected() == [END]
     return last.endswith("_CLOSE") or any(t.name == last for t in c.g.openers.get(c.rule, ()))
 
 

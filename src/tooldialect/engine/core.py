@@ -69,6 +69,9 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         # the ledger (ledger.py)
         self.call_index = 0
         self.calls_out = 0
+        self.line_calls = 0  # calls returned from lines on their own (a grammar's `line` rule)
+        self.line_tried = -1  # where a line start was last tried (prose.py, _line_start)
+        self.nl_seen = (0, -1, 0)  # the last search for a line break (prose.py, _line_break)
         # the arbiter (arbiter.py): a tentative opener before this is text
         self.soft_floor = -1
 
@@ -85,6 +88,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
                 and self.fence is None
                 and not self.long_run
                 and (self.reply_started or self.channel is not Channel.TEXT)
+                and not (self.cat.lines and ("\n" in delta or not self.sink.line_prose) and self._lines_open())
                 and (self.cat.first_rx.search(delta) is None or len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:

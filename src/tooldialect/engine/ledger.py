@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ..argstream import member
+from ..grammar import LINE_RULE
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand
@@ -253,6 +254,8 @@ class Ledger:
             self.call_index += 1
             self.sink.event(call_start(index, call.name, call.id))
         self.calls_out += 1
+        if b.cands[0].rule == LINE_RULE:
+            self.line_calls += 1
         if sent < len(call.arguments_json) or not sent:
             self.sink.event(arguments_delta(index, call.arguments_json[sent:]))
         self.sink.event(call_end(index, call))

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
-from ..grammar import EXTERNALS, CompiledGrammar
+from ..grammar import EXTERNALS, LINE_RULE, CompiledGrammar
 from .cand import Block, Cand
 from .kinds import NEVER, Channel
 
@@ -21,6 +21,7 @@ __all__ = ["RUNS", "SHORT", "Prose", "Skipping"]
 SHORT = 64
 
 _NON_WS = re.compile(r"\S")
+_BLANKS = re.compile(r"[ \t]*")
 #: A backtick or tilde run from where it begins (to its end).
 RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 
@@ -109,16 +110,32 @@ class Prose:
                 self._text(win[cur : m.start()])
                 w.cur = m.start()
             return self._reply_start(w.cur)
-        short = len(win) - cur <= SHORT
-        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur) is None:
+        lines = self._lines_open()
+        if lines and not self.sink.line_prose and self.line_tried != w.base + cur:
+            got = self._line_start(cur)
+            if got is not None:
+                return got
+        end = len(win)
+        if lines:
+            # prose stops at the next line break: a marker that begins after it is not
+            # looked for now (a marker is at most max_width long), so each line is searched once
+            nl = self._line_break(cur)
+            if nl >= 0:
+                end = min(end, nl + 1 + self.cat.max_width)
+        short = end - cur <= SHORT
+        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur, end) is None:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
+            if lines and self._to_line_end(cur, len(win)):
+                return True
             self._text(win[cur:])
             w.cur = len(win)
             return False
-        m = (self.marker_search_short if short else self.marker_search).search(win, cur)
+        m = (self.marker_search_short if short else self.marker_search).search(win, cur, end)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
+        if lines and self._to_line_end(cur, p if p >= 0 else limit):
+            return True
         if p >= 0:
             self._text(win[cur:p])
             w.cur = p
@@ -132,6 +149,82 @@ class Prose:
             self._text(win[cur:q])
             w.cur = q
         return self._at_marker(q)
+
+    # -- lines on their own (a grammar's `line` rule) ------------------------------------------
+
+    def _lines_open(self) -> bool:
+        """Whether a visible line may be a call on its own: a grammar has a ``line`` rule, a
+        toolset is given, the text channel reads, and every call returned so far came from
+        such a line (decisions.md, "GLM lines on their own")."""
+        return (
+            bool(self.cat.lines)
+            and bool(self.binder.known)
+            and self.channel is Channel.TEXT
+            and self.calls_out == self.line_calls
+        )
+
+    def _to_line_end(self, cur: int, limit: int) -> bool:
+        """Text up to and with the first line break before ``limit``, so that the next line
+        is looked at where it begins; False when there is none."""
+        nl = self._line_break(cur)
+        if nl < 0 or nl >= limit:
+            return False
+        self._text(self.window.win[cur : nl + 1])
+        self.window.cur = nl + 1
+        return True
+
+    def _line_break(self, cur: int) -> int:
+        """The first line break at or after ``cur`` in the window (-1: none yet).  What was
+        searched is remembered (``nl_seen``: from, the break found or -1, searched up to),
+        so text is searched once however often prose stops before the break."""
+        w = self.window
+        at = w.base + cur
+        start, found, upto = self.nl_seen
+        if start <= at:
+            if found >= at:
+                return found - w.base
+            if found < 0 and upto > at:
+                at = upto  # no break in [start, upto)
+        p = w.win.find("\n", at - w.base)
+        if p < 0:
+            self.nl_seen = (w.base + cur, -1, w.base + len(w.win))
+            return -1
+        self.nl_seen = (w.base + cur, w.base + p, w.base + p)
+        return p
+
+    def _line_start(self, q: int) -> bool | None:
+        """Where a visible line begins (only blanks before ``q`` on it): a line rule is tried
+        when its first token is a name the toolset offers.  False to wait for more text,
+        True once a block is open, None when the line is prose."""
+        w = self.window
+        win = w.win
+        r = _BLANKS.match(win, q).end()
+        if r >= len(win) and not self.eof:
+            return False  # the line's first word has not arrived
+        cands = []
+        for g in self.cat.lines:
+            for term in g.openers.get(LINE_RULE, ()):
+                pat = term.pattern
+                if pat is None:
+                    continue
+                if not self.eof and pat.needs_more(win, r):
+                    return False
+                end = pat.match_end(win, r)
+                if end is None or end <= r or win[r:end] not in self.binder.known:
+                    continue
+                if end >= len(win) and not self.eof:
+                    return False  # the name may go on
+                accepted = self._accepted.setdefault(g.name, {})
+                cands.append(Cand(g, LINE_RULE, w.base + q, True, self._reader(g), accepted))
+                break
+        self.line_tried = w.base + q
+        if not cands:
+            return None
+        self.reply_started = True
+        # read like a reply (Block.reply): a line cut off by the end of the text after its name
+        # is a truncated call, a line that does not read is prose from its first character
+        self.block = Block(w.base + q, w.base + q, cands, self.channel, True, w.tail_at(q))
+        return True
 
     def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
         """Markers matching at ``q`` (longest first) and whether one may still grow."""

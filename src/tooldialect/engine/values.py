@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..grammar import Terminal
+from ..grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
 from .cand import Block, Cand
 from .kinds import Failure, Reading, Stop
@@ -125,6 +125,8 @@ class TextValues:
             return None
         if hook is False:
             return Stop.NO
+        if c.rule == LINE_RULE and c.parser.accepts_seq([TEXT, term.name, END]):
+            return Stop.YES  # a line on its own ends at its line break, whatever follows
         f = e
         skipped = True
         while skipped:

@@ -25,7 +25,9 @@ from ..render.protocol import check_tool_choice
 from ..shape import Shape
 from ..toolset import Tool, Toolset
 
-__all__ = ["FORMATS", "LazyGrammar", "Trigger", "grammar", "openers_of", "shape_of", "stops_of", "structural_tag"]
+__all__ = [
+    "FORMATS", "LazyGrammar", "Trigger", "grammar", "openers_of", "shape_of", "stops_of", "structural_tag", "variant_of",
+]
 
 #: The grammar formats :func:`grammar` writes.
 FORMATS = ("lark", "gbnf", "ebnf")
@@ -64,23 +66,54 @@ class LazyGrammar(BaseModel):
         }
 
 
-def shape_of(family: Any) -> Shape:
-    """The shape of a family given by name (or a Family, or a Shape as is)."""
+def shape_of(family: Any, variant: str | None = None) -> Shape:
+    """The shape of a family given by name (or a Family, or a Shape as is); ``variant``: the
+    shape of that spelling of the family."""
     if isinstance(family, Shape):
         return family
     from .. import families
 
     fam = families.get(family) if isinstance(family, str) else family
+    if variant is not None:
+        return fam.writer(variant).shape
     got = getattr(fam, "shape", None)
     if got is None:
         raise ExportError(f"family {getattr(fam, 'name', family)!r} does not describe how it writes calls (no shape)")
     return got
 
 
-def _prepare(family: Any, tools: Any, mode: Any, parallel: Any) -> tuple[Shape, list[Tool], bool]:
+def variant_of(family: Any, variant: Any = None, model: Any = None) -> str | None:
+    """The spelling an export writes: ``variant`` as named, or the one ``model`` (a model id)
+    writes, by the globs of the grammar's ``// variant`` lines; None for the family's first
+    (its default).  A family with one spelling takes a ``model`` and ignores it.  Raises
+    ``PolicyError`` for an unknown variant, a model that matches no variant of a family with
+    several, or both options at once."""
+    if variant is None and model is None:
+        return None
+    if variant is not None and model is not None:
+        raise PolicyError("give the variant or the model id, not both: the model id only picks the variant")
+    if isinstance(family, Shape):
+        raise PolicyError("a Shape is one spelling already: variant and model apply to a family name")
+    from .. import families
+
+    fam = families.get(family) if isinstance(family, str) else family
+    if model is not None:
+        if not isinstance(model, str):
+            raise PolicyError(f"model must be a model id string, got {type(model).__name__}")
+        if not fam.variants:
+            return None  # one spelling: whatever the model, it writes that one
+        variant = fam.variant_for(model)
+    if not isinstance(variant, str):
+        raise PolicyError(f"variant must be a name such as 'v3.1', got {type(variant).__name__}")
+    return fam._own_variant(variant)
+
+
+def _prepare(
+    family: Any, tools: Any, mode: Any, parallel: Any, variant: str | None = None
+) -> tuple[Shape, list[Tool], bool]:
     if not isinstance(family, (str, Shape)) and not hasattr(family, "shape"):
         raise PolicyError(f"family must be a family name such as 'hermes', got {type(family).__name__}")
-    shape = shape_of(family)
+    shape = shape_of(family, variant)
     toolset = Toolset.coerce(tools)
     if not len(toolset):
         raise ExportError("an export needs at least one tool: with no tools there is no call to constrain")
@@ -93,11 +126,11 @@ def _prepare(family: Any, tools: Any, mode: Any, parallel: Any) -> tuple[Shape, 
     if choice == "none":
         raise PolicyError("mode 'none' allows no call, so there is nothing to export: send no grammar")
     allowed = [toolset.get(choice["name"])] if isinstance(choice, dict) else list(toolset)
-    _check_names(family, shape, allowed)  # type: ignore[arg-type]
+    _check_names(family, shape, allowed, variant)  # type: ignore[arg-type]
     return shape, allowed, isinstance(choice, dict) or choice == "required"  # type: ignore[return-value]
 
 
-def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
+def stops_of(family: Any, variant: str | None = None) -> dict[int, tuple[str, ...]]:
     """Where the family's reader ends each raw value of its shape (regexes, by part id):
     a text value in the grammar may hold none of them."""
     if isinstance(family, Shape):
@@ -106,9 +139,9 @@ def stops_of(family: Any) -> dict[int, tuple[str, ...]]:
     from .. import shape as sh
 
     fam = families.get(family) if isinstance(family, str) else family
-    writer = fam.writer()
+    writer = fam.writer(variant)
     out: dict[int, tuple[str, ...]] = {}
-    for part in fam.shape.call:
+    for part in writer.shape.call:
         for inner in part.item if isinstance(part, sh.Params) else ():
             checks = writer.raw.get(id(inner))
             if isinstance(inner, sh.Value) and checks is not None:
@@ -137,7 +170,7 @@ def openers_of(family: Any) -> tuple[str, ...]:
     return tuple(t.pattern.source for t in fam.grammar.openers.get("start", ()) if t.pattern is not None)
 
 
-def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
+def _check_names(family: Any, shape: Shape, tools: list[Tool], variant: str | None = None) -> None:
     """A tool or parameter name the family cannot write (a raw name holding what ends it)
     cannot be in its grammar either: the family's own writer says which."""
     if isinstance(family, Shape):
@@ -146,7 +179,7 @@ def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
     from .. import shape as sh
 
     fam = families.get(family) if isinstance(family, str) else family
-    writer = fam.writer()
+    writer = fam.writer(variant)
     for tool in tools:
         try:
             for part in shape.call:
@@ -162,7 +195,14 @@ def _check_names(family: Any, shape: Shape, tools: list[Tool]) -> None:
 
 
 def grammar(
-    family: Any, tools: Any, *, format: str = "lark", mode: Any = "auto", parallel: bool = True
+    family: Any,
+    tools: Any,
+    *,
+    format: str = "lark",
+    mode: Any = "auto",
+    parallel: bool = True,
+    variant: str | None = None,
+    model: str | None = None,
 ) -> str | LazyGrammar:
     """A grammar for a reply of ``family`` that calls ``tools``.
 
@@ -174,16 +214,20 @@ def grammar(
 
     ``mode``: ``"auto"`` (text, or text then calls), ``"required"`` (at least one call),
     or ``{"name": TOOL}`` (calls of that tool only) — a dict, so a tool named ``auto``
-    is never ambiguous.  ``parallel=False``: one call.  Raises ``PolicyError`` for a bad
-    option (an unknown format included), ``UnknownFamilyError`` for an unknown family and
-    ``ExportError`` for what the format cannot express.
+    is never ambiguous.  ``parallel=False``: one call.  ``variant`` (a name from
+    ``td.families.get(family).variants``) or ``model`` (a model id, matched against the
+    variants' globs) picks the spelling of a family that writes several (DeepSeek R1/V3 or
+    V3.1 …); without either, the family's first.  Raises ``PolicyError`` for a bad option
+    (an unknown format or variant, a model no variant matches), ``UnknownFamilyError`` for
+    an unknown family and ``ExportError`` for what the format cannot express.
     """
     if format not in FORMATS:
         raise PolicyError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     from ._reply import ReplyBuilder  # the grammar builders load on first export, not at import
 
-    shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, format, stops_of(family), openers_of(family), _strips(family))
+    spelling = variant_of(family, variant, model)
+    shape, allowed, required = _prepare(family, tools, mode, parallel, spelling)
+    builder = ReplyBuilder(shape, allowed, format, stops_of(family, spelling), openers_of(family), _strips(family))
     rules = builder.build(allowed, required=required, parallel=parallel)
     if format == "lark":
         text = rules.lark()
@@ -237,10 +281,19 @@ def _byte_tokenizer(llguidance: Any) -> Any:
     return _TOKENIZER
 
 
-def structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
+def structural_tag(
+    family: Any,
+    tools: Any,
+    *,
+    mode: Any = "auto",
+    parallel: bool = True,
+    variant: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     """The structural tag for replies of ``family`` calling ``tools`` (a JSON-ready dict,
-    the value of an OpenAI-style ``response_format``).  ``mode`` and ``parallel`` as for
-    :func:`grammar`."""
+    the value of an OpenAI-style ``response_format``).  ``mode``, ``parallel``, ``variant``
+    and ``model`` as for :func:`grammar`."""
     from ._structural import build_structural_tag
 
-    return build_structural_tag(family, tools, mode=mode, parallel=parallel)
+    spelling = variant_of(family, variant, model)
+    return build_structural_tag(family, tools, mode=mode, parallel=parallel, variant=spelling)

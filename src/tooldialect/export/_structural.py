@@ -22,10 +22,12 @@ from . import _prepare, stops_of
 __all__ = ["structural_tag"]
 
 
-def build_structural_tag(family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True) -> dict[str, Any]:
+def build_structural_tag(
+    family: Any, tools: Any, *, mode: Any = "auto", parallel: bool = True, variant: str | None = None
+) -> dict[str, Any]:
     """What :func:`tooldialect.export.structural_tag` returns."""
-    shape, allowed, required = _prepare(family, tools, mode, parallel)
-    builder = ReplyBuilder(shape, allowed, "ebnf", stops_of(family))
+    shape, allowed, required = _prepare(family, tools, mode, parallel, variant)
+    builder = ReplyBuilder(shape, allowed, "ebnf", stops_of(family, variant))
     opening = builder.opening()
     if not opening.marker:
         raise ExportError(

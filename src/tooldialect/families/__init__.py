@@ -18,7 +18,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +68,10 @@ def compile_count() -> int:
 #: Builds a family's writer from its compiled grammar.  Writing calls is render's work and
 #: render sits above the registry, so ``tooldialect.render.family`` hands its compiler in
 #: when it loads (the package loads it) and the registry never imports render.
-_writer_compiler: Callable[[CompiledGrammar], Any] | None = None
+_writer_compiler: Callable[..., Any] | None = None
 
 
-def set_writer_compiler(compile_writer: Callable[[CompiledGrammar], Any]) -> None:
+def set_writer_compiler(compile_writer: Callable[..., Any]) -> None:
     """Install the function :meth:`Family.writer` builds writers with (called by render)."""
     global _writer_compiler
     _writer_compiler = compile_writer
@@ -113,6 +113,7 @@ class Family:
     _compiled: CompiledGrammar | None = None
     source: Source | None = None  # None: built in
     _writer: Any = None
+    _variant_writers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -144,37 +145,80 @@ class Family:
     @property
     def shape(self) -> Shape:
         """How the family writes a call (its grammar's ``// write`` lines), for
-        :meth:`render_call` and ``td.export``."""
+        :meth:`render_call` and ``td.export``: the first variant's spelling."""
         return self.writer().shape
 
-    def render_call(self, call: Any, tools: Any = None) -> str:
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The spellings the family writes (``// variant`` lines), the default first; empty
+        when it writes one."""
+        return tuple(name for name, _ in self.header.variants)
+
+    def variant_for(self, model_id: str) -> str:
+        """The spelling ``model_id`` writes: the first variant (in header order) one of whose
+        globs matches it, case-insensitively.  ``PolicyError`` when none does (a family with
+        several spellings never guesses) or the family writes one spelling (nothing to pick)."""
+        from ..errors import PolicyError
+
+        if not isinstance(model_id, str) or not model_id.strip():
+            raise PolicyError("a model id is a non-empty string such as 'deepseek-ai/DeepSeek-V3.1'")
+        if not self.header.variants:
+            raise PolicyError(f"{self.name} writes one spelling: it has no variant to pick for {model_id!r}")
+        key = model_id.strip().lower()
+        for name, globs in self.header.variants:
+            if any(fnmatch.fnmatchcase(key, g.lower()) for g in globs):
+                return name
+        listed = "; ".join(f"{name}: {', '.join(globs) or 'no model glob'}" for name, globs in self.header.variants)
+        raise PolicyError(f"{model_id!r} matches no variant of {self.name} ({listed}); name the variant")
+
+    def render_call(self, call: Any, tools: Any = None, *, variant: str | None = None) -> str:
         """``call`` (a ``td.ToolCall``, a transcript call or ``{"name", "arguments"[, "id"]}``)
         written as this family's model writes it; parsing the text gives the call back.
         ``tools`` gives the parameter order of P-Format and code calls (without it, the
-        arguments' own order).  A call the syntax cannot say raises ``PolicyError``."""
-        return self.writer().render([call], tools)
+        arguments' own order); ``variant`` one of :attr:`variants` (default: the first).
+        A call the syntax cannot say raises ``PolicyError``."""
+        return self.writer(variant).render([call], tools)
 
-    def render_calls(self, calls: Any, tools: Any = None) -> str:
+    def render_calls(self, calls: Any, tools: Any = None, *, variant: str | None = None) -> str:
         """Several calls written as one reply of this family (its block and separator)."""
         if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, Iterable):
             from ..errors import PolicyError
 
             raise PolicyError(f"render_calls() takes a list of calls, got {type(calls).__name__}")
-        return self.writer().render(list(calls), tools)
+        return self.writer(variant).render(list(calls), tools)
 
-    def writer(self) -> Any:
-        """The writer the grammar's ``// write`` lines describe (built once, on first use)."""
-        writer = self._writer
+    def writer(self, variant: str | None = None) -> Any:
+        """The writer the grammar's ``// write`` lines describe (built once, on first use);
+        ``variant``: the writer of that spelling (``PolicyError`` for a name the grammar
+        does not declare)."""
+        variant = self._own_variant(variant)
+        writer = self._writer if variant is None else self._variant_writers.get(variant)
         if writer is None:
             compile_writer = _writer_compiler
             if compile_writer is None:
                 raise RuntimeError("no writer compiler installed: import tooldialect (it loads tooldialect.render)")
             grammar = self.grammar
             with _lock:
-                writer = self._writer
+                writer = self._writer if variant is None else self._variant_writers.get(variant)
                 if writer is None:
-                    writer = self._writer = compile_writer(grammar)
+                    writer = compile_writer(grammar, variant)
+                    if variant is None:
+                        self._writer = writer
+                    else:
+                        self._variant_writers[variant] = writer
         return writer
+
+    def _own_variant(self, variant: str | None) -> str | None:
+        """``variant`` checked against the grammar's; None for the first (default) one."""
+        if variant is None:
+            return None
+        names = self.variants
+        if variant not in names:
+            from ..errors import PolicyError
+
+            known = ", ".join(names) if names else "none: it writes one spelling"
+            raise PolicyError(f"{self.name} has no variant {variant!r} (variants: {known})")
+        return None if variant == names[0] else variant
 
     def __repr__(self) -> str:
         return f"<Family {self.name}>"

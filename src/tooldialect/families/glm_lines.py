@@ -1,6 +1,7 @@
-"""GLM lines: one call per line, read as a whole body (all or nothing).
+"""GLM lines: one call per line, read as a whole body (all or nothing), or one line on
+its own in prose (the ``line`` rule).
 
-Each ``line`` is read like a grammar-spelled call (``name`` with one ``param``, or a JSON
+Each ``glm_line`` is read like a grammar-spelled call (``name`` with one ``param``, or a JSON
 ``arguments`` object); a line the generic reader refuses refuses the body.
 """
 
@@ -15,6 +16,7 @@ from ..transform import Reader as GenericReader
 __all__ = ["Reader"]
 
 _BODY = "glm_lines"
+_LINE = "line"  # a line on its own (a rule the engine tries where a visible line begins)
 
 
 class Reader(GenericReader):
@@ -23,10 +25,14 @@ class Reader(GenericReader):
     picked_nodes: dict[str, frozenset[str]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
-        if node.name != _BODY:
+        if node.name == _LINE:
+            lines = [n for n in node.children if isinstance(n, Node) and n.name == "glm_line"]
+        elif node.name == _BODY:
+            lines = chain_items(node, "lines", "glm_line")
+        else:
             return None
         calls: list[RawCall] = []
-        for line in chain_items(node, "lines", "line"):
+        for line in lines:
             got, issues = self.read_call(line)
             if issues or not got:
                 return [], issues

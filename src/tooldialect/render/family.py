@@ -202,8 +202,12 @@ def _tool_for(name: str, arguments: dict[str, Any], tools: Toolset | None, famil
 # -- reading the `// write` lines ------------------------------------------------------------
 
 
-def compile_writer(grammar: CompiledGrammar) -> Writer:
-    """The writer a family's ``// write`` lines describe, checked against its terminals."""
+def compile_writer(grammar: CompiledGrammar, variant: str | None = None) -> Writer:
+    """The writer a family's ``// write`` lines describe, checked against its terminals.
+
+    ``variant`` (a name from the grammar's ``// variant`` lines other than the first): that
+    spelling's own ``// write KIND VARIANT`` lines replace the plain lines of their kind;
+    the other kinds are the plain lines'."""
     header = grammar.header
     fam = grammar.name
     lines: dict[str, tuple[str, str]] = {}
@@ -212,6 +216,10 @@ def compile_writer(grammar: CompiledGrammar) -> Writer:
         if kind in lines:
             raise GrammarError(f"grammar {fam!r}: line '{line}': a second 'write {kind}' line; keep one")
         lines[kind] = (spec, line)
+    if variant is not None:
+        for name, kind, spec in header.variant_writes:
+            if name == variant:
+                lines[kind] = (spec, f"// write {kind} {name}" + (f": {spec}" if spec else ""))
     if "call" not in lines:
         raise GrammarError(
             f"grammar {fam!r} has no '// write call: …' line, so its calls cannot be written back "
@@ -238,6 +246,7 @@ def compile_writer(grammar: CompiledGrammar) -> Writer:
         sep = "".join(p.text for p in parts if isinstance(p, Lit))
     shape = Shape(
         family=fam,
+        variant=variant or (header.variants[0][0] if header.variants else ""),
         call=tuple(_merge(call)),
         block_open=block_open,
         block_close=block_close,
