@@ -651,7 +651,9 @@ def unread(compiled: CompiledGrammar, reads: NodeReads) -> list[str]:
                 f"('{min(need)}: BARE_NAME', or '-> {min(need)}' after the rule's alternative)"
             )
     seen: set[tuple[str, bool]] = set()
-    todo = [(start, False) for start in compiled.starts]
+    # a rule the engine starts at that the reader reads whole (glm_lines' `line`) holds
+    # nothing it could drop
+    todo = [(start, False) for start in compiled.starts if start not in reads.read_nodes or start in reads.picked_nodes]
     while todo:
         node, inside = todo.pop()
         if (node, inside) in seen:

@@ -20,8 +20,8 @@ _LINE = "line"  # a line on its own (a rule the engine tries where a visible lin
 
 
 class Reader(GenericReader):
-    # the body is read whole, by this reader alone
-    call_nodes = read_nodes = frozenset({_BODY})
+    # a body, or a line on its own, is read whole, by this reader alone
+    call_nodes = read_nodes = frozenset({_BODY, _LINE})
     picked_nodes: dict[str, frozenset[str]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
