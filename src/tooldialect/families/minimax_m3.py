@@ -25,11 +25,36 @@ from ..transform import Reader as GenericReader
 __all__ = ["Reader"]
 
 _ITEM = "item"  # the element the template writes for each member of a list
+_NS = "]<]minimax[>["  # the token before every tag
+_SPACE = " \t\r\n"
 
 
 class Reader(GenericReader):
     # nested elements, read under a parameter (grammar.unread checks it)
     read_nodes = READ_NODES | {"element", "element_name", "element_value"}
+
+    def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
+        """A closing element written without the token (as MiniMax's API returns parameter
+        closers) ends a value only right before the token's next tag that may follow a
+        parameter: another element opening, or the invoke's closer.  Else it is text in the
+        value (``</b>`` in HTML, followed by more of it)."""
+        if terminal != "ELEM_CLOSE":
+            return True
+        lt = text.rfind("</", 0, end)
+        if lt >= len(_NS) and text.startswith(_NS, lt - len(_NS)):
+            return True  # the template's own closer
+        i = end
+        while i < len(text) and text[i] in _SPACE:
+            i += 1
+        after = text[i : i + len(_NS) + 9]
+        if not after.startswith(_NS):
+            if not eof and _NS.startswith(after):
+                return None  # the token may be arriving
+            return False
+        tag = after[len(_NS) :]
+        if len(tag) < 2 or (tag.startswith("</") and len(tag) < 9 and "</invoke>".startswith(tag)):
+            return False if eof else None
+        return tag[0] == "<" and (tag[1] != "/" or tag.startswith("</invoke>"))
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         params = [p for p in node.children if isinstance(p, Node) and p.name == "param"]
