@@ -3,7 +3,7 @@
 Command R's template offers `directly_answer` among the tools; a call to it is the model
 saying it answers without one. It is never returned (nor announced) unless the toolset
 offers it, and it never vanishes: an `unknown_tool` diagnostic records it
-(docs/decisions.md, 201).
+(docs/decisions.md, 135).
 """
 
 from __future__ import annotations

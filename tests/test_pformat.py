@@ -121,14 +121,18 @@ def test_cut_off_keeps_nothing_whatever_the_policy():
 # -- GLM lines ------------------------------------------------------------------------------------
 
 
-def test_glm_lines_read_only_offered_tools_inside_a_tag():
+def test_glm_lines_read_only_offered_tools():
     r = parse_checked("<tool_call>\nshell/command>ls -la\nmath/x>42\n</tool_call>")
     assert [(c.name, c.arguments, c.family) for c in r.calls] == [
         ("shell", {"command": "ls -la"}, "glm_lines"),
         ("math", {"x": 42}, "glm_lines"),
     ]
+    # on its own line, outside a tag, an offered tool's line is a call too (the fallback
+    # for replies with no other call); a line naming no offered tool stays text
     prose = "yes/no>maybe\nshell/command>ls\n"
-    assert parse_checked(prose).calls == [] and parse_checked(prose).text == prose
+    got = parse_checked(prose)
+    assert [(c.name, c.arguments) for c in got.calls] == [("shell", {"command": "ls"})]
+    assert got.text == "yes/no>maybe\n"
     assert parse_checked("<tool_call>yes/no>maybe</tool_call>").calls == []
 
 

@@ -19,14 +19,26 @@ import json
 from typing import Any
 
 from ..lalr import Node, Tok
+from ..pieces import piece
 from ..transform import READ_NODES, Issue, RawCall, _text
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader"]
 
 _ITEM = "item"  # the element the template writes for each member of a list
-_NS = "]<]minimax[>["  # the token before every tag
 _SPACE = " \t\r\n"
+_MARKERS: tuple[str, str, str] | None = None
+
+
+def _markers() -> tuple[str, str, str]:
+    """The token, an element's opening and the invoke's closer, as the grammar spells them."""
+    global _MARKERS
+    if _MARKERS is None:
+        terms = piece("minimax_m3")
+        got = tuple(terms[n].pattern.literal for n in ("NS", "ELEM_OPEN", "INVOKE_CLOSE"))
+        assert all(isinstance(m, str) for m in got)
+        _MARKERS = got  # type: ignore[assignment]
+    return _MARKERS  # type: ignore[return-value]
 
 
 class Reader(GenericReader):
@@ -36,25 +48,25 @@ class Reader(GenericReader):
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
         """A closing element written without the token (as MiniMax's API returns parameter
         closers) ends a value only right before the token's next tag that may follow a
-        parameter: another element opening, or the invoke's closer.  Else it is text in the
-        value (``</b>`` in HTML, followed by more of it)."""
+        parameter: another element opening, or the invoke's closer (the grammar's
+        ELEM_OPEN and INVOKE_CLOSE).  Else it is text in the value (``</b>`` in HTML,
+        followed by more of it)."""
         if terminal != "ELEM_CLOSE":
             return True
+        ns, elem_open, invoke_close = _markers()
         lt = text.rfind("</", 0, end)
-        if lt >= len(_NS) and text.startswith(_NS, lt - len(_NS)):
+        if lt >= len(ns) and text.startswith(ns, lt - len(ns)):
             return True  # the template's own closer
         i = end
         while i < len(text) and text[i] in _SPACE:
             i += 1
-        after = text[i : i + len(_NS) + 9]
-        if not after.startswith(_NS):
-            if not eof and _NS.startswith(after):
-                return None  # the token may be arriving
-            return False
-        tag = after[len(_NS) :]
-        if len(tag) < 2 or (tag.startswith("</") and len(tag) < 9 and "</invoke>".startswith(tag)):
-            return False if eof else None
-        return tag[0] == "<" and (tag[1] != "/" or tag.startswith("</invoke>"))
+        after = text[i : i + len(invoke_close)]
+        if after.startswith(invoke_close):
+            return True
+        if not eof and (invoke_close.startswith(after) or elem_open.startswith(after)):
+            return None  # the next tag may be arriving
+        # an element opening, not another element's closer
+        return after.startswith(elem_open) and len(after) > len(elem_open) and after[len(elem_open)] != "/"
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         params = [p for p in node.children if isinstance(p, Node) and p.name == "param"]
