@@ -4,6 +4,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,3 +30,19 @@ def pytest_addoption(parser):
         default=False,
         help="rewrite the expected results in tests/corpus/*.txt from what the code does now (review the diff)",
     )
+
+
+@pytest.fixture
+def restore_registry(monkeypatch):
+    """The family registry as it was before the test, after it (no plugin leaks out); the
+    compiled built-in grammars are kept across tests."""
+    from tooldialect import families as registry
+
+    monkeypatch.delenv(registry.PATH_VARIABLE, raising=False)
+    registry._load_registry()
+    saved = (registry._registry, list(registry._registered), list(registry._loaded))
+    yield
+    with registry._lock:
+        registry._registered[:] = saved[1]
+        registry._loaded[:] = saved[2]
+        registry._swap(saved[0])

@@ -23,17 +23,7 @@ from tooldialect.transform import READ_NODES, Reader, reader_class
 GUIDE = ROOT / "docs" / "authoring.md"
 
 
-@pytest.fixture(autouse=True)
-def restore_registry(monkeypatch):
-    """Each test starts and ends with the registry as it was (no plugin leaks out)."""
-    monkeypatch.delenv(registry.PATH_VARIABLE, raising=False)
-    registry._load_registry()
-    saved = (registry._registry, list(registry._registered), list(registry._loaded))
-    yield
-    with registry._lock:
-        registry._registered[:] = saved[1]
-        registry._loaded[:] = saved[2]
-        registry._swap(saved[0])
+pytestmark = pytest.mark.usefixtures("restore_registry")  # tests/conftest.py
 
 
 HEADER = "// family: {name}\n// title: t\n// models: acme/*\n// checked against: a test\n"

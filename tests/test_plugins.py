@@ -22,17 +22,7 @@ GRAMMARS = ROOT / "grammars"
 REPLY = 'Checking.\n<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n<<arg days>>\n3\n<</arg>>\n<</call>> Done.'
 
 
-@pytest.fixture(autouse=True)
-def restore_registry(monkeypatch):
-    """Each test starts and ends with the registry as it was (no plugin leaks out)."""
-    monkeypatch.delenv(registry.PATH_VARIABLE, raising=False)
-    registry._load_registry()  # keep the compiled built-in grammars across tests
-    saved = (registry._registry, list(registry._registered), list(registry._loaded))
-    yield
-    with registry._lock:
-        registry._registered[:] = saved[1]
-        registry._loaded[:] = saved[2]
-        registry._swap(saved[0])
+pytestmark = pytest.mark.usefixtures("restore_registry")  # tests/conftest.py
 
 
 def guide_files() -> dict[str, str]:

@@ -91,7 +91,7 @@ def test_whole_reply_equals_parse(case):
     tools, opts, result = _with_tools(case)
     fcp = parser(tools, opts)
     if not fcp.has_tool_call(case.text):
-        assert not result.calls and not result.reasoning and not set("{[(<") & set(case.text)
+        assert not result.calls and not result.reasoning and not set("{[(</") & set(case.text)
         return
     normal, calls = fcp.parse_non_stream(case.text)
     assert [(c.name, json.loads(c.parameters)) for c in calls] == expected_calls(result)

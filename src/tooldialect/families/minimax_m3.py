@@ -51,12 +51,9 @@ class Reader(GenericReader):
         parameter: another element opening, or the invoke's closer (the grammar's
         ELEM_OPEN and INVOKE_CLOSE).  Else it is text in the value (``</b>`` in HTML,
         followed by more of it)."""
-        if terminal != "ELEM_CLOSE":
-            return True
-        ns, elem_open, invoke_close = _markers()
-        lt = text.rfind("</", 0, end)
-        if lt >= len(ns) and text.startswith(ns, lt - len(ns)):
-            return True  # the template's own closer
+        if terminal != "ELEM_CLOSE_BARE":
+            return True  # the template's own closers, the token first
+        _, elem_open, invoke_close = _markers()
         i = end
         while i < len(text) and text[i] in _SPACE:
             i += 1

@@ -126,3 +126,20 @@ def end_token_ids(tokenizer: Any) -> frozenset[int]:
         elif isinstance(eos, (list, tuple)):
             out.update(i for i in eos if isinstance(i, int) and not isinstance(i, bool))
     return frozenset(out)
+
+
+def record_entry(parser: Any, entry: Mapping[str, Any]) -> str:
+    """Keep a server parser's per-call bookkeeping (``prev_tool_call_arr``,
+    ``streamed_args_for_tool``, which both servers read at the end of a stream) for one
+    ``td.openai`` tool-call entry; the argument fragment it carries."""
+    slot = entry["index"]
+    fragment = entry["function"].get("arguments", "")
+    if "id" in entry:  # the call's first entry: id, type and name, once
+        parser.prev_tool_call_arr.append({"name": entry["function"]["name"], "arguments": ""})
+        parser.streamed_args_for_tool.append("")
+        parser.current_tool_id = slot
+        parser.current_tool_name_sent = True
+    if fragment and slot < len(parser.streamed_args_for_tool):
+        parser.streamed_args_for_tool[slot] += fragment
+        parser.prev_tool_call_arr[slot]["arguments"] = parser.streamed_args_for_tool[slot]
+    return fragment

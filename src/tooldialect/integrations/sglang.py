@@ -29,14 +29,14 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from .. import openai as _openai
 from ..errors import ToolDialectError
 from ..stream import parse
-from ._setup import Setup, fixed, model_id_of, setup, toolset_of
+from ._setup import Setup, fixed, model_id_of, record_entry, setup, toolset_of
 
 __all__ = ["NAME", "ToolDialectDetector", "register"]
 
 #: The name the detector is registered under.
 NAME = "tooldialect"
 #: Characters every call syntax tooldialect reads holds (JSON, XML-like tags, Python calls).
-_BRACKETS = frozenset("{[(<")
+_BRACKETS = frozenset("{[(</")  # what a call could open with; / for a GLM line (tool/param>value)
 
 
 class ToolDialectDetector(BaseFormatDetector):
@@ -68,7 +68,7 @@ class ToolDialectDetector(BaseFormatDetector):
         request's tools, and a toolset changes what is a call (a registry-gated body, a
         name only a tool makes a call), so a reply the reading without tools finds no call
         in still goes to :meth:`detect_and_parse` when it holds a bracket a call could
-        open with."""
+        open with, or the ``/`` of a GLM line."""
         if self._probe is None or self._probe[0] != text:
             result = parse(text, families=self.setup.families, policy=self.setup.policy)
             found = bool(result.calls or result.reasoning or result.diagnostics) or not _BRACKETS.isdisjoint(text)
@@ -125,21 +125,12 @@ class ToolDialectDetector(BaseFormatDetector):
         return StreamingParseResult(normal_text="".join(normal), calls=items)
 
     def _item(self, entry: dict[str, Any]) -> Any:
-        slot = entry["index"]
-        fragment = entry["function"].get("arguments", "")
         if "aborted" in entry:
             return None  # nothing more for it: its arguments never parse (docs/openai.md)
-        name = None
-        if "id" in entry:  # SGLang mints the id when it sees the name
-            name = entry["function"]["name"]
-            self.prev_tool_call_arr.append({"name": name, "arguments": ""})
-            self.streamed_args_for_tool.append("")
-            self.current_tool_id = slot
-            self.current_tool_name_sent = True
-        if fragment and slot < len(self.streamed_args_for_tool):
-            self.streamed_args_for_tool[slot] += fragment
-            self.prev_tool_call_arr[slot]["arguments"] = self.streamed_args_for_tool[slot]
-        return ToolCallItem(tool_index=slot, name=name, parameters=fragment)
+        fragment = record_entry(self, entry)
+        # SGLang mints the id when it sees the name
+        name = entry["function"]["name"] if "id" in entry else None
+        return ToolCallItem(tool_index=entry["index"], name=name, parameters=fragment)
 
     # constrained decoding ----------------------------------------------------------------
 

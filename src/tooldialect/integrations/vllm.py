@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import openai as _openai
 from ..stream import parse
-from ._setup import Setup, end_token_ids, fixed, model_id_of, setup, special_markers, toolset_of
+from ._setup import Setup, end_token_ids, fixed, model_id_of, record_entry, setup, special_markers, toolset_of
 
 try:  # vLLM with entrypoints/generate (the protocol shared by chat and responses)
     from vllm.entrypoints.generate.base.protocol import (
@@ -185,15 +185,7 @@ class ToolDialectToolParser(ToolParser):
     def _entry(self, entry: dict[str, Any]) -> Any:
         slot = entry["index"]
         function = entry["function"]
-        fragment = function.get("arguments", "")
-        if "id" in entry:  # the call's first entry: id, type and name, once
-            self.prev_tool_call_arr.append({"name": function["name"], "arguments": ""})
-            self.streamed_args_for_tool.append("")
-            self.current_tool_id = slot
-            self.current_tool_name_sent = True
-        if fragment and slot < len(self.streamed_args_for_tool):
-            self.streamed_args_for_tool[slot] += fragment
-            self.prev_tool_call_arr[slot]["arguments"] = self.streamed_args_for_tool[slot]
+        fragment = record_entry(self, entry)
         fields: dict[str, Any] = {"index": slot}
         if "id" in entry:
             fields.update(id=entry["id"], type="function")
