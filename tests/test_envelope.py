@@ -6,7 +6,6 @@ tokenizer has folded it (NFKC, then case folding: ``＜/tool_reſult＞`` is ``<
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 
 import pytest
@@ -391,18 +390,9 @@ def test_verbatim_results_keep_their_place_and_bytes(groups):
     ],
 )
 def test_the_folded_scan_is_linear(make):
-    """Work (function calls) and CPU time between n and 4n grow about 4×; a quadratic scan
-    gives 16×."""
+    """Work (function calls) between n and 4n grows about 4×; a quadratic scan gives 16×.
+    (Time is not asserted: a loaded machine makes any ratio of timings flaky.)"""
     small, big = make(5_000), make(20_000)
     guard_body(small)  # the table of characters that fold to "<" is built once, here
     assert count_calls(lambda: guard_body(big)) <= 4.8 * count_calls(lambda: guard_body(small))
-    assert _cpu(lambda: guard_body(big)) <= 8 * _cpu(lambda: guard_body(small))
 
-
-def _cpu(fn) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return max(best, 1e-6)
