@@ -37,7 +37,7 @@ from .models import (
     ToolCall,
 )
 from .openai import Ids, _model_id
-from .stream import ToolStream
+from .stream import ToolStream, Translator
 from .toolset import Toolset
 
 __all__ = ["MessageStream", "ids", "message", "stop_reason"]
@@ -114,7 +114,7 @@ def message(
     return _envelope(id, model, content, stop_reason(result))
 
 
-class MessageStream:
+class MessageStream(Translator):
     """A :class:`~tooldialect.ToolStream` whose output is Anthropic stream events (dicts,
     one per server-sent event).  ``feed`` and ``close`` return the events the text decided;
     the first call sends ``message_start`` and ``close`` ends with ``message_delta`` (the
@@ -132,13 +132,7 @@ class MessageStream:
         ids: Ids | str | Callable[[], str] | None = None,
         stream: ToolStream | None = None,
     ) -> None:
-        if stream is None:
-            stream = ToolStream(tools, families=families, policy=policy)
-        elif not isinstance(stream, ToolStream):
-            raise PolicyError(f"stream must be a td.ToolStream, got {type(stream).__name__}")
-        elif tools is not None or families is not None or policy is not None:
-            raise PolicyError("pass tools, families and policy to the ToolStream given as stream=, not to MessageStream")
-        self.stream = stream
+        self._adopt(stream, tools, families, policy)
         self.id = id
         self.model = model
         self.ids = _ids(ids)
@@ -150,12 +144,6 @@ class MessageStream:
         self._calls = 0
         self._truncated = False
         self._finished = False
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        return self.translate(self.stream.feed(text))
-
-    def close(self) -> list[dict[str, Any]]:
-        return self.translate(self.stream.close()) + self.finish()
 
     def translate(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The stream events for a batch of parser events, in order."""

@@ -44,7 +44,7 @@ from .models import (
     TextDelta,
     ToolCall,
 )
-from .stream import ToolStream
+from .stream import ToolStream, Translator
 from .toolset import Toolset
 
 __all__ = ["ChatStream", "Ids", "chunk", "completion", "finish_reason", "message"]
@@ -281,7 +281,7 @@ class _Call:
     aborted: str | None = None
 
 
-class ChatStream:
+class ChatStream(Translator):
     """A :class:`~tooldialect.ToolStream` whose output is OpenAI ``choices[0].delta`` dicts.
 
     ``feed(text)`` and ``close()`` return the deltas the model text decided (possibly
@@ -302,18 +302,12 @@ class ChatStream:
         reasoning_field: str = "reasoning_content",
         blank_content: str = "keep",
     ) -> None:
-        if stream is None:
-            stream = ToolStream(tools, families=families, policy=policy)
-        elif not isinstance(stream, ToolStream):
-            raise PolicyError(f"stream must be a td.ToolStream, got {type(stream).__name__}")
-        elif tools is not None or families is not None or policy is not None:
-            raise PolicyError("pass tools, families and policy to the ToolStream given as stream=, not to ChatStream")
-        self.stream = stream
+        self._adopt(stream, tools, families, policy)
         self.ids = _ids(ids)
         self.finish_reason: str | None = None
         self._reasoning_key = _reasoning_field(reasoning_field)
         self._blank = _blank_content(blank_content) == "null"
-        chosen = stream.families if stream.families is not None else tuple(_families.names())
+        chosen = self.stream.families if self.stream.families is not None else tuple(_families.names())
         with_ids = [name for name in chosen if _spells_ids(name)] if model_ids else []
         # a call announced without its id waits for it when the stream reads only formats
         # with ids; with formats of both kinds every call waits for its end, where its
@@ -336,12 +330,6 @@ class ChatStream:
         self._finished = False
 
     # feeding ------------------------------------------------------------------------------
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        return self.translate(self.stream.feed(text))
-
-    def close(self) -> list[dict[str, Any]]:
-        return self.translate(self.stream.close()) + self.finish()
 
     def translate(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The deltas for a batch of stream events, in order (adjacent ones merged)."""

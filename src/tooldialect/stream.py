@@ -14,7 +14,7 @@ from .engine import Engine
 from .tokens import Detokenizer
 from .toolset import Toolset
 
-__all__ = ["ToolStream", "parse", "parse_tokens"]
+__all__ = ["ToolStream", "Translator", "parse", "parse_tokens"]
 
 
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -94,6 +94,43 @@ class ToolStream:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+class Translator:
+    """What the protocol adapters (``td.openai.ChatStream``, ``td.anthropic.MessageStream``)
+    share: a :class:`ToolStream` of their own, or the caller's, whose events
+    :meth:`translate` turns into the protocol's messages and :meth:`finish` ends."""
+
+    stream: ToolStream
+
+    def _adopt(
+        self,
+        stream: ToolStream | None,
+        tools: Toolset | Iterable[Any] | None,
+        families: Iterable[str] | None,
+        policy: Policy | None,
+    ) -> None:
+        if stream is None:
+            stream = ToolStream(tools, families=families, policy=policy)
+        elif not isinstance(stream, ToolStream):
+            raise PolicyError(f"stream must be a td.ToolStream, got {type(stream).__name__}")
+        elif tools is not None or families is not None or policy is not None:
+            raise PolicyError(
+                f"pass tools, families and policy to the ToolStream given as stream=, not to {type(self).__name__}"
+            )
+        self.stream = stream
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        return self.translate(self.stream.feed(text))
+
+    def close(self) -> list[dict[str, Any]]:
+        return self.translate(self.stream.close()) + self.finish()
+
+    def translate(self, events: Iterable[Event]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def finish(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
 
 def collect(events: Iterable[Event]) -> ParseResult:
