@@ -15,7 +15,10 @@ import tooldialect as td
 from tooldialect.openai import ChatStream, Ids
 
 openai = pytest.importorskip("openai", reason="the openai client is in the dev extra")
-httpx = pytest.importorskip("httpx")
+try:  # the client's HTTP package: httpx2 in newer releases, httpx before
+    import httpx2 as httpx
+except ImportError:
+    httpx = pytest.importorskip("httpx")
 from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
 from openai.types.chat import ChatCompletionChunk  # noqa: E402
 
