@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from openai_server import Generate, replay
+from openai_server import Generate, replay, request_options
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
@@ -32,10 +32,7 @@ def create_app(generate: Generate, *, families: list[str] | None = None, model: 
     async def messages(request: Request) -> Any:
         body = await request.json()
         try:
-            tools = td.Toolset.cached(body["tools"]) if body.get("tools") else None
-            policy = td.Policy(tool_choice=body.get("tool_choice") or "auto")
-            options = {"tools": tools, "families": families, "policy": policy}
-            td.ToolStream(**options)  # a bad toolset or tool_choice is the client's mistake
+            options = request_options(body, families)
         except td.ToolDialectError as exc:
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}
             return JSONResponse(error, status_code=400)

@@ -35,10 +35,7 @@ def create_app(generate: Generate, *, families: list[str] | None = None, model: 
     async def chat_completions(request: Request) -> Any:
         body = await request.json()
         try:
-            tools = td.Toolset.cached(body["tools"]) if body.get("tools") else None
-            policy = td.Policy(tool_choice=body.get("tool_choice") or "auto")
-            options = {"tools": tools, "families": families, "policy": policy}
-            td.ToolStream(**options)  # a bad toolset or tool_choice is the client's mistake
+            options = request_options(body, families)
         except td.ToolDialectError as exc:
             return JSONResponse({"error": {"message": str(exc), "type": "invalid_request_error"}}, status_code=400)
         envelope = {"id": f"chatcmpl-{uuid.uuid4().hex}", "model": body.get("model") or model, "created": int(time.time())}
@@ -48,6 +45,15 @@ def create_app(generate: Generate, *, families: list[str] | None = None, model: 
         return JSONResponse(td.openai.completion(result, **envelope))
 
     return Starlette(routes=[Route("/v1/chat/completions", chat_completions, methods=["POST"])])
+
+
+def request_options(body: dict[str, Any], families: list[str] | None) -> dict[str, Any]:
+    """The parser's options for a request body: its tools (built once per distinct list)
+    and its tool_choice.  A td.ToolDialectError says what the client got wrong."""
+    tools = td.Toolset.cached(body["tools"]) if body.get("tools") else None
+    options = {"tools": tools, "families": families, "policy": td.Policy(tool_choice=body.get("tool_choice") or "auto")}
+    td.ToolStream(**options)  # a tool_choice naming a tool the toolset lacks is refused here
+    return options
 
 
 def _chunks(deltas: Iterable[str], options: dict[str, Any], envelope: dict[str, Any]) -> Iterator[str]:
