@@ -76,5 +76,5 @@ test-integrations: $(INTEGRATIONS_VENV)/.integrations-ready
 
 $(INTEGRATIONS_VENV)/.integrations-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
 	PYTHON=$(PYTHON) benchmarks/setup.sh $(INTEGRATIONS_VENV)
-	$(INTEGRATIONS_VENV)/bin/python -m pip install -q 'pytest>=7.4' 'hypothesis>=6.90'
+	$(INTEGRATIONS_VENV)/bin/python -m pip install -q 'pytest>=7.4' 'hypothesis>=6.90' 'tiktoken>=0.7' 'bpe-openai>=0.1'
 	touch $@

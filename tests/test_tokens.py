@@ -3,60 +3,19 @@ special tokens kept, whatever a server's decoded text would have dropped."""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import re
-from functools import lru_cache
-from importlib import resources
-from typing import Any
 
 import pytest
+from o200k import FIRST_ADDED, encoding, tokenized
 from support import all_cases, options
 
 import tooldialect as td
 from tooldialect.stream import collect
 
-tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is in the dev extra")
+pytest.importorskip("tiktoken", reason="tiktoken is in the dev extra")
 pytest.importorskip("bpe_openai", reason="bpe-openai (the o200k vocabulary, no download) is in the dev extra")
-import tiktoken_ext.openai_public as openai_public  # noqa: E402
 
 CASES = all_cases()
-# what models' tokenizers hold as single special tokens: <|…|>, <｜…｜> and Mistral's [NAME]
-SPECIAL = re.compile(r"<\|[A-Za-z_:▁ ]{1,40}\|>|<｜[^｜<>\n]{1,40}｜>|\[(?:TOOL_CALLS|ARGS|CALL_ID|THINK|/THINK)\]")
-
-
-@lru_cache(maxsize=1)
-def o200k() -> dict[str, Any]:
-    """tiktoken's o200k_base, its ranks read from the bpe-openai wheel (no download)."""
-    data = gzip.decompress((resources.files("bpe_openai") / "data" / "o200k_base.tiktoken.gz").read_bytes())
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
-    real = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
-    try:
-        return openai_public.o200k_base()
-    finally:
-        openai_public.load_tiktoken_bpe = real
-
-
-@lru_cache(maxsize=None)
-def encoding(specials: tuple[str, ...]) -> Any:
-    """o200k with a model's special tokens added after its own."""
-    spec = o200k()
-    extra = {s: 200100 + n for n, s in enumerate(specials)}
-    return tiktoken.Encoding(
-        "o200k-test-" + str(hash(specials)),
-        pat_str=spec["pat_str"],
-        mergeable_ranks=spec["mergeable_ranks"],
-        special_tokens={**spec["special_tokens"], **extra},
-    )
-
-
-def tokenized(text: str) -> tuple[Any, list[int], tuple[str, ...]]:
-    specials = tuple(sorted(set(SPECIAL.findall(text))))
-    enc = encoding(specials)
-    return enc, enc.encode(text, allowed_special=set(specials)), specials
-
-
 ENCODABLE = [c for c in CASES if not re.search(r"[\ud800-\udfff]", c.text)]  # a lone surrogate has no UTF-8
 
 
@@ -83,7 +42,7 @@ def test_calls_are_found_where_the_servers_text_lost_the_markers():
             continue
         opts = options(case)
         want = td.parse(case.text, **opts)
-        stripped = "".join(enc.decode([i]) for i in ids if i < 200100 and i not in enc._special_tokens.values())
+        stripped = "".join(enc.decode([i]) for i in ids if i < FIRST_ADDED and i not in enc._special_tokens.values())
         if len(td.parse(stripped, **opts).calls) < len(want.calls):
             lost += 1
             assert td.parse_tokens(ids, tokenizer=enc, **opts).calls == want.calls

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import o200k
+import pytest
 from support import all_cases, options, toolsets
 
 import tooldialect as td
@@ -41,7 +44,9 @@ for _server, _install in (("vllm", stubs.install_vllm), ("sglang", stubs.install
         MISSING[_server] = f"{_server} does not load with benchmarks/stubs.py: {exc}"
 
 CASES = all_cases()
-SIZES = (1, 4)
+#: deltas of 1 and 4 characters, and as a tokenizer cuts the text (o200k, the model's
+#: special tokens one token each)
+SIZES: tuple[int | str, ...] = (1, 4, "tokens")
 FakeTokenizer = stubs.FakeTokenizer
 
 
@@ -78,7 +83,15 @@ def _openai_tool(tool: td.Tool) -> dict[str, Any]:
     }
 
 
-def pieces(text: str, size: int) -> list[str]:
+def pieces(text: str, size: int | str) -> list[str]:
+    if size == "tokens":
+        why = o200k.missing()
+        if why is not None:
+            pytest.skip(why)
+        if re.search(r"[\ud800-\udfff]", text):
+            pytest.skip("a lone surrogate has no UTF-8, so no token holds it")
+        return o200k.token_pieces(text)
+    assert isinstance(size, int)
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 

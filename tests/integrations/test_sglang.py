@@ -2,7 +2,8 @@
 way its OpenAI server drives it: ``parse_stream_chunk`` per delta, ``parse_stream_end``
 at the end, then its check for arguments left unstreamed; ``has_tool_call`` and
 ``parse_non_stream`` for whole replies.  Over every corpus case, at 1- and 4-character
-deltas, the calls a client puts back together equal ``td.parse``'s."""
+deltas and at token granularity (o200k, special tokens whole), the calls a client puts
+back together equal ``td.parse``'s."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def unstreamed(detector: Any) -> str:
     return expected[len(actual) :] if expected.startswith(actual) else ""
 
 
-def stream(text: str, size: int, tools: list[dict[str, Any]], opts: dict[str, Any]) -> dict[str, Any]:
+def stream(text: str, size: int | str, tools: list[dict[str, Any]], opts: dict[str, Any]) -> dict[str, Any]:
     fcp = parser(tools, opts)
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}

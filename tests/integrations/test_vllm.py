@@ -3,7 +3,8 @@ composes for ``--tool-call-parser`` (``ParserManager``), fed by the chat stream 
 the OpenAI server runs per choice (``ChatStreamProcessor.step``), on the engine-based
 path and on the legacy one (accumulated text, no end-of-stream call), and
 ``Parser.parse`` for whole replies.  Over every corpus case, at 1- and 4-character
-deltas, the calls a client puts back together equal ``td.parse``'s."""
+deltas and at token granularity (o200k, special tokens whole), the calls a client puts
+back together equal ``td.parse``'s."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def request(tools: list[dict[str, Any]] | None) -> Any:
 
 
 def stream(
-    text: str, size: int, tools: Any, opts: dict[str, Any], *, end_token: bool = True, **how: Any
+    text: str, size: int | str, tools: Any, opts: dict[str, Any], *, end_token: bool = True, **how: Any
 ) -> dict[str, Any]:
     """One streamed response as an OpenAI client puts it back together: content, reasoning,
     calls by index (aborted ones left out, docs/openai.md) and the finish reason."""
