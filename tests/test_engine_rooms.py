@@ -82,6 +82,23 @@ def test_sink_follows_whether_the_line_has_prose():
     assert s.line_prose
 
 
+# -- held tails ----------------------------------------------------------------------------------
+
+_CAT = catalog_for(None)
+_PREFIXES = sorted({m.terminal.pattern.literal[:k] for m in _CAT.markers if m.terminal.pattern.literal for k in range(1, 9)})
+
+
+@given(st.sampled_from(_PREFIXES), st.text(alphabet="<|>/_ab\n", max_size=3), st.booleans())
+def test_a_held_tail_is_judged_as_every_marker_would_judge_it(prefix, junk, twice):
+    """``Catalog.cut_off`` (remembered per tail) says what asking each marker that begins
+    with the tail's first character says: whether one may be cut off by the tail's end."""
+    tail = (prefix + junk)[: _CAT.max_width]
+    want = any(m.terminal.pattern.needs_more(tail, 0) for m in _CAT.at(tail, 0))
+    assert _CAT.cut_off(tail) is want
+    if twice:
+        assert _CAT.cut_off(tail) is want  # and the same when remembered
+
+
 # -- the loop watch -------------------------------------------------------------------------------
 
 

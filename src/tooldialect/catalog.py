@@ -52,6 +52,7 @@ class Catalog:
     # of text values, accepted terminals), shared by every stream over this catalog
     engine_cache: dict[Any, Any] = field(default_factory=dict)
     _pairs: dict[str, tuple[Marker, ...]] = field(default_factory=dict)  # see viable()
+    _tails: dict[str, bool] = field(default_factory=dict)  # see cut_off()
     lead_rx: re.Pattern[str] = _NOTHING  # where a marker may begin, by two characters (_lead)
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
@@ -75,6 +76,18 @@ class Catalog:
             )
             if len(self._pairs) < _MAX_PAIRS:
                 self._pairs[pair] = got
+        return got
+
+    def cut_off(self, tail: str) -> bool:
+        """Whether a marker may begin at ``tail``'s first character and be cut off by its
+        end (``tail`` is the text from there to the end of what has arrived, no longer than
+        the longest marker).  It depends on ``tail`` alone, so it is remembered: text full
+        of ``<`` holds back the same few tails (``<div``, ``</p``) at delta after delta."""
+        got = self._tails.get(tail)
+        if got is None:
+            got = any(m.terminal.pattern.needs_more(tail, 0) for m in self.viable(tail, 0))
+            if len(self._tails) < _MAX_PAIRS:
+                self._tails[tail] = got
         return got
 
     def closers(self, grammar: CompiledGrammar) -> re.Pattern[str] | None:

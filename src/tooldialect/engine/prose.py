@@ -70,13 +70,12 @@ class Prose:
         n = len(win)
         hi = min(limit, n)
         lo = max(w.cur, n - self.cat.max_width, self.settled - w.base)
-        viable = self.cat.viable
+        cut_off = self.cat.cut_off
         for m in self.cat.lead_rx.finditer(win, lo, hi):  # (at most the longest marker's width)
             p = m.start()
-            for mk in viable(win, p):
-                if mk.terminal.pattern.needs_more(win, p):
-                    self.settled = w.base + p
-                    return p
+            if cut_off(win[p:]):
+                self.settled = w.base + p
+                return p
             if win[p] in "`~" and self._fence_pending(p):
                 self.settled = w.base + p
                 return p
@@ -162,6 +161,16 @@ class Prose:
             and self.channel is Channel.TEXT
             and self.calls_out == self.line_calls
         )
+
+    def _line_may_begin(self, delta: str) -> bool:
+        """Whether a line that may be a call on its own begins in ``delta`` (arriving with
+        nothing held): where prose would look for one (the delta's start, when its line has
+        no prose yet, and after each line break), only blanks so far or the first
+        character of a name the toolset offers."""
+        if not self._lines_open():
+            return False
+        first, after_break = self.binder.index.line_starts()
+        return (not self.sink.line_prose and first.match(delta) is not None) or after_break.search(delta) is not None
 
     def _to_line_end(self, cur: int, limit: int) -> bool:
         """Text up to and with the first line break before ``limit``, so that the next line
