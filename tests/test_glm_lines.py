@@ -55,6 +55,33 @@ def test_prose_lines_are_not_held():
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there\nshells are "
 
 
+def test_lines_no_tool_name_begins_go_out_without_the_reading_loop(monkeypatch):
+    """A delta with nothing a marker begins with is text at once, also with lines read
+    against a toolset, when no line in it may begin a call: a line whose first word begins
+    with a character no offered name begins with is prose, known from that character."""
+    from tooldialect.engine.core import Engine
+
+    runs = 0
+    real = Engine._run
+
+    def counted(self: Engine) -> None:
+        nonlocal runs
+        runs += 1
+        real(self)
+
+    monkeypatch.setattr(Engine, "_run", counted)
+    stream = td.ToolStream(tools=TOOLS)
+    deltas = ["Here is the plan:"] + [f"\n  return value{i} + 1;" for i in range(50)]
+    text = "".join(ev.text for d in deltas for ev in stream.feed(d) if isinstance(ev, TextDelta))
+    assert text == "".join(deltas)
+    assert runs <= 1  # (the reply's first characters are looked at once)
+    # a line that may begin a call still waits for its first word
+    assert stream.feed("\n  sh") == [TextDelta(text="\n")]
+    assert runs > 1
+    got = stream.feed("ell/command>ls\n") + stream.close()
+    assert [e.call.name for e in got if isinstance(e, CallEnd)] == ["shell"]
+
+
 def test_the_call_span_is_the_line():
     text = "a\nshell/command>ls\nb"
     (call,) = td.parse(text, tools=TOOLS).calls
@@ -148,6 +175,10 @@ PIECES = (
     "<think>shell/command>ls</think>",
     "shell/",
     "shell",
+    "    <div className=\"row\">",
+    "  return echo;",
+    "\t  s",
+    "   ",
 )
 
 

@@ -86,16 +86,29 @@ def _distance(a: str, b: str, limit: int) -> int:
 class NameIndex:
     """The names of a toolset, indexed for resolution (built once per toolset)."""
 
-    __slots__ = ("names", "_normal", "_stripped")
+    __slots__ = ("names", "_normal", "_stripped", "_lines")
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names = frozenset(names)
+        self._lines: tuple[re.Pattern[str], re.Pattern[str]] | None = None
         self._normal: dict[str, list[str]] = {}
         self._stripped: dict[str, list[str]] = {}
         for n in self.names:
             norm = normalise(n)
             self._normal.setdefault(norm, []).append(n)
             self._stripped.setdefault(_strip_suffix(norm), []).append(n)
+
+    def line_starts(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        """Where a line may begin with one of these names, or has shown only blanks so far:
+        matched at a line's first character, and searched for after a line break.  A line
+        whose first word begins with another character is not a call written on its own
+        line (only a name the toolset offers, exactly, begins one)."""
+        got = self._lines
+        if got is None:
+            firsts = "".join(re.escape(c) for c in sorted({n[0] for n in self.names if n}))
+            may = f"[ \\t]*(?:[{firsts}]|\\Z)" if firsts else r"[ \t]*\Z"
+            got = self._lines = (re.compile(may), re.compile("\n" + may))
+        return got
 
     def resolve(self, raw: str) -> Resolution:
         if raw in self.names:

@@ -88,7 +88,7 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
                 and self.fence is None
                 and not self.long_run
                 and (self.reply_started or self.channel is not Channel.TEXT)
-                and not (self.cat.lines and ("\n" in delta or not self.sink.line_prose) and self._lines_open())
+                and not (self.cat.lines and ("\n" in delta or not self.sink.line_prose) and self._line_may_begin(delta))
                 and (self.cat.first_rx.search(delta) is None or len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
