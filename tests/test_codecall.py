@@ -378,6 +378,10 @@ def test_gated_header_key():
     assert read_header("// family: a\n// text escapes: backslash\n", "a").text_escapes == "backslash"
     with pytest.raises(td.GrammarError, match="text escapes must be"):
         read_header("// family: a\n// text escapes: json\n", "a")
+    assert read_header("// family: a\n// special tokens: only\n", "a").special_tokens == "only"
+    assert read_header("// family: a\n", "a").special_tokens == "any"
+    with pytest.raises(td.GrammarError, match="special tokens must be"):
+        read_header("// family: a\n// special tokens: yes\n", "a")
 
 
 def test_a_call_in_prose_is_never_bound():

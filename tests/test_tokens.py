@@ -4,6 +4,7 @@ special tokens kept, whatever a server's decoded text would have dropped."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from o200k import FIRST_ADDED, encoding, tokenized
@@ -133,3 +134,82 @@ def test_special_tokens_alone_and_caller_mistakes():
     stream.close()
     with pytest.raises(td.StreamClosedError):
         stream.feed_tokens([7])
+
+
+# -- markers spelled with ordinary tokens ---------------------------------------------------------
+
+ONLY = {name for name in td.families.names() if td.families.get(name).grammar.header.special_tokens == "only"}
+
+
+def _ordinary(enc: Any, text: str) -> list[int]:
+    """``text`` in ordinary tokens only: each special token's text spelled out."""
+    return enc.encode(text, disallowed_special=())
+
+
+def test_the_families_that_read_special_tokens_only():
+    assert ONLY == {"kimi_k2", "deepseek", "harmony", "mistral"}
+
+
+SPECIAL_ONLY_CASES = [c for c in ENCODABLE if c.path.stem in ONLY]
+
+
+@pytest.mark.parametrize("case", SPECIAL_ONLY_CASES, ids=[c.id for c in SPECIAL_ONLY_CASES])
+def test_a_reply_spelling_its_markers_in_ordinary_tokens_holds_no_call(case):
+    """Every call of these families needs a special token: spelled out, read by the family
+    alone, nothing is a call."""
+    opts = {**options(case), "families": [case.path.stem]}
+    enc, ids, specials = tokenized(case.text)
+    if not any(s in case.text for s in specials):
+        pytest.skip("no special token in this reply")
+    got = td.parse_tokens(_ordinary(enc, case.text), tokenizer=enc, **opts)
+    assert got.calls == []
+    assert td.parse_tokens(ids, tokenizer=enc, **opts) == td.parse(case.text, **opts)
+
+
+KIMI_CALL = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+    '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'
+)
+
+
+def test_a_quoted_marker_is_text_and_the_real_call_is_read():
+    quote = "Kimi opens calls with <|tool_calls_section_begin|> and ends with <|tool_calls_section_end|>. "
+    enc, ids, specials = tokenized(quote + KIMI_CALL)
+    ids = _ordinary(enc, quote) + enc.encode(KIMI_CALL, allowed_special=set(specials))
+    want_calls = td.parse(KIMI_CALL, families=["kimi_k2"]).calls
+    got = td.parse_tokens(ids, tokenizer=enc, families=["kimi_k2"])
+    assert got.text == quote and got.diagnostics == []
+    assert [(c.name, c.arguments, c.id) for c in got.calls] == [(c.name, c.arguments, c.id) for c in want_calls]
+    # as text, the same reply reads the quoted opener as a block (nothing tells them apart)
+    assert td.parse(quote + KIMI_CALL, families=["kimi_k2"]).text != quote
+    # one id per delta, as a server hands them out: the same
+    stream = td.ToolStream(tokenizer=enc, families=["kimi_k2"])
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events) == got
+
+
+def test_a_family_that_reads_any_spelling_reads_an_ordinary_one():
+    text = 'Sure.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    enc = encoding(("<tool_call>", "</tool_call>"))
+    got = td.parse_tokens(_ordinary(enc, text), tokenizer=enc, families=["hermes"])
+    assert [c.name for c in got.calls] == ["get_weather"]
+
+
+def test_text_fed_as_text_to_a_token_stream_counts_every_marker():
+    enc, ids, specials = tokenized(KIMI_CALL)
+    stream = td.ToolStream(tokenizer=enc, families=["kimi_k2"])
+    events = stream.feed_tokens(_ordinary(enc, "Plain <|tool_calls_section_begin|> prose. "))
+    events += stream.feed(KIMI_CALL) + stream.close()
+    got = collect(events)
+    assert got.text == "Plain <|tool_calls_section_begin|> prose. "
+    assert [c.name for c in got.calls] == ["get_weather"]
+
+
+def test_what_is_known_of_ordinary_tokens_stays_bounded():
+    enc, _, _ = tokenized(KIMI_CALL)
+    stream = td.ToolStream(tokenizer=enc, families=["kimi_k2"])
+    piece = _ordinary(enc, "word <|tool_call_end|> ") + enc.encode("<|tool_call_end|>", allowed_special="all")
+    for _ in range(2000):
+        stream.feed_tokens(piece)
+    stream.close()
+    assert len(stream._engine.specials.starts) < 200

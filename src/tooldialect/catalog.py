@@ -47,6 +47,8 @@ class Catalog:
     rank: dict[str, int]
     reply_furniture: tuple[Terminal, ...] = ()  # framing removed only where the reply begins
     lines: tuple[CompiledGrammar, ...] = ()  # grammars with a `line` rule (tried where a visible line begins)
+    # families that read a special token's text only where token ids wrote that token
+    special_only: frozenset[str] = frozenset()
     _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
     # what the engine works out once per grammar and parser state (loop patterns, the stops
     # of text values, accepted terminals), shared by every stream over this catalog
@@ -160,6 +162,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         rank={g.name: i for i, g in enumerate(grammars)},
         reply_furniture=tuple(reply_furniture.values()),
         lines=tuple(g for g in grammars if "line" in g.starts),
+        special_only=frozenset(g.name for g in grammars if g.header.special_tokens == "only"),
     )
     cat.lead_rx = _lead(cat)
     return cat

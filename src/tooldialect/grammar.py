@@ -110,6 +110,9 @@ class Header:
     text_escapes: str = "none"  # "backslash": a backslash in a TEXT value takes the next character
     gated: bool = False  # a registry-gated body: read only against a toolset, by exact name
     no_tool: tuple[str, ...] = ()  # names the model writes to call no tool (a sentinel its template lists)
+    # "only": read from token ids, a marker whose text the tokenizer holds as a special
+    # token counts only where the ids wrote that token (spelled in ordinary tokens, it is text)
+    special_tokens: str = "any"
     policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
     writes: tuple[tuple[str, str], ...] = ()  # `// write KIND: SPEC` lines, read by render/family.py
     # `// variant NAME: GLOB, …` lines: the spellings the family writes (the first is the one
@@ -210,6 +213,10 @@ def read_header(text: str, stem: str) -> Header:
                 # "no tool:" is refused rather than read as names
                 raise GrammarError(f"grammar {stem!r}: no tool needs one or more comma-separated tool names, got {value!r}")
             fields["no_tool"] = names
+        elif key == "special tokens":
+            if value not in ("any", "only"):
+                raise GrammarError(f"grammar {stem!r}: special tokens must be 'any' or 'only', got {value!r}")
+            fields["special_tokens"] = value
         elif key == "gated":
             if value != "toolset":
                 raise GrammarError(f"grammar {stem!r}: gated must be 'toolset', got {value!r}")

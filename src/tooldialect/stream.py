@@ -81,13 +81,17 @@ class ToolStream:
             raise StreamClosedError("feed_tokens() after close(): start a new ToolStream for a new response")
         if self._detok is None:
             raise PolicyError("feed_tokens() needs the ToolStream built with tokenizer= (or special_tokens={id: text})")
-        return self._engine.feed(self._detok.feed(ids))
+        text = self._detok.feed(ids)
+        self._engine.ordinary_tokens(self._detok.special_texts, self._detok.marks)
+        return self._engine.feed(text)
 
     def close(self) -> list[Event]:
         if self._closed:
             raise StreamClosedError("close() called twice")
         self._closed = True
         rest = self._detok.close() if self._detok is not None else ""
+        if rest:
+            self._engine.ordinary_tokens(self._detok.special_texts, [(0, len(rest))])
         events = self._engine.feed(rest) if rest else []
         return events + self._engine.close()
 

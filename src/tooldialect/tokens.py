@@ -55,7 +55,7 @@ def _specials(tokenizer: Any) -> dict[int, str]:
 class Detokenizer:
     """Turns token ids into text, delta by delta, special tokens written out."""
 
-    __slots__ = ("_tok", "_specials", "_bytes", "_utf8", "_context", "_held")
+    __slots__ = ("_tok", "_specials", "_bytes", "_utf8", "_context", "_held", "marks", "special_texts")
 
     def __init__(self, tokenizer: Any = None, special_tokens: Mapping[int, str] | None = None) -> None:
         if tokenizer is None and not special_tokens:
@@ -74,28 +74,47 @@ class Detokenizer:
                 specials[i] = text
         self._tok = tokenizer
         self._specials = specials
+        self.special_texts = frozenset(specials.values())
         self._bytes = tokenizer is not None and callable(getattr(tokenizer, "decode_single_token_bytes", None))
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._context: list[int] = []  # ordinary ids already decoded (the last CONTEXT kept)
         self._held: list[int] = []  # ordinary ids whose text is not complete yet
+        # the spans of the text the last feed() returned that ordinary tokens wrote
+        self.marks: list[tuple[int, int]] = []
 
     def feed(self, ids: Iterable[int]) -> str:
         out: list[str] = []
+        marks: list[tuple[int, int]] = []
+        size = 0  # the length of the text in ``out``
+        lo = 0  # where the ordinary text since the last special token begins
         for i in ids:
             if not isinstance(i, int) or isinstance(i, bool):
                 raise PolicyError(f"token ids must be int, got {type(i).__name__}")
             special = self._specials.get(i)
             if special is not None:
-                out.append(self._flush())
+                before = self._flush()
+                out.append(before)
+                size += len(before)
+                if size > lo:
+                    marks.append((lo, size))
                 out.append(special)
+                size += len(special)
+                lo = size
                 self._context.clear()  # a special token breaks what ordinary text follows
             elif self._tok is None:
                 raise PolicyError(f"token id {i} is not in special_tokens, and no tokenizer= decodes it")
             elif self._bytes:
-                out.append(self._utf8.decode(self._tok.decode_single_token_bytes(i)))
+                piece = self._utf8.decode(self._tok.decode_single_token_bytes(i))
+                out.append(piece)
+                size += len(piece)
             else:
                 self._held.append(i)
-                out.append(self._decode(final=False))
+                piece = self._decode(final=False)
+                out.append(piece)
+                size += len(piece)
+        if size > lo:
+            marks.append((lo, size))
+        self.marks = marks
         return "".join(out)
 
     def close(self) -> str:

@@ -28,10 +28,14 @@ class Arbiter:
         if soft and self.window.base + q < self.soft_floor:
             return False
         cands = []
+        sp = self.specials
+        ordinary = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk in openers:
             for g in mk.grammars:
                 if g.header.gated and not self.binder.known:
                     continue  # a registry-gated body is read only against a toolset
+                if ordinary and g.header.special_tokens == "only":
+                    continue  # its special token spelled in ordinary tokens: text to this family
                 # tentative until it names a tool the toolset offers (see Cand._on_node)
                 tentative = mk.terminal.soft or g.header.gated
                 c = Cand(g, "start", self.window.base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))

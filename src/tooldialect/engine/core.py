@@ -33,7 +33,7 @@ from .loops import Loops
 from .prose import SHORT, Prose, Skipping
 from .recovery import Recovery
 from .values import TextValues
-from .window import Held, Window
+from .window import Held, SpecialTokens, Window
 
 __all__ = ["Engine"]
 
@@ -49,6 +49,8 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
         self.eof = False
         self.window = Window()
         self.sink = Sink()
+        # reading token ids: where special tokens were written (None: reading text)
+        self.specials: SpecialTokens | None = None
         self.block: Block | None = None
         # what depends only on a grammar and a parser state, shared by every stream over the catalog
         self._stop_cache: dict[Any, Any] = catalog.engine_cache
@@ -105,6 +107,16 @@ class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery
             self._run()
             self._compact()
         return self.sink.drain()
+
+    def ordinary_tokens(self, special_texts: frozenset[str], spans: list[tuple[int, int]]) -> None:
+        """The next delta was decoded from token ids: ``spans`` (offsets into it) came from
+        ordinary tokens, and the tokenizer's special tokens have ``special_texts``."""
+        sp = self.specials
+        if sp is None:
+            sp = self.specials = SpecialTokens(special_texts)
+        b = self.block
+        floor = self.window.base if b is None else min(b.start, self.window.base)
+        sp.mark(self.window.end, spans, floor)
 
     def close(self) -> list[Event]:
         self.eof = True

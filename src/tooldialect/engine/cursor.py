@@ -225,6 +225,10 @@ class Cursor:
                 c.state = Reading.WAIT
             return False
         best, external, wait = self._longest(lex.at(win[lp]), win, lp)
+        if best is not None and self.specials is not None and c.g.header.special_tokens == "only":
+            if self.specials.ordinary(base + lp, win[lp : best[0]]):
+                # a marker of this family spelled in ordinary tokens is not its marker
+                best = None
         if wait:
             c.state = Reading.WAIT
             return False

@@ -263,6 +263,9 @@ class Prose:
             openers = [mk for mk, _ in found if mk.role == OPEN]
             if self._open_block(q, end, openers):
                 return True
+        sp = self.specials
+        # a family's special token spelled in ordinary tokens is not its furniture
+        plain = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk, _ in found:
             if mk.role == RSTART and self.channel is Channel.TEXT:
                 self.channel = Channel.REASONING
@@ -278,7 +281,7 @@ class Prose:
                 if self.channel is Channel.TEXT:  # a stray closer is furniture
                     self.window.cur = end
                     return True
-            if mk.role == FURNITURE:
+            if mk.role == FURNITURE and not (plain and mk.terminal.grammar in self.cat.special_only):
                 self.window.cur = end
                 return True
         # nothing applies (an opener declined, or a reasoning opener inside reasoning): it is text

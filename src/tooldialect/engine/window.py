@@ -9,9 +9,11 @@ holder gives it back (``rewind``).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import bisect
 
-__all__ = ["Held", "Window"]
+__all__ = ["Held", "SpecialTokens", "Window"]
 
 
 class Held:
@@ -119,3 +121,44 @@ class Window:
             self.base -= len(text)
         held.pieces.clear()
         held.starts.clear()
+
+
+class SpecialTokens:
+    """Which of the stream's text came from ordinary tokens, when it reads token ids
+    (``ToolStream.feed_tokens``): a family whose grammar says ``// special tokens: only``
+    does not read a marker whose text is one of the tokenizer's special tokens where that
+    text was spelled with ordinary tokens; there it is text.  Text given as text
+    (``feed``) is not known to be ordinary, and every marker in it counts.  Spans that
+    end before the earliest place the engine may read again are forgotten, so what is
+    kept stays bounded by what is still undecided."""
+
+    __slots__ = ("texts", "starts", "ends", "_room")
+
+    def __init__(self, texts: frozenset[str]) -> None:
+        self.texts = texts  # the tokenizer's special tokens, as text
+        # the ordinary-token spans [start, end), absolute offsets, in order, disjoint
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self._room = 64
+
+    def mark(self, at: int, spans: list[tuple[int, int]], floor: int) -> None:
+        """Text from ordinary tokens at ``at + start`` to ``at + end`` for each span;
+        ``floor``: nothing before it is read again."""
+        starts, ends = self.starts, self.ends
+        for lo, hi in spans:
+            if ends and ends[-1] == at + lo:
+                ends[-1] = at + hi  # it goes on from the last one
+            else:
+                starts.append(at + lo)
+                ends.append(at + hi)
+        if len(starts) > self._room:
+            keep = bisect_right(ends, floor)
+            del starts[:keep], ends[:keep]
+            self._room = 2 * len(starts) + 64
+
+    def ordinary(self, pos: int, text: str) -> bool:
+        """Whether ``text`` at ``pos`` is a special token's text spelled in ordinary tokens."""
+        if text not in self.texts:
+            return False
+        i = bisect_right(self.starts, pos) - 1
+        return i >= 0 and pos < self.ends[i]
