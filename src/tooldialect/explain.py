@@ -177,7 +177,7 @@ def _verdicts(
         outcome = _outcome(note, [result.diagnostics[i].kind for i in diags], bool(calls))
         if outcome == "text" and not diags:
             continue  # an opener no family took, kept as text: nothing to explain
-        anchor = note.opener_end
+        anchor = max(note.opener_end, note.accepted_to)
         for i in calls:
             anchor = max(anchor, result.calls[i].span[1])
         for i in diags:

@@ -62,6 +62,7 @@ class BlockNote:
     candidates: list[CandidateNote] = field(default_factory=list)
     winner: str | None = None
     decided: bool = False
+    accepted_to: int = -1  # where the block ended when a candidate's reading was accepted
     quoted: bool = False  # prose quoting the format (decisions, "Prose that quotes the format")
     events: list[Event] = field(default_factory=list)
     block: Any = field(default=None, repr=False, compare=False)  # the engine's Block, while it reads
@@ -103,22 +104,23 @@ class ObservedEngine(Engine):
         super().__init__(catalog, binder, policy)
         self.observer = observer
         self._in_code = False
+        self._stepping: Block | None = None  # the block a reading step began with
         self._seen: tuple[list[Event], int] = (self.sink.out, 0)
 
     # text: where each piece was
     def _text(self, s: str, channel: Channel | None = None) -> None:
         if s:
-            self._note_events(self.block)
+            self._note_events(self.block or self._stepping)
             obs = self.observer
             w = self.window
             start = obs.locate(s, w.base + w.cur)
             obs.text(s, start, channel or self.channel, self._in_code or self.fence is not None)
         super()._text(s, channel)
 
-    def _reply_start(self, q: int) -> bool:
+    def _at_fence_char(self, q: int) -> bool:
         before = len(self.observer.texts)
         fenced = self.fence is not None
-        got = super()._reply_start(q)
+        got = super()._at_fence_char(q)
         if not fenced and self.fence is not None:  # the fence's opening line is part of the example
             for note in self.observer.texts[before:]:
                 note.example = True
@@ -136,10 +138,12 @@ class ObservedEngine(Engine):
         b = self.block
         if b is not None and self._note_of(b) is None:
             self._remember(b)
+        self._stepping = b
         try:
             return super()._step_block()
         finally:
             self._note_events(b)
+            self._stepping = None
 
     def _decide(self, b: Block) -> None:
         note = self._note_of(b)
@@ -166,6 +170,12 @@ class ObservedEngine(Engine):
         if note is not None:
             note.decided = True
             note.winner = b.winner.g.name if b.winner is not None else None
+
+    def _accept(self, b: Block, c: Any, end: int) -> None:
+        note = self._note_of(b)
+        if note is not None:
+            note.accepted_to = end
+        super()._accept(b, c, end)
 
     def _give_back(self, b: Block, resume: int, release_from: int | None = None) -> None:
         note = self._note_of(b)
