@@ -152,7 +152,8 @@ def explain(
     blocks, call_block, diag_block = _verdicts(text, observer, result)
     regions = _regions(text, observer, result, blocks, call_block, diag_block)
     steps = _stream(text, tools, stream, chunk) if chunk is not None else None
-    return Explanation(source=text, result=result, regions=regions, blocks=blocks, chunk=chunk, stream=steps)
+    # built from values this module made: no validation pass over thousands of regions
+    return Explanation.model_construct(source=text, result=result, regions=regions, blocks=blocks, chunk=chunk, stream=steps)
 
 
 # -- blocks -----------------------------------------------------------------------------------------
@@ -194,7 +195,7 @@ def _verdicts(
         for i in diags:
             diag_block[i] = b
         blocks.append(
-            Verdict(
+            Verdict.model_construct(
                 start=note.start,
                 end=max(end, note.opener_end),
                 opener=note.opener,
@@ -251,7 +252,7 @@ def _summary(note: BlockNote, outcome: str, n: int, kinds: list[str]) -> str:
 def _candidates(note: BlockNote, outcome: str) -> list[Candidate]:
     won = next((c for c in note.candidates if c.family == note.winner), None) if outcome != "text" else None
     return [
-        Candidate(family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note))
+        Candidate.model_construct(family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note))
         for c in note.candidates
     ]
 
@@ -339,7 +340,7 @@ def _regions(
     for c, run in itertools.groupby(codes):
         length = sum(1 for _ in run)
         kind, call, block = labels[c]
-        regions.append(Region(kind=kind, start=pos, end=pos + length, call=call, block=block))
+        regions.append(Region.model_construct(kind=kind, start=pos, end=pos + length, call=call, block=block))
         pos += length
     return regions
 
@@ -372,9 +373,9 @@ def _stream(text: str, tools: Any, like: ToolStream, chunk: int) -> list[StreamS
     steps = []
     for k, i in enumerate(range(0, len(text), chunk)):
         events = stream.feed(text[i : i + chunk])
-        steps.append(StreamStep(delta=k, start=i, end=min(len(text), i + chunk), events=[_event(e) for e in events]))
+        steps.append(StreamStep.model_construct(delta=k, start=i, end=min(len(text), i + chunk), events=[_event(e) for e in events]))
     events = stream.close()
-    steps.append(StreamStep(delta=-1, start=len(text), end=len(text), events=[_event(e) for e in events]))
+    steps.append(StreamStep.model_construct(delta=-1, start=len(text), end=len(text), events=[_event(e) for e in events]))
     return steps
 
 

@@ -167,6 +167,7 @@ _COLOURS = {
     "furniture": ("#888", "#eeeeee"),
 }
 _TIMELINE_ROWS = 2000  # deltas shown in the page's timeline (the rest counted)
+_LIST_ROWS = 500  # blocks and diagnostics listed in full on the page (the rest counted; spans stay marked)
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em;color:#1f2328}
@@ -280,13 +281,16 @@ def html_page(ex: Explanation) -> str:
 def _html_blocks(ex: Explanation, w: Any) -> None:
     esc = html.escape
     r = ex.result
-    w(f"<h2>Blocks</h2><ol id=\"blocks\" start=\"0\">")
-    for b in ex.blocks:
+    w("<h2>Blocks</h2><ol id=\"blocks\" start=\"0\">")
+    for b in ex.blocks[:_LIST_ROWS]:
         w(f"<li><code>{esc(b.opener)}</code> {b.start}–{b.end}: <b>{esc(b.outcome)}</b> — {esc(b.summary)}<ul>")
         for c in b.candidates:
             w(f"<li class=\"{'won' if c.won else 'lost'}\">{'✓' if c.won else '✗'} {esc(c.family)}: {esc(c.reason)}</li>")
         w("</ul></li>")
-    w("</ol><h2>Calls</h2><ol id=\"calls\" start=\"0\">")
+    w("</ol>")
+    if len(ex.blocks) > _LIST_ROWS:
+        w(f"<p>{len(ex.blocks) - _LIST_ROWS} more blocks not listed.</p>")
+    w("<h2>Calls</h2><ol id=\"calls\" start=\"0\">")
     for k, call in enumerate(r.calls):
         w(
             f"<li class=\"item call-item\" data-c=\"{k}\"><b>{esc(call.name)}</b> ({esc(call.family)}) "
@@ -298,7 +302,7 @@ def _html_blocks(ex: Explanation, w: Any) -> None:
 def _html_diagnostics(ex: Explanation, w: Any) -> None:
     esc = html.escape
     w("<h2>Diagnostics</h2><ol id=\"diagnostics\" start=\"0\">")
-    for i, d in enumerate(ex.result.diagnostics):
+    for i, d in enumerate(ex.result.diagnostics[:_LIST_ROWS]):
         where = f"{d.span[0]}–{d.span[1]}" if d.span is not None else "no span"
         attr = f" data-d=\"{i}\"" if d.span is not None else ""
         detail = esc(json.dumps(d.detail, ensure_ascii=False, sort_keys=True))
@@ -307,6 +311,8 @@ def _html_diagnostics(ex: Explanation, w: Any) -> None:
             f"{esc(d.message)} <code>{detail}</code></li>"
         )
     w("</ol>")
+    if len(ex.result.diagnostics) > _LIST_ROWS:
+        w(f"<p>{len(ex.result.diagnostics) - _LIST_ROWS} more diagnostics not listed.</p>")
 
 
 def _html_timeline(ex: Explanation, w: Any) -> None:
