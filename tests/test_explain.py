@@ -223,3 +223,22 @@ def _check_page(page: str, ex: td.Explanation) -> None:
     for k in range(len(ex.result.calls)):
         assert f'data-c="{k}"' in page
     assert 'id="timeline"' in page
+
+
+def test_the_guide_walks_through_a_real_failure(tmp_path, capsys, monkeypatch):
+    """docs/guide.md's "Why was my call not parsed?" shows what the command prints."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("## Why was my call not parsed?\n", 1)[1].split("\n## ", 1)[0]
+    reply = section.split("```text\n", 1)[1].split("```\n", 1)[0]
+    console = section.split("```console\n", 1)[1].split("```\n", 1)[0]
+    command, shown = console.split("\n", 1)
+    argv = command.removeprefix("$ tooldialect ").split()
+    (tmp_path / "reply.txt").write_text(reply.rstrip("\n"), encoding="utf-8")
+    argv = [str(tmp_path / "reply.txt") if a == "reply.txt" else str(EXAMPLES / "tools.json") if a == "tools.json" else a for a in argv]
+    monkeypatch.setenv("COLUMNS", "88")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code = cli.main(argv)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert [line.rstrip() for line in out.splitlines()] == shown.splitlines()
+    assert "call_in_reasoning" in shown

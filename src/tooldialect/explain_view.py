@@ -86,11 +86,12 @@ def print_explanation(ex: Explanation, console: Console) -> None:
 def _print_blocks(ex: Explanation, console: Console) -> None:
     r = ex.result
     if not ex.blocks:
-        console.print(Text("blocks: none (no opener of any family was found)", "bold"))
+        console.print(Text("blocks: none (no family's opener outside code and examples)", "bold"))
         return
     console.print(Text(f"blocks: {len(ex.blocks)}", "bold"))
     for i, b in enumerate(ex.blocks):
-        line = Text(f"block {i}  {b.start}–{b.end}  {_excerpt(b.opener, 40)}  ")
+        opener = _excerpt(b.opener, 40) if b.opener else "(no opener: the reply itself)"
+        line = Text(f"block {i}  {b.start}–{b.end}  {opener}  ")
         line.append(f"{b.outcome}", "bold green" if b.outcome == "calls" else "bold red")
         line.append(f": {b.summary}")
         if b.channel != "text":
@@ -283,7 +284,7 @@ def _html_blocks(ex: Explanation, w: Any) -> None:
     r = ex.result
     w("<h2>Blocks</h2><ol id=\"blocks\" start=\"0\">")
     for b in ex.blocks[:_LIST_ROWS]:
-        w(f"<li><code>{esc(b.opener)}</code> {b.start}–{b.end}: <b>{esc(b.outcome)}</b> — {esc(b.summary)}<ul>")
+        w(f"<li><code>{esc(b.opener or '(the reply itself)')}</code> {b.start}–{b.end}: <b>{esc(b.outcome)}</b> — {esc(b.summary)}<ul>")
         for c in b.candidates:
             w(f"<li class=\"{'won' if c.won else 'lost'}\">{'✓' if c.won else '✗'} {esc(c.family)}: {esc(c.reason)}</li>")
         w("</ul></li>")
