@@ -240,6 +240,26 @@ def _segments(ex: Explanation) -> list[tuple[int, int, str, int | None, list[int
     return out
 
 
+def _attrs(attrs: dict[str, Any]) -> str:
+    """``class_="x", data_c=1`` → `` class="x" data-c="1"`` (None leaves an attribute out)."""
+    return "".join(
+        f' {k.rstrip("_").replace("_", "-")}="{html.escape(str(v))}"' for k, v in attrs.items() if v is not None
+    )
+
+
+def _el(tag: str, body: str = "", **attrs: Any) -> str:
+    """An element whose body is already HTML."""
+    return f"<{tag}{_attrs(attrs)}>{body}</{tag}>"
+
+
+def _start(tag: str, **attrs: Any) -> str:
+    return f"<{tag}{_attrs(attrs)}>"
+
+
+def _end(tag: str) -> str:
+    return f"</{tag}>"
+
+
 def html_page(ex: Explanation) -> str:
     """The explanation as one page: regions coloured with a legend, the blocks, calls and
     diagnostics (hover one to light its span), and the stream's events by delta."""
@@ -251,69 +271,74 @@ def html_page(ex: Explanation) -> str:
     css = _CSS + "".join(
         f".k-{k}{{color:{fg};background:{bg}}}" for k, (fg, bg) in _COLOURS.items()
     ) + ".k-dropped{text-decoration:line-through}"
-    w("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
-    w("<meta name=\"viewport\" content=\"width=device-width\">")
-    w(f"<title>tooldialect explain: {len(src)} characters</title><style>{css}</style></head><body>")
-    w(f"<h1>tooldialect explain</h1><p>{len(src)} characters, {len(r.calls)} call(s), "
-      f"{len(r.diagnostics)} diagnostic(s), {len(ex.blocks)} block(s).</p>")
-    w("<ul id=\"legend\">")
-    for kind, meaning in REGION_KINDS.items():
-        w(f"<li class=\"k-{kind}\" title=\"{esc(meaning)}\">{kind}</li>")
-    w("</ul><pre id=\"reply\">")
+    w("<!DOCTYPE html>")
+    w(_start("html", lang="en"))
+    w(_el("head", _start("meta", charset="utf-8") + _start("meta", name="viewport", content="width=device-width")
+          + _el("title", f"tooldialect explain: {len(src)} characters") + _el("style", css)))
+    w(_start("body"))
+    w(_el("h1", "tooldialect explain"))
+    w(_el("p", f"{len(src)} characters, {len(r.calls)} call(s), {len(r.diagnostics)} diagnostic(s), "
+               f"{len(ex.blocks)} block(s)."))
+    w(_el("ul", "".join(_el("li", kind, class_=f"k-{kind}", title=meaning) for kind, meaning in REGION_KINDS.items()),
+          id="legend"))
+    w(_start("pre", id="reply"))
     for a, b, kind, call, diags in _segments(ex):
-        attrs = f" class=\"k-{kind}\""
-        if call is not None:
-            attrs += f" data-c=\"{call}\""
-        if diags:
-            attrs += f" data-d=\"{' '.join(map(str, diags))}\""
+        piece = esc(src[a:b])
         if kind == "text" and call is None and not diags:
-            w(esc(src[a:b]))
+            w(piece)
         else:
-            w(f"<span{attrs}>{esc(src[a:b])}</span>")
-    w("</pre>")
+            w(_el("span", piece, class_=f"k-{kind}", data_c=call, data_d=" ".join(map(str, diags)) if diags else None))
+    w(_end("pre"))
     _html_blocks(ex, w)
     _html_diagnostics(ex, w)
     if ex.stream is not None:
         _html_timeline(ex, w)
-    w(f"<script>{_JS}</script></body></html>\n")
+    w(_el("script", _JS))
+    w(_end("body") + _end("html") + "\n")
     return "".join(parts)
 
 
 def _html_blocks(ex: Explanation, w: Any) -> None:
     esc = html.escape
     r = ex.result
-    w("<h2>Blocks</h2><ol id=\"blocks\" start=\"0\">")
+    w(_el("h2", "Blocks"))
+    items = []
     for b in ex.blocks[:_LIST_ROWS]:
-        w(f"<li><code>{esc(b.opener or '(the reply itself)')}</code> {b.start}–{b.end}: <b>{esc(b.outcome)}</b> — {esc(b.summary)}<ul>")
-        for c in b.candidates:
-            w(f"<li class=\"{'won' if c.won else 'lost'}\">{'✓' if c.won else '✗'} {esc(c.family)}: {esc(c.reason)}</li>")
-        w("</ul></li>")
-    w("</ol>")
-    if len(ex.blocks) > _LIST_ROWS:
-        w(f"<p>{len(ex.blocks) - _LIST_ROWS} more blocks not listed.</p>")
-    w("<h2>Calls</h2><ol id=\"calls\" start=\"0\">")
-    for k, call in enumerate(r.calls):
-        w(
-            f"<li class=\"item call-item\" data-c=\"{k}\"><b>{esc(call.name)}</b> ({esc(call.family)}) "
-            f"<code>{esc(call.arguments_json[:200])}</code> span {call.span[0]}–{call.span[1]}</li>"
+        cands = "".join(
+            _el("li", f"{'✓' if c.won else '✗'} {esc(c.family)}: {esc(c.reason)}", class_="won" if c.won else "lost")
+            for c in b.candidates
         )
-    w("</ol>")
+        head = f"{_el('code', esc(b.opener or '(the reply itself)'))} {b.start}–{b.end}: {_el('b', esc(b.outcome))} — {esc(b.summary)}"
+        items.append(_el("li", head + _el("ul", cands)))
+    w(_el("ol", "".join(items), id="blocks", start=0))
+    if len(ex.blocks) > _LIST_ROWS:
+        w(_el("p", f"{len(ex.blocks) - _LIST_ROWS} more blocks not listed."))
+    w(_el("h2", "Calls"))
+    calls = "".join(
+        _el(
+            "li",
+            f"{_el('b', esc(call.name))} ({esc(call.family)}) {_el('code', esc(call.arguments_json[:200]))} "
+            f"span {call.span[0]}–{call.span[1]}",
+            class_="item call-item",
+            data_c=k,
+        )
+        for k, call in enumerate(r.calls)
+    )
+    w(_el("ol", calls, id="calls", start=0))
 
 
 def _html_diagnostics(ex: Explanation, w: Any) -> None:
     esc = html.escape
-    w("<h2>Diagnostics</h2><ol id=\"diagnostics\" start=\"0\">")
+    w(_el("h2", "Diagnostics"))
+    items = []
     for i, d in enumerate(ex.result.diagnostics[:_LIST_ROWS]):
         where = f"{d.span[0]}–{d.span[1]}" if d.span is not None else "no span"
-        attr = f" data-d=\"{i}\"" if d.span is not None else ""
         detail = esc(json.dumps(d.detail, ensure_ascii=False, sort_keys=True))
-        w(
-            f"<li class=\"item diag-item\"{attr}><b>{esc(d.kind)}</b> ({esc(d.family or '-')}) {where}: "
-            f"{esc(d.message)} <code>{detail}</code></li>"
-        )
-    w("</ol>")
+        body = f"{_el('b', esc(d.kind))} ({esc(d.family or '-')}) {where}: {esc(d.message)} {_el('code', detail)}"
+        items.append(_el("li", body, class_="item diag-item", data_d=i if d.span is not None else None))
+    w(_el("ol", "".join(items), id="diagnostics", start=0))
     if len(ex.result.diagnostics) > _LIST_ROWS:
-        w(f"<p>{len(ex.result.diagnostics) - _LIST_ROWS} more diagnostics not listed.</p>")
+        w(_el("p", f"{len(ex.result.diagnostics) - _LIST_ROWS} more diagnostics not listed."))
 
 
 def _html_timeline(ex: Explanation, w: Any) -> None:
@@ -321,20 +346,19 @@ def _html_timeline(ex: Explanation, w: Any) -> None:
     esc = html.escape
     n = max(1, len(ex.source))
     steps = ex.stream
-    w(f"<h2>Stream timeline ({len(steps) - 1} deltas of {ex.chunk} characters, then close())</h2>")
-    w("<table id=\"timeline\"><tr><th>delta</th><th>where</th><th>events</th></tr>")
+    w(_el("h2", f"Stream timeline ({len(steps) - 1} deltas of {ex.chunk} characters, then close())"))
+    rows = [_el("tr", _el("th", "delta") + _el("th", "where") + _el("th", "events"))]
     shown = 0
     for step in steps:
         if shown >= _TIMELINE_ROWS and step.delta >= 0:
             continue
         shown += 1
         where = "close()" if step.delta < 0 else f"{step.start}–{step.end}"
-        left = 100 * step.start / n
-        bar = f"<span class=\"bar\" style=\"margin-left:{left:.2f}px;width:{max(1.0, 100 * (step.end - step.start) / n):.2f}px\"></span>"
-        evs = "".join(
-            f"<span class=\"ev ev-{esc(ev['type'])}\">{esc(_event_line(ev)[:80])}</span>" for ev in step.events
-        )
-        w(f"<tr><td>{'close' if step.delta < 0 else step.delta}</td><td>{where} {bar}</td><td>{evs}</td></tr>")
-    w("</table>")
+        width = max(1.0, 100 * (step.end - step.start) / n)
+        bar = _el("span", class_="bar", style=f"margin-left:{100 * step.start / n:.2f}px;width:{width:.2f}px")
+        evs = "".join(_el("span", esc(_event_line(ev)[:80]), class_=f"ev ev-{ev['type']}") for ev in step.events)
+        label = "close" if step.delta < 0 else str(step.delta)
+        rows.append(_el("tr", _el("td", label) + _el("td", f"{where} {bar}") + _el("td", evs)))
+    w(_el("table", "".join(rows), id="timeline"))
     if len(steps) - 1 > _TIMELINE_ROWS:
-        w(f"<p>{len(steps) - 1 - _TIMELINE_ROWS} more deltas not shown.</p>")
+        w(_el("p", f"{len(steps) - 1 - _TIMELINE_ROWS} more deltas not shown."))
