@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,20 @@ def test_the_guide_walks_through_a_real_failure(tmp_path, capsys, monkeypatch):
     assert code == 0
     assert [line.rstrip() for line in out.splitlines()] == shown.splitlines()
     assert "call_in_reasoning" in shown
+
+
+def test_the_terminal_view_colours_regions_and_keeps_to_its_width():
+    from rich.console import Console
+
+    from tooldialect.explain_view import print_explanation
+
+    ex = td.explain(REPLY * 3)
+    coloured = io.StringIO()
+    print_explanation(ex, Console(file=coloured, force_terminal=True, color_system="standard", width=60))
+    out = coloured.getvalue()
+    assert "\x1b[" in out and "⟦" not in out  # colours instead of tags
+    plain = io.StringIO()
+    print_explanation(ex, Console(file=plain, force_terminal=True, no_color=True, width=60))
+    text = re.sub(r"\x1b\[[0-9;]*m", "", plain.getvalue())  # bold and italic stay without colour
+    assert "⟦M:<tool_call>⟧" in text  # no colour: the regions are tagged
+    assert max(len(line) for line in text.splitlines()) <= 60

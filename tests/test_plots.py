@@ -49,7 +49,6 @@ def test_each_format_gets_a_log_log_plot_with_one_series_per_parser(tmp_path):
     assert _series(root) == ["tooldialect", "vllm hermes"]  # no "(before)" rows
     # the axis ticks are powers of ten, evenly spaced: a log axis
     ticks = [t for g in root.iter(f"{SVG}g") if g.get("class") == "axis x" for t in g]
-    xs = [float(t.get("x")) for t in ticks]
     assert [t.text for t in ticks] == ["10k", "100k"]
     ys = [t for g in root.iter(f"{SVG}g") if g.get("class") == "axis y" for t in g]
     gaps = {round(float(b.get("y")) - float(a.get("y")), 3) for a, b in zip(ys, ys[1:])}

@@ -19,11 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .binding import Binder
-from .catalog import catalog_for
 from .engine.observe import BlockNote, CandidateNote, ObservedEngine, Observer
 from .errors import PolicyError
-from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, json_data
+from .models import CallEnd, DiagnosticEvent, ParseResult, Policy, json_data
 from .stream import ToolStream, _families, collect
 from .toolset import Toolset
 
@@ -151,7 +149,7 @@ def explain(
     result = collect(events)
     blocks, call_block, diag_block = _verdicts(text, observer, result)
     regions = _regions(text, observer, result, blocks, call_block, diag_block)
-    steps = _stream(text, tools, stream, chunk) if chunk is not None else None
+    steps = _stream(text, stream, chunk) if chunk is not None else None
     # built from values this module made: no validation pass over thousands of regions
     return Explanation.model_construct(source=text, result=result, regions=regions, blocks=blocks, chunk=chunk, stream=steps)
 
@@ -202,7 +200,7 @@ def _verdicts(
                 channel=note.channel,
                 outcome=outcome,
                 family=note.winner if outcome != "text" else None,
-                summary=_summary(note, outcome, len(calls), [result.diagnostics[i].kind for i in diags]),
+                summary=_summary(note, outcome, len(calls)),
                 candidates=_candidates(note, outcome),
                 calls=calls,
                 diagnostics=diags,
@@ -244,7 +242,7 @@ _OUTCOMES = {
 }
 
 
-def _summary(note: BlockNote, outcome: str, n: int, kinds: list[str]) -> str:
+def _summary(note: BlockNote, outcome: str, n: int) -> str:
     family = note.winner or (note.candidates[0].family if note.candidates else "?")
     return _OUTCOMES[outcome].format(family=family, n=n, s="" if n == 1 else "s")
 
@@ -368,16 +366,12 @@ def _arguments(text: str, start: int, end: int, arguments_json: str, after: int)
 # -- the stream ---------------------------------------------------------------------------------------
 
 
-def _stream(text: str, tools: Any, like: ToolStream, chunk: int) -> list[StreamStep]:
+def _stream(text: str, like: ToolStream, chunk: int) -> list[StreamStep]:
     stream = ToolStream(like.tools, families=like.families, policy=like.policy)
     steps = []
     for k, i in enumerate(range(0, len(text), chunk)):
         events = stream.feed(text[i : i + chunk])
-        steps.append(StreamStep.model_construct(delta=k, start=i, end=min(len(text), i + chunk), events=[_event(e) for e in events]))
+        steps.append(StreamStep.model_construct(delta=k, start=i, end=min(len(text), i + chunk), events=[e.to_json() for e in events]))
     events = stream.close()
-    steps.append(StreamStep.model_construct(delta=-1, start=len(text), end=len(text), events=[_event(e) for e in events]))
+    steps.append(StreamStep.model_construct(delta=-1, start=len(text), end=len(text), events=[e.to_json() for e in events]))
     return steps
-
-
-def _event(ev: Event) -> dict[str, Any]:
-    return ev.to_json()
