@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import all_cases, options
 
 import tooldialect as td
@@ -260,3 +262,44 @@ def test_the_terminal_view_colours_regions_and_keeps_to_its_width():
     text = re.sub(r"\x1b\[[0-9;]*m", "", plain.getvalue())  # bold and italic stay without colour
     assert "⟦M:<tool_call>⟧" in text  # no colour: the regions are tagged
     assert max(len(line) for line in text.splitlines()) <= 60
+
+
+# -- whatever the model wrote --------------------------------------------------------------------------
+
+PIECES = [
+    "<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": "f", "arguments": {"a": 1}}', "```json\n",
+    "```", "`", "\n", " text ", "<function=f>", "<parameter=a>", "</parameter>", "</function>", "[TOOL_CALLS]",
+    "<|channel|>analysis<|message|>", "<|end|>", "<|start|>assistant<|channel|>final<|message|>", '{"a": "x',
+    "<｜DSML｜invoke name=\"f\">", "<function_calls>", '<invoke name="f">', "</invoke>", "[f(a=1)]",
+]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=12), st.sampled_from([None, 1, 5]))
+def test_any_reply_is_explained_and_its_regions_agree_with_parse(pieces, chunk):
+    text = "".join(pieces)
+    ex = td.explain(text, chunk=chunk)
+    check_regions(text, ex, td.parse(text))
+
+
+def test_a_repetition_loop_and_a_cap_are_explained():
+    loop = ('<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="edits" string="false">{"edits":"'
+            + "prose " * 20) * 30
+    ex = td.explain(loop)
+    check_regions(loop, ex, td.parse(loop))
+    assert any(b.outcome == "repetition_loop" for b in ex.blocks)
+    big = '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * 400 + '"}}</tool_call>'
+    policy = td.Policy(max_block_chars=256)
+    ex = td.explain(big, policy=policy)
+    check_regions(big, ex, td.parse(big, policy=policy))
+    assert "limit_exceeded" in [d.kind for d in ex.result.diagnostics]
+
+
+def test_prose_a_block_read_between_its_parts_is_placed_inside_the_block():
+    # the stray "<" before </invoke> is visible text inside the call's span, not the
+    # opener's "<" at the reading position
+    text = ' \n\n<｜DSML｜invoke name="f"><</invoke></tool_call>'
+    ex = td.explain(text)
+    check_regions(text, ex, td.parse(text))
+    stray = text.index("><</invoke>") + 1
+    assert [r.kind for r in ex.regions if r.start <= stray < r.end] == ["text"]

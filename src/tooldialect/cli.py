@@ -172,7 +172,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         fields = {k: getattr(profile.policy, k) for k in profile.policy.model_fields_set}
         fields.update(_policy(args.policy).model_dump(exclude_unset=True))
         policy = Policy(**fields)
-    ex = explain(text, tools, families=families, policy=policy, chunk=args.chunk)
+    chunk = args.chunk if args.chunk is not None or args.html is None else 16  # the page always has its timeline
+    ex = explain(text, tools, families=families, policy=policy, chunk=chunk)
     if args.json:
         _print_json(ex.to_json(), indent=2)
         return 0
@@ -385,7 +386,7 @@ def _build() -> _Parser:
     )
     common(p_explain)
     p_explain.add_argument("--model", metavar="MODEL_ID", help="families and policy for this model (`families` globs)")
-    p_explain.add_argument("--chunk", type=int, metavar="N", help="also show the stream's events at N characters per delta")
+    p_explain.add_argument("--chunk", type=int, metavar="N", help="also show the stream's events at N characters per delta (--html: default 16)")
     p_explain.add_argument("--html", metavar="OUT.html", help="write the explanation as one self-contained HTML page")
     p_explain.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
     p_explain.set_defaults(run=_cmd_explain)

@@ -17,7 +17,7 @@ from ..binding import Binder
 from ..models import Event, Policy
 from .cand import Block
 from .core import Engine
-from .kinds import Channel, Phase
+from .kinds import Channel, Kind, Phase
 
 __all__ = ["CandidateNote", "BlockNote", "ObservedEngine", "Observer", "TextNote"]
 
@@ -78,13 +78,13 @@ class Observer:
         self.loose: list[Event] = []  # events said outside any block
         self._end = 0  # where the last piece of text ended (text comes in source order)
 
-    def locate(self, s: str, hint: int) -> int:
-        """Where ``s``, released now, was in the input: at the reading position when it is
-        there, else its first place after what was released before."""
+    def locate(self, s: str, hint: int, floor: int = 0) -> int:
+        """Where ``s``, released now, was in the input: at the reading position ``hint`` when
+        it is there, else its first place after what was released before (and ``floor``)."""
         src = self.source
         if hint >= self._end and src.startswith(s, hint):
             return hint
-        at = src.find(s, self._end)
+        at = src.find(s, max(self._end, floor))
         return at if at >= 0 else self._end
 
     def text(self, s: str, start: int, channel: Channel, example: bool) -> None:
@@ -105,6 +105,7 @@ class ObservedEngine(Engine):
         self.observer = observer
         self._in_code = False
         self._stepping: Block | None = None  # the block a reading step began with
+        self._inside: Block | None = None  # the block whose prose item is being released
         self._seen: tuple[list[Event], int] = (self.sink.out, 0)
 
     # text: where each piece was
@@ -113,9 +114,22 @@ class ObservedEngine(Engine):
             self._note_events(self.block or self._stepping)
             obs = self.observer
             w = self.window
-            start = obs.locate(s, w.base + w.cur)
+            inside = self._inside
+            # prose a block read between its parts is after the block's opener, not at the
+            # reading position (which is still the block's start)
+            start = obs.locate(s, w.base + w.cur) if inside is None else obs.locate(s, -1, inside.opener_end)
             obs.text(s, start, channel or self.channel, self._in_code or self.fence is not None)
         super()._text(s, channel)
+
+    def _emit_item(self, b: Block, item: Any) -> None:
+        if item.kind is not Kind.TEXT:
+            super()._emit_item(b, item)
+            return
+        self._inside = b
+        try:
+            super()._emit_item(b, item)
+        finally:
+            self._inside = None
 
     def _at_fence_char(self, q: int) -> bool:
         before = len(self.observer.texts)
