@@ -44,8 +44,10 @@ clean:
 # BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
 # from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
 # the "vs before" gates. BENCH_ARGS go to both runs (the last --json wins in the first).
+# Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
 BENCH_VENV ?= /work/benchvenv
-BENCH_ARGS ?= --json benchmarks/results.json
+BENCH_JSON ?= benchmarks/results.json
+BENCH_ARGS ?= --json $(BENCH_JSON)
 BEFORE ?= e3dafc8
 
 .PHONY: bench
@@ -60,7 +62,8 @@ bench: $(BENCH_VENV)/.bench-ready
 	    before="--before $$tmp/before.json"; \
 	fi; \
 	echo "# this checkout"; \
-	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $(BENCH_ARGS)
+	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $(BENCH_ARGS); \
+	if [ -f "$(BENCH_JSON)" ]; then $(BENCH_VENV)/bin/python benchmarks/plots.py $(BENCH_JSON); fi
 
 $(BENCH_VENV)/.bench-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt
 	PYTHON=$(PYTHON) benchmarks/setup.sh $(BENCH_VENV)

@@ -36,6 +36,7 @@ from .models import (
     ToolCall,
     ToolChoice,
 )
+from .explain import Explanation, explain
 from .stream import ToolStream, parse, parse_tokens
 from .toolset import Tool, Toolset
 from .transcript import ToolResult
@@ -52,6 +53,7 @@ __all__ = [
     "Diagnostic",
     "DiagnosticEvent",
     "Event",
+    "Explanation",
     "ExportError",
     "GrammarError",
     "ParseResult",
@@ -72,6 +74,7 @@ __all__ = [
     "anthropic",
     "detect",
     "dialects",
+    "explain",
     "export",
     "families",
     "openai",

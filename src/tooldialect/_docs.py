@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .explain import REGION_KINDS
 from .families import Family, all_families, grammar_dir
 from .models import DIAGNOSTIC_KINDS, Policy
 
@@ -39,6 +40,12 @@ def diagnostics_table() -> str:
     rows = ["| kind | meaning |", "| --- | --- |"]
     for kind, meaning in DIAGNOSTIC_KINDS.items():
         rows.append(f"| `{kind}` | {meaning} |")
+    return "\n".join(rows)
+
+
+def region_kinds_table() -> str:
+    rows = ["| region | what it is |", "| --- | --- |"]
+    rows += [f"| `{kind}` | {_cell(meaning)} |" for kind, meaning in REGION_KINDS.items()]
     return "\n".join(rows)
 
 
@@ -217,6 +224,7 @@ SECTIONS = {
     "diagnostics": diagnostics_table,
     "policy": policy_table,
     "pieces": pieces_table,
+    "region_kinds": region_kinds_table,
 }
 
 _SECTION = re.compile(r"(<!-- (\w+):begin -->\n)(.*?)(<!-- \2:end -->)", re.S)

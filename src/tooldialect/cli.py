@@ -1,4 +1,4 @@
-"""The ``tooldialect`` command: parse, stream, render, export, families, grammar check, audit.
+"""The ``tooldialect`` command: parse, stream, explain, render, export, families, grammar check, audit.
 
 Usage errors, unreadable files, an invalid toolset and an unknown family exit 2 with
 one line on stderr.  Parsing itself never fails: a reply with no calls exits 0.  Output
@@ -151,6 +151,47 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             _print_json(ev.to_json())
     for ev in stream.close():
         _print_json(ev.to_json())
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+
+    if args.chunk is not None and args.chunk < 1:
+        raise _Usage("--chunk must be at least 1")
+    text = _read(args.file)
+    tools = _tools(args.tools, args.toolset)
+    families = args.family or None
+    policy = _policy(args.policy) if args.policy else None
+    if args.model is not None:
+        from .families import for_model
+
+        profile = for_model(args.model)
+        families = families or profile.families
+        # the model's settings, then each --policy field over them
+        fields = {k: getattr(profile.policy, k) for k in profile.policy.model_fields_set}
+        fields.update(_policy(args.policy).model_dump(exclude_unset=True))
+        policy = Policy(**fields)
+    chunk = args.chunk if args.chunk is not None or args.html is None else 16  # the page always has its timeline
+    ex = explain(text, tools, families=families, policy=policy, chunk=chunk)
+    if args.json:
+        _print_json(ex.to_json(), indent=2)
+        return 0
+    if args.html is not None:
+        from .explain_view import html_page
+
+        try:
+            with open(args.html, "w", encoding="utf-8", errors="surrogatepass") as fh:
+                fh.write(html_page(ex))
+        except OSError as exc:
+            raise _Usage(f"cannot write {args.html}: {exc.strerror or exc}") from None
+        _print(f"wrote {args.html}\n")
+        return 0
+    from rich.console import Console
+
+    from .explain_view import print_explanation
+
+    print_explanation(ex, Console(highlight=False))
     return 0
 
 
@@ -340,6 +381,15 @@ def _build() -> _Parser:
     common(p_stream)
     p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
     p_stream.set_defaults(run=_cmd_stream)
+    p_explain = sub.add_parser(
+        "explain", help="show why a reply was read as it was: its regions, each block's verdict, every diagnostic"
+    )
+    common(p_explain)
+    p_explain.add_argument("--model", metavar="MODEL_ID", help="families and policy for this model (`families` globs)")
+    p_explain.add_argument("--chunk", type=int, metavar="N", help="also show the stream's events at N characters per delta (--html: default 16)")
+    p_explain.add_argument("--html", metavar="OUT.html", help="write the explanation as one self-contained HTML page")
+    p_explain.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
+    p_explain.set_defaults(run=_cmd_explain)
     p_render = sub.add_parser("render", help="print a dialect's tool section of the system prompt: protocol, catalogue")
     p_render.add_argument("--dialect", required=True, choices=["xml", "pformat", "python", "typescript", "native"])
     p_render.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
