@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from lark import Lark
 from lark.exceptions import GrammarError as LarkGrammarError
@@ -46,13 +44,33 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer
 from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, load_grammar
 
+from .compiled import (
+    CANONICAL,
+    EXTERNALS,
+    JSON_EXTERNALS,
+    LINE_RULE,
+    MAX_MARKER_WIDTH,
+    RAW_TEXT,
+    REPLY_FURNITURE,
+    START_RULES,
+    CompiledGrammar,
+    NodeReads,
+    Terminal,
+)
+from .coverage import WRITE_ITEM, unread, unwritable
 from .errors import GrammarError
+from .header import Header, read_header
 from .lalr import RuleShape, Tables
-from .markers import MarkerPattern, UnsupportedPattern, analyse
+from .markers import UnsupportedPattern, analyse
 
+# (what a compiled grammar is, and its header, live in compiled.py and header.py; they
+# are named here too, where the grammar's readers have always found them)
 __all__ = [
     "EXTERNALS",
     "JSON_EXTERNALS",
+    "LINE_RULE",
+    "MAX_MARKER_WIDTH",
+    "RAW_TEXT",
     "WRITE_ITEM",
     "CompiledGrammar",
     "Header",
@@ -65,285 +83,6 @@ __all__ = [
     "unread",
     "unwritable",
 ]
-
-#: External terminals the engine knows how to scan (``%declare``d in grammars), with the
-#: characters each can begin with.
-EXTERNALS: dict[str, str] = {
-    "JSON": "{[",
-    "JSON_OBJECT": "{",
-    "JSON_ARRAY": "[",
-    "PY_STRING": "'\"",
-    "BACKTICK_STRING": "`",
-}
-#: The externals that are JSON payloads (call objects or arguments); the others are
-#: values inside a call the grammar spells (a quoted string literal).
-JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
-#: The raw-text scanner: everything up to the marker the grammar accepts next.
-RAW_TEXT = "TEXT"
-
-#: The longest a marker may be; keeps hold-back and partial-match checks bounded.
-MAX_MARKER_WIDTH = 512
-
-START_RULES = ("start", "reply", "line")
-#: The rule tried where a visible line begins (registry-gated grammars only).
-LINE_RULE = "line"
-#: Furniture recognised only at the first visible character of the reply (a header the
-#: prompt left open, which would be ordinary words anywhere else).
-REPLY_FURNITURE = "FURNITURE_REPLY_"
-#: The written spelling of a marker that reads several (``CANONICAL_TOOL_CALL_OPEN``):
-#: named by ``// write`` lines, read by no rule.
-CANONICAL = "CANONICAL_"
-
-
-@dataclass(frozen=True)
-class Header:
-    """Metadata from a grammar's leading comment block."""
-
-    family: str
-    title: str = ""
-    models: tuple[str, ...] = ()
-    checked_against: tuple[str, ...] = ()
-    rank: int = 100
-    reply: str = "start"  # "whole": a `reply` block must be all of the reply
-    reply_header: bool = False  # the `reply` rule opens with a header the prompt began
-    value_newlines: str = "keep"  # "strip": the template writes a newline around each text value
-    text_escapes: str = "none"  # "backslash": a backslash in a TEXT value takes the next character
-    gated: bool = False  # a registry-gated body: read only against a toolset, by exact name
-    no_tool: tuple[str, ...] = ()  # names the model writes to call no tool (a sentinel its template lists)
-    # "only": read from token ids, a marker whose text the tokenizer holds as a special
-    # token counts only where the ids wrote that token (spelled in ordinary tokens, it is text)
-    special_tokens: str = "any"
-    policies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (model glob, ((field, value), ...))
-    writes: tuple[tuple[str, str], ...] = ()  # `// write KIND: SPEC` lines, read by render/family.py
-    # `// variant NAME: GLOB, …` lines: the spellings the family writes (the first is the one
-    # the plain write lines say) and the model ids that write each
-    variants: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # `// write KIND VARIANT: SPEC` lines: (variant, kind, spec), a variant's own lines
-    variant_writes: tuple[tuple[str, str, str], ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-_HEADER_LINE = re.compile(r"//\s?(.*)")
-_WRITE_LINE = re.compile(r"write\s+([a-z]+)(?:\s+([a-z0-9][a-z0-9._-]{0,31}))?\s*(?::\s*(.*))?|write\s*", re.DOTALL)
-#: The kinds of ``// write`` line (docs/authoring.md, "Writing calls back").
-WRITE_KINDS = ("call", "block", "sep", "param", "single")
-_POLICY_KEY = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
-_VARIANT_KEY = re.compile(r"variant\s+(\S+)")
-#: A variant's name: lowercase letters, digits, '.', '-', '_' (``v3.1``, ``longcat``).
-VARIANT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
-
-
-def read_header(text: str, stem: str) -> Header:
-    """Parse the ``//`` comment lines at the top of a grammar (stops at the first rule)."""
-    fields: dict[str, Any] = {"family": stem}
-    models: list[str] = []
-    checked: list[str] = []
-    policies: list[tuple[str, tuple[tuple[str, str], ...]]] = []
-    writes: list[tuple[str, str]] = []
-    variants: list[tuple[str, tuple[str, ...]]] = []
-    variant_writes: list[tuple[str, str, str]] = []
-    notes: list[str] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        m = _HEADER_LINE.fullmatch(line)
-        if m is None:
-            break
-        body = m.group(1)
-        wm = _WRITE_LINE.fullmatch(body.strip())
-        if wm is not None:
-            kind, spec = _write_line(stem, body.strip(), wm)
-            if wm.group(2):
-                variant_writes.append((wm.group(2), kind, spec))
-            else:
-                writes.append((kind, spec))
-            continue
-        key, sep, value = body.partition(":")
-        if not sep:
-            notes.append(body)
-            continue
-        raw_key = key.strip()
-        key = raw_key.lower()
-        value = value.strip()
-        pm = _POLICY_KEY.fullmatch(raw_key)
-        vm = _VARIANT_KEY.fullmatch(raw_key)
-        if vm:
-            name = vm.group(1)
-            if VARIANT_NAME.fullmatch(name) is None:
-                raise GrammarError(
-                    f"grammar {stem!r}: variant name {name!r}: use lowercase letters, digits, '.', '-' and '_'"
-                )
-            if any(name == v for v, _ in variants):
-                raise GrammarError(f"grammar {stem!r}: variant {name!r} is declared twice")
-            variants.append((name, tuple(v.strip() for v in value.split(",") if v.strip())))
-        elif pm:
-            pairs = []
-            for item in value.split(","):
-                name, eq, val = item.strip().partition("=")
-                if not eq:
-                    raise GrammarError(f"grammar {stem!r}: policy line needs field=value, got {item!r}")
-                pairs.append((name.strip(), val.strip()))
-            policies.append((pm.group(1), tuple(pairs)))
-        elif key == "family":
-            fields["family"] = value
-        elif key == "title":
-            fields["title"] = value
-        elif key == "models":
-            models.extend(v.strip() for v in value.split(",") if v.strip())
-        elif key in ("checked against", "checked-against", "checked"):
-            checked.append(value)
-        elif key == "rank":
-            try:
-                fields["rank"] = int(value)
-            except ValueError as exc:
-                raise GrammarError(f"grammar {stem!r}: rank must be an integer, got {value!r}") from exc
-        elif key == "value newlines":
-            if value not in ("keep", "strip"):
-                raise GrammarError(f"grammar {stem!r}: value newlines must be 'keep' or 'strip', got {value!r}")
-            fields["value_newlines"] = value
-        elif key == "text escapes":
-            if value not in ("none", "backslash"):
-                raise GrammarError(f"grammar {stem!r}: text escapes must be 'none' or 'backslash', got {value!r}")
-            fields["text_escapes"] = value
-        elif key == "no tool":
-            names = tuple(v.strip() for v in value.split(",") if v.strip())
-            if not names or any(len(n.split()) != 1 for n in names):
-                # a tool name has no white space: a wrapped note that starts a line with
-                # "no tool:" is refused rather than read as names
-                raise GrammarError(f"grammar {stem!r}: no tool needs one or more comma-separated tool names, got {value!r}")
-            fields["no_tool"] = names
-        elif key == "special tokens":
-            if value not in ("any", "only"):
-                raise GrammarError(f"grammar {stem!r}: special tokens must be 'any' or 'only', got {value!r}")
-            fields["special_tokens"] = value
-        elif key == "gated":
-            if value != "toolset":
-                raise GrammarError(f"grammar {stem!r}: gated must be 'toolset', got {value!r}")
-            fields["gated"] = True
-        elif key == "reply":
-            words = value.split()
-            if not words or words[0] not in ("start", "whole") or words[1:] not in ([], ["header"]):
-                raise GrammarError(
-                    f"grammar {stem!r}: reply must be 'start' or 'whole', optionally followed by 'header', got {value!r}"
-                )
-            fields["reply"] = words[0]
-            fields["reply_header"] = words[1:] == ["header"]
-        else:
-            notes.append(body)
-    _check_variant_writes(stem, variants, variant_writes)
-    return Header(
-        models=tuple(models),
-        checked_against=tuple(checked),
-        policies=tuple(policies),
-        writes=tuple(writes),
-        variants=tuple(variants),
-        variant_writes=tuple(variant_writes),
-        notes=tuple(notes),
-        **fields,
-    )
-
-
-def _check_variant_writes(
-    stem: str, variants: list[tuple[str, tuple[str, ...]]], writes: list[tuple[str, str, str]]
-) -> None:
-    """A ``write KIND VARIANT`` line names a declared variant other than the first (whose
-    spelling the plain write lines say), once per kind."""
-    declared = [v for v, _ in variants]
-    seen = set()
-    for variant, kind, _spec in writes:
-        if variant not in declared:
-            known = ", ".join(declared) or "none"
-            raise GrammarError(
-                f"grammar {stem!r}: line '// write {kind} {variant}: …' names no declared variant "
-                f"(declared: {known}); add '// variant {variant}: MODEL-GLOB, …'"
-            )
-        if variant == declared[0]:
-            raise GrammarError(
-                f"grammar {stem!r}: line '// write {kind} {variant}: …': {variant} is the first variant, "
-                "whose spelling the plain write lines say; drop the variant name"
-            )
-        if (variant, kind) in seen:
-            raise GrammarError(f"grammar {stem!r}: a second 'write {kind} {variant}' line; keep one")
-        seen.add((variant, kind))
-
-
-def _write_line(stem: str, line: str, m: re.Match[str]) -> tuple[str, str]:
-    """A ``// write KIND [VARIANT]: SPEC`` line as (kind, spec); its items are read on first use."""
-    kind, spec = m.group(1), (m.group(3) or "").strip()
-    if kind not in WRITE_KINDS:
-        raise GrammarError(
-            f"grammar {stem!r}: line '// {line}': unknown write line; write one of "
-            + ", ".join(f"'write {k}'" for k in WRITE_KINDS)
-        )
-    if (kind == "single") != (not spec):
-        want = "'// write single' takes nothing after it" if kind == "single" else f"'// write {kind}: …' needs items after the colon"
-        raise GrammarError(f"grammar {stem!r}: line '// {line}': {want}")
-    return kind, spec
-
-
-OPEN_SUFFIX = "_OPEN"
-CLOSE_SUFFIX = "_CLOSE"
-FURNITURE_PREFIX = "FURNITURE_"
-
-
-@dataclass(frozen=True)
-class Terminal:
-    """A terminal of a compiled grammar, with the roles its name and pattern give it
-    (the conventions in this module's docstring), worked out once when it is made."""
-
-    name: str
-    pattern: MarkerPattern | None  # None for an external (scanned) terminal
-    grammar: str
-    # derived from the above
-    external: bool = field(init=False, repr=False, compare=False)  # scanned, not matched
-    soft: bool = field(init=False, repr=False, compare=False)  # SOFT_…: a tentative opener
-    is_open: bool = field(init=False, repr=False, compare=False)  # X_OPEN: opens structure X
-    is_close: bool = field(init=False, repr=False, compare=False)  # X_CLOSE, FURNITURE_X_CLOSE: closes X
-    stem: str = field(init=False, repr=False, compare=False)  # X: without FURNITURE_ and _OPEN or _CLOSE
-    # a name-like token: a pattern that is not a literal, neither an opener nor a closer
-    bare: bool = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        name = str(self.name)  # never a lark Token: names are compared per token
-        pattern = self.pattern
-        is_open = name.endswith(OPEN_SUFFIX)
-        is_close = name.endswith(CLOSE_SUFFIX)
-        stem = name.removeprefix(FURNITURE_PREFIX)
-        stem = stem[: -len(OPEN_SUFFIX)] if is_open else stem[: -len(CLOSE_SUFFIX)] if is_close else stem
-        set_ = object.__setattr__
-        set_(self, "name", name)
-        set_(self, "external", pattern is None)
-        set_(self, "soft", name.startswith("SOFT_"))
-        set_(self, "is_open", is_open)
-        set_(self, "is_close", is_close)
-        set_(self, "stem", stem)
-        set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
-
-    @property
-    def closer(self) -> bool:
-        return self.is_close
-
-
-@dataclass
-class CompiledGrammar:
-    name: str
-    header: Header
-    path: Path
-    terminals: dict[str, Terminal]
-    ignore: tuple[Terminal, ...]
-    tables: Tables
-    starts: tuple[str, ...]
-    openers: dict[str, tuple[Terminal, ...]] = field(default_factory=dict)
-    closers: tuple[Terminal, ...] = ()
-    reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
-    furniture: tuple[Terminal, ...] = ()
-    reply_furniture: tuple[Terminal, ...] = ()  # FURNITURE_REPLY_…: framing only where the reply begins
-    quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
-    nodes: frozenset[str] = frozenset()  # the node names its rules build (conventional names included)
-    # what each rule alternative that builds a node holds: (node name, the node names and
-    # kept terminal names its children may have, inlined rules and collapses followed)
-    holds: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 class _NoLexer(Lexer):
@@ -453,8 +192,36 @@ def compile_grammar(
         )
     except (LarkGrammarError, LarkError) as exc:
         raise GrammarError(_compile_message(path, str(exc))) from exc
-    inner = lark.parser.parser
-    table = inner._parse_table
+    table = lark.parser.parser._parse_table
+    tables, shapes = _tables(lark, table)
+    states = tables.states
+    for term in lark.terminals:  # anonymous terminals lark made from literals in rules
+        if term.name not in terminals:
+            try:
+                terminals[str(term.name)] = Terminal(term.name, analyse(term.pattern.to_regexp()), header.family)
+            except UnsupportedPattern as exc:
+                raise GrammarError(f"grammar {header.family!r}: terminal {term.name}: {exc}") from exc
+    ignore = tuple(terminals[str(n)] for n in lark.ignore_tokens)
+    compiled = CompiledGrammar(
+        name=header.family,
+        header=header,
+        path=path,
+        terminals=terminals,
+        ignore=ignore,
+        tables=tables,
+        starts=starts,
+        nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
+        holds=_holds(lark.rules),
+    )
+    _roles(compiled, states, table.start_states, terminals)
+    problems = unwritable(compiled) + (unread(compiled, reads) if reads is not None else []) if conventions else []
+    if problems:
+        raise GrammarError(f"grammar {path.name}: " + "; ".join(problems))
+    return compiled
+
+
+def _tables(lark: Lark, table: Any) -> tuple[Tables, dict[Any, RuleShape]]:
+    """The parse tables as the engine's parser reads them, and each rule's shape."""
     shapes = {}
     for rule in lark.rules:
         keep_all = rule.options.keep_all_tokens
@@ -479,26 +246,20 @@ def compile_grammar(
         end_states=dict(table.end_states),
         shapes=shapes,
     )
-    for term in lark.terminals:  # anonymous terminals lark made from literals in rules
-        if term.name not in terminals:
-            try:
-                terminals[str(term.name)] = Terminal(term.name, analyse(term.pattern.to_regexp()), header.family)
-            except UnsupportedPattern as exc:
-                raise GrammarError(f"grammar {header.family!r}: terminal {term.name}: {exc}") from exc
-    ignore = tuple(terminals[str(n)] for n in lark.ignore_tokens)
-    compiled = CompiledGrammar(
-        name=header.family,
-        header=header,
-        path=path,
-        terminals=terminals,
-        ignore=ignore,
-        tables=tables,
-        starts=starts,
-        nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
-        holds=_holds(lark.rules),
-    )
-    for start in starts:
-        first = states[table.start_states[start]]
+    return tables, shapes
+
+
+def _roles(
+    compiled: CompiledGrammar,
+    states: dict[Any, dict[str, Any]],
+    start_states: dict[str, Any],
+    terminals: dict[str, Terminal],
+) -> None:
+    """What each terminal is to the engine: openers of each start rule, closers,
+    reasoning pairs, furniture, quote strings; and no used terminal too wide to hold back."""
+    header = compiled.header
+    for start in compiled.starts:
+        first = states[start_states[start]]
         openers = tuple(terminals[k] for k in first if k in terminals)
         if start == "start":
             for term in openers:
@@ -522,17 +283,13 @@ def compile_grammar(
     compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
     used = {sym for acts in states.values() for sym in acts}
     for term in terminals.values():
-        if term.pattern is not None and term.name in used and term.pattern.max_width > MAX_MARKER_WIDTH:
-            if term not in ignore:
-                raise GrammarError(
-                    f"grammar {header.family!r}: terminal {term.name} can match more than "
-                    f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
-                    f"to a %declare'd scanner such as JSON)"
-                )
-    problems = unwritable(compiled) + (unread(compiled, reads) if reads is not None else []) if conventions else []
-    if problems:
-        raise GrammarError(f"grammar {path.name}: " + "; ".join(problems))
-    return compiled
+        wide = term.pattern is not None and term.pattern.max_width > MAX_MARKER_WIDTH
+        if wide and term.name in used and term not in compiled.ignore:
+            raise GrammarError(
+                f"grammar {header.family!r}: terminal {term.name} can match more than "
+                f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
+                f"to a %declare'd scanner such as JSON)"
+            )
 
 
 def _holds(rules: list[Any]) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -572,193 +329,6 @@ def _holds(rules: list[Any]) -> tuple[tuple[str, frozenset[str]], ...]:
             continue  # structural: builds no node of its own
         out.append((str(rule.alias or rule.origin.name), kids(rule, frozenset())))
     return tuple(out)
-
-
-# -- what the write lines write -----------------------------------------------------------
-
-#: One item of a ``// write`` line; groups: a "quoted" JSON string, a TERMINAL, a slot and its option.
-WRITE_ITEM = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)')
-
-
-def write_marker_problem(terminals: Mapping[str, Terminal], name: str) -> str | None:
-    """Why a ``// write`` line cannot write terminal ``name`` (None: it is one string)."""
-    term = terminals.get(name)
-    if term is None:
-        return f"{name} is not a terminal of this grammar; name one it defines or %imports"
-    if term.pattern is None or term.pattern.literal is None:
-        return (
-            f"{name} is a pattern, not one string: add a string terminal {CANONICAL}{name.lstrip('_')} with the "
-            "spelling to write (in the grammar that defines it) and name that"
-        )
-    return None
-
-
-def unwritable(compiled: CompiledGrammar) -> list[str]:
-    """What keeps the ``// write`` lines from writing the family's calls, one fix-it sentence
-    each: no ``write call`` line, or a terminal a line writes that is not one string.  (The
-    slots are read, and checked, by ``render/family.py`` when the family first writes.)"""
-    problems = []
-    if not any(kind == "call" for kind, _spec in compiled.header.writes):
-        problems.append(
-            "no '// write call: …' line, so its calls cannot be written back (render_call, transcript "
-            "replay and td.export need one): write the call as the main model writes it, naming the "
-            "grammar's terminals, e.g. '// write call: OPEN name:json \", \" arguments CLOSE'; a grammar "
-            "that only reads writes the spelling it reads best, and adds '// write single' when its "
-            "model writes one call per reply (docs/authoring.md, \"Writing calls back\")"
-        )
-    for kind, spec in compiled.header.writes:
-        pos = 0
-        while pos < len(spec):
-            m = WRITE_ITEM.match(spec, pos)
-            if m is None or m.end() == pos:
-                break  # render/family.py says what it cannot read
-            pos = m.end()
-            why = write_marker_problem(compiled.terminals, m.group(2)) if m.group(2) is not None else None
-            if why is not None:
-                problems.append(f"line '// write {kind}: {spec}': {why}")
-    return problems
-
-
-# -- what a reader reads -------------------------------------------------------------------
-
-
-class NodeReads(Protocol):
-    """What a reader reads of a parse tree, by node name (``transform.Reader`` and the
-    family readers declare it; docs/authoring.md, "Rule names the generic transformer
-    reads")."""
-
-    #: nodes that yield calls
-    call_nodes: frozenset[str]
-    #: every node the reader reads: the call nodes and the parts it reads in them
-    read_nodes: frozenset[str]
-    #: nodes whose children the reader picks by name (a child node it does not read is
-    #: dropped), each with the children one of which it must hold (a call's ``name``)
-    picked_nodes: Mapping[str, frozenset[str]]
-
-
-def unread(compiled: CompiledGrammar, reads: NodeReads) -> list[str]:
-    """What the grammar parses and ``reads`` would drop, one fix-it sentence each: no rule
-    that yields calls, a node under a call that is not read, a call without its name, a
-    payload (``JSON``, ``TEXT`` …) no read rule holds.  Empty when every call is read."""
-    holds: dict[str, set[str]] = {}
-    for name, kids in compiled.holds:
-        holds.setdefault(name, set()).update(kids)
-    if not compiled.nodes & reads.call_nodes:
-        return [_no_call_rule(holds, reads)]
-    problems: list[str] = []
-    reachable = _reachable(compiled, holds)
-    for name, kids in compiled.holds:
-        need = reads.picked_nodes.get(name)
-        if need and not kids & need and name in reachable:
-            wanted = " or ".join(f"'{n}'" for n in sorted(need))
-            some = "one way of writing " if any(n == name and k & need for n, k in compiled.holds) else ""
-            problems.append(
-                f"{some}rule '{name}' holds no {wanted} node, so its {name}s would have no "
-                f"{_ROLE.get(min(need), min(need))}: name the rule that reads it {wanted} "
-                f"('{min(need)}: BARE_NAME', or '-> {min(need)}' after the rule's alternative)"
-            )
-    seen: set[tuple[str, bool]] = set()
-    # a rule the engine starts at that the reader reads whole (glm_lines' `line`) holds
-    # nothing it could drop
-    todo = [(start, False) for start in compiled.starts if start not in reads.read_nodes or start in reads.picked_nodes]
-    while todo:
-        node, inside = todo.pop()
-        if (node, inside) in seen:
-            continue
-        seen.add((node, inside))
-        picked = node in reads.picked_nodes
-        for kid in sorted(holds.get(node, ())):
-            if kid in holds:  # a node
-                if picked and kid not in reads.read_nodes:
-                    problems.append(
-                        f"rule '{kid}' under '{node}' is not read, so what it holds is dropped: "
-                        f"{_rename(kid, node, holds, compiled)}"
-                    )
-                elif kid in reads.read_nodes and kid not in reads.picked_nodes:
-                    if not inside and kid not in reads.call_nodes:
-                        calls = " or ".join(f"'{c}'" for c in sorted(reads.picked_nodes) if c in reads.call_nodes)
-                        problems.append(f"rule '{kid}' is read only inside a call: put it under a {calls} rule")
-                else:
-                    todo.append((kid, inside or kid in reads.call_nodes))
-            elif _payload(kid, compiled) and (picked or node not in reads.read_nodes):
-                problems.append(f"rule '{node}' holds a {kid} payload that no rule the reader reads holds: {_hold(kid, node)}")
-    return list(dict.fromkeys(problems))
-
-
-#: What a required child gives the node that holds it (for messages).
-_ROLE = {"name": "tool name", "call_id": "id", "param_name": "parameter name"}
-
-
-def _reachable(compiled: CompiledGrammar, holds: dict[str, set[str]]) -> set[str]:
-    out: set[str] = set()
-    todo = list(compiled.starts)
-    while todo:
-        node = todo.pop()
-        if node not in out:
-            out.add(node)
-            todo.extend(k for k in holds.get(node, ()) if k in holds)
-    return out
-
-
-def _payload(symbol: str, compiled: CompiledGrammar) -> bool:
-    term = compiled.terminals.get(symbol)
-    return term is not None and term.external
-
-
-def _holds_payload(node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> set[str]:
-    """The payload terminals anywhere under a node."""
-    out: set[str] = set()
-    seen: set[str] = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for kid in holds.get(n, ()):
-            if kid in holds:
-                todo.append(kid)
-            elif _payload(kid, compiled):
-                out.add(kid)
-    return out
-
-
-def _no_call_rule(holds: dict[str, set[str]], reads: NodeReads) -> str:
-    names = ", ".join(f"'{n}'" for n in sorted(reads.call_nodes))
-    holder = next((n for n in sorted(holds) if holds[n] & set(JSON_EXTERNALS) and n not in START_RULES), None)
-    hint = (
-        f"rule '{holder}' holds the JSON payload: write '{holder}: … -> json_calls'"
-        if holder is not None
-        else "write 'json_calls: JSON' for a JSON call object (or an array of them), or spell a call with "
-        "'call', 'name' and 'arguments' or 'param' rules"
-    )
-    return (
-        f"no rule yields calls (the rules read as calls: {names}), so every block would hold none: {hint} "
-        "(docs/authoring.md, \"Rule names the generic transformer reads\")"
-    )
-
-
-def _rename(kid: str, node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> str:
-    payload = _holds_payload(kid, holds, compiled)
-    if node == "param":
-        want = "param_value" if payload else "param_name"
-    elif payload & JSON_EXTERNALS:
-        want = "arguments"
-    elif payload:
-        want = "param"
-    else:
-        want = "name"
-    return f"give it the name the reader reads there ('{kid}: … -> {want}')"
-
-
-def _hold(terminal: str, node: str) -> str:
-    if terminal == RAW_TEXT:
-        return f"put it in a 'param_value' rule of a 'param' ('param_value: {terminal}')"
-    if terminal in JSON_EXTERNALS:
-        if node in ("call", "bare_call"):
-            return f"put it in an 'arguments' rule ('arguments: {terminal}')"
-        return f"put it in a rule named 'json_calls' ('json_calls: {terminal}') or in a call's 'arguments'"
-    return "put it in a rule the reader reads (a family reader declares the nodes it reads)"
 
 
 _CONFLICT_RULE = re.compile(r"<([\w.]+) :")

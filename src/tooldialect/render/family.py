@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import families
+from ..compiled import CompiledGrammar, Terminal
+from ..coverage import WRITE_ITEM as _ITEM
+from ..coverage import write_marker_problem
 from ..errors import GrammarError, PolicyError
-from ..grammar import WRITE_ITEM as _ITEM
-from ..grammar import CompiledGrammar, Terminal, write_marker_problem
 from ..shape import Arguments, Id, Index, Key, Lit, Name, Params, Part, Shape, Value
 from ..toolset import Tool, Toolset
 from .calls import _pformat, _python, _typescript, as_call, check_nesting

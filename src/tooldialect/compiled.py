@@ -1,0 +1,136 @@
+"""What a compiled grammar is: its terminals, with the roles their names and patterns
+give them, the LALR tables and node names it compiles to, and the names of the
+conventions (``grammar.py`` compiles one; the engine, the readers and the writers read it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from .header import Header
+from .lalr import Tables
+from .markers import MarkerPattern
+
+__all__ = [
+    "CANONICAL",
+    "CLOSE_SUFFIX",
+    "EXTERNALS",
+    "FURNITURE_PREFIX",
+    "JSON_EXTERNALS",
+    "LINE_RULE",
+    "MAX_MARKER_WIDTH",
+    "OPEN_SUFFIX",
+    "RAW_TEXT",
+    "REPLY_FURNITURE",
+    "START_RULES",
+    "CompiledGrammar",
+    "NodeReads",
+    "Terminal",
+]
+
+#: External terminals the engine knows how to scan (``%declare``d in grammars), with the
+#: characters each can begin with.
+EXTERNALS: dict[str, str] = {
+    "JSON": "{[",
+    "JSON_OBJECT": "{",
+    "JSON_ARRAY": "[",
+    "PY_STRING": "'\"",
+    "BACKTICK_STRING": "`",
+}
+#: The externals that are JSON payloads (call objects or arguments); the others are
+#: values inside a call the grammar spells (a quoted string literal).
+JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
+#: The raw-text scanner: everything up to the marker the grammar accepts next.
+RAW_TEXT = "TEXT"
+
+#: The longest a marker may be; keeps hold-back and partial-match checks bounded.
+MAX_MARKER_WIDTH = 512
+
+START_RULES = ("start", "reply", "line")
+#: The rule tried where a visible line begins (registry-gated grammars only).
+LINE_RULE = "line"
+#: Furniture recognised only at the first visible character of the reply (a header the
+#: prompt left open, which would be ordinary words anywhere else).
+REPLY_FURNITURE = "FURNITURE_REPLY_"
+#: The written spelling of a marker that reads several (``CANONICAL_TOOL_CALL_OPEN``):
+#: named by ``// write`` lines, read by no rule.
+CANONICAL = "CANONICAL_"
+
+OPEN_SUFFIX = "_OPEN"
+CLOSE_SUFFIX = "_CLOSE"
+FURNITURE_PREFIX = "FURNITURE_"
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """A terminal of a compiled grammar, with the roles its name and pattern give it
+    (the conventions in this module's docstring), worked out once when it is made."""
+
+    name: str
+    pattern: MarkerPattern | None  # None for an external (scanned) terminal
+    grammar: str
+    # derived from the above
+    external: bool = field(init=False, repr=False, compare=False)  # scanned, not matched
+    soft: bool = field(init=False, repr=False, compare=False)  # SOFT_…: a tentative opener
+    is_open: bool = field(init=False, repr=False, compare=False)  # X_OPEN: opens structure X
+    is_close: bool = field(init=False, repr=False, compare=False)  # X_CLOSE, FURNITURE_X_CLOSE: closes X
+    stem: str = field(init=False, repr=False, compare=False)  # X: without FURNITURE_ and _OPEN or _CLOSE
+    # a name-like token: a pattern that is not a literal, neither an opener nor a closer
+    bare: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        name = str(self.name)  # never a lark Token: names are compared per token
+        pattern = self.pattern
+        is_open = name.endswith(OPEN_SUFFIX)
+        is_close = name.endswith(CLOSE_SUFFIX)
+        stem = name.removeprefix(FURNITURE_PREFIX)
+        stem = stem[: -len(OPEN_SUFFIX)] if is_open else stem[: -len(CLOSE_SUFFIX)] if is_close else stem
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "external", pattern is None)
+        set_(self, "soft", name.startswith("SOFT_"))
+        set_(self, "is_open", is_open)
+        set_(self, "is_close", is_close)
+        set_(self, "stem", stem)
+        set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
+
+    @property
+    def closer(self) -> bool:
+        return self.is_close
+
+
+@dataclass
+class CompiledGrammar:
+    name: str
+    header: Header
+    path: Path
+    terminals: dict[str, Terminal]
+    ignore: tuple[Terminal, ...]
+    tables: Tables
+    starts: tuple[str, ...]
+    openers: dict[str, tuple[Terminal, ...]] = field(default_factory=dict)
+    closers: tuple[Terminal, ...] = ()
+    reasoning: tuple[tuple[Terminal, Terminal], ...] = ()
+    furniture: tuple[Terminal, ...] = ()
+    reply_furniture: tuple[Terminal, ...] = ()  # FURNITURE_REPLY_…: framing only where the reply begins
+    quotes: tuple[str, ...] = ()  # QUOTE_… terminals: strings that stand for " inside JSON
+    nodes: frozenset[str] = frozenset()  # the node names its rules build (conventional names included)
+    # what each rule alternative that builds a node holds: (node name, the node names and
+    # kept terminal names its children may have, inlined rules and collapses followed)
+    holds: tuple[tuple[str, frozenset[str]], ...] = ()
+
+
+class NodeReads(Protocol):
+    """What a reader reads of a parse tree, by node name (``transform.Reader`` and the
+    family readers declare it; docs/authoring.md, "Rule names the generic transformer
+    reads")."""
+
+    #: nodes that yield calls
+    call_nodes: frozenset[str]
+    #: every node the reader reads: the call nodes and the parts it reads in them
+    read_nodes: frozenset[str]
+    #: nodes whose children the reader picks by name (a child node it does not read is
+    #: dropped), each with the children one of which it must hold (a call's ``name``)
+    picked_nodes: Mapping[str, frozenset[str]]
