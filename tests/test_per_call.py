@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import tooldialect as td
-from tooldialect import binding, transform
+from tooldialect import binding, jsonspans
 from tooldialect.engine import events
-from tooldialect.jsonscan import element_spans, member_spans
+from tooldialect.jsonspans import element_spans, member_spans
 from tooldialect.models import constructor
 from tooldialect.records import Issue
 
@@ -150,13 +150,13 @@ def test_member_span_is_jsonscans(obj: tuple[str, list[str]], lead: str, other: 
     start = 1 + len(lead)
     spans = member_spans(payload, start)
     for key in [*keys, other]:
-        assert transform._member_span(payload, start, key) == spans.get(key)
+        assert jsonspans.member_span(payload, start, key) == spans.get(key)
 
 
 @given(st.lists(VALUES, max_size=6), SPACE, st.booleans())
 def test_element_spans_are_jsonscans(values: list[Any], space: str, ascii_only: bool) -> None:
     text = "[" + space + ("," + space).join(_dump(v, ascii_only) + space for v in values) + "]"
-    assert transform._element_spans(text, 0) == element_spans(text, 0)
+    assert jsonspans.strict_element_spans(text, 0) == element_spans(text, 0)
 
 
 def test_a_toolset_indexes_its_names_and_types_its_values_once(monkeypatch: pytest.MonkeyPatch) -> None:

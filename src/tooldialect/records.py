@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ARGUMENT_KEYS", "Issue", "RawCall", "excerpt", "renamed"]
+__all__ = ["ARGUMENT_KEYS", "ID_KEYS", "NAME_KEYS", "Issue", "RawCall", "excerpt", "renamed"]
 
 #: Keys that hold a call's arguments, in priority order (read from a call object, and
 #: unwrapped by binding when the schema does not expect them).
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
+#: The members of a call object that hold its tool name, and its id.
+NAME_KEYS = ("name", "tool_name")
+ID_KEYS = ("id", "tool_call_id", "call_id")
 _EXCERPT = 80
 
 

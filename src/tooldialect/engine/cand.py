@@ -12,7 +12,7 @@ from ..lalr import END, LRParser, Node, Tok
 from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
-from ..transform import _text as _node_text
+from ..tree import node_text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 

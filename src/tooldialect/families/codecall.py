@@ -22,8 +22,9 @@ from ..names import offered
 from ..pyliteral import PYTHON, TYPESCRIPT, Refused, is_identifier, keyword_argument, literal, spellings
 from ..records import renamed
 from ..toolset import parameter_order
-from ..transform import Issue, RawCall, _text, chain_items, refusal
+from ..transform import Issue, RawCall, chain_items, refusal
 from ..transform import Reader as GenericReader
+from ..tree import node_text as _text
 
 __all__ = ["Reader", "chain_items"]
 

@@ -16,7 +16,7 @@ from ..jsonscan import JsonValueError, loads_strict
 from ..lalr import Node, Tok
 from ..transform import READ_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
-from ..transform import _text
+from ..tree import node_text as _text
 
 __all__ = ["Reader"]
 

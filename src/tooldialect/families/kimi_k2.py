@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from ..lalr import Node
-from ..transform import PICKED_NODES, Issue, RawCall
+from ..transform import PICKED_NODES, Issue, RawCall, excerpt
 from ..transform import Reader as GenericReader
-from ..transform import _text, excerpt
+from ..tree import node_text as _text
 
 __all__ = ["Reader"]
 

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..lalr import Node, Tok
 from ..pieces import piece
-from ..transform import READ_NODES, Issue, RawCall, _text
+from ..transform import READ_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
+from ..tree import node_text as _text
 
 __all__ = ["Reader"]
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from ..lalr import Node
 from ..toolset import parameter_order
-from ..transform import Issue, RawCall, _text
+from ..transform import Issue, RawCall
 from ..transform import Reader as GenericReader
+from ..tree import node_text as _text
 
 __all__ = ["Reader", "unescape"]
 

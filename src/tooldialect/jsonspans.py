@@ -1,0 +1,249 @@
+"""Where values lie inside a JSON payload: the span of an object's member, of an array's
+elements, of the last complete element of a cut-off array, and the members of an object
+cut off by the end of the text.  Readers ask this once a payload is read, to keep the
+model's own text of a call's arguments.
+
+Two walks give the spans: in text ``json.loads`` read strictly, ``json``'s own scanner
+crosses each value in one C-level step; in anything else (repaired, cut off) a walk over
+structure characters, which never reads a character twice, answers."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .jsonscan import JsonValueError, loads_strict, string_end
+
+__all__ = [
+    "complete_elements_end",
+    "element_spans",
+    "last_element",
+    "member_span",
+    "member_spans",
+    "partial_object",
+    "strict_element_spans",
+]
+
+# -- spans in JSON the character scanner reads (also when it is cut off) ------------------------------------------------------------
+
+_WS = re.compile(r"[ \t\r\n]*")
+_SCALAR = re.compile(r"[^,}\]\s]+")
+_DEPTH_STOP = re.compile(r'["\[\]{}]')
+_STRUCT = re.compile(r'["{}\[\]]')
+
+
+def _value_end(text: str, pos: int) -> int:
+    ch = text[pos]
+    if ch == '"':
+        return string_end(text, pos)
+    if ch in "{[":
+        depth = 0
+        i = pos
+        while True:
+            m = _STRUCT.search(text, i)
+            if m is None:
+                return len(text)
+            c = m.group()
+            if c == '"':
+                i = string_end(text, m.start())
+                continue
+            i = m.end()
+            depth += 1 if c in "{[" else -1
+            if depth == 0:
+                return i
+    m = _SCALAR.match(text, pos)
+    return m.end() if m else pos
+
+
+def member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
+    """Spans of the values of an object's members (strict JSON at ``start``, a ``{``)."""
+    spans: dict[str, tuple[int, int]] = {}
+    pos = _WS.match(text, start + 1).end()
+    while pos < len(text) and text[pos] != "}":
+        if text[pos] != '"':
+            break
+        key_end = string_end(text, pos)
+        raw = text[pos:key_end]
+        key = raw[1:-1] if "\\" not in raw else json.loads(raw)
+        pos = _WS.match(text, key_end).end() + 1  # the colon
+        pos = _WS.match(text, pos).end()
+        end = _value_end(text, pos)
+        spans[key] = (pos, end)
+        pos = _WS.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = _WS.match(text, pos + 1).end()
+    return spans
+
+
+def element_spans(text: str, start: int) -> list[tuple[int, int]]:
+    """Spans of an array's elements (strict JSON at ``start``, a ``[``)."""
+    spans: list[tuple[int, int]] = []
+    pos = _WS.match(text, start + 1).end()
+    while pos < len(text) and text[pos] != "]":
+        end = _value_end(text, pos)
+        spans.append((pos, end))
+        pos = _WS.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = _WS.match(text, pos + 1).end()
+    return spans
+
+
+# -- what survives of a cut-off object -------------------------------------------------------
+
+_SCALAR_END = re.compile(r"[^,}\]\s]*")
+
+
+def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, int]:
+    """Members of the object at ``start`` whose values are complete before the text ends.
+
+    Returns the complete members (strict JSON values only), and the key and value
+    offset of the first member that is cut off or unreadable (None, -1 when there is
+    none).  Nothing is guessed: a value counts only when its end is in the text.
+    """
+    members: dict[str, Any] = {}
+    n = len(text)
+    pos = _WS.match(text, start + 1).end()
+    while pos < n and text[pos] != "}":
+        if text[pos] != '"':
+            return members, None, -1
+        key_end = string_end(text, pos)
+        if key_end >= n and text[key_end - 1 : key_end] != '"' or key_end > n:
+            return members, None, -1
+        try:
+            key = json.loads(text[pos:key_end])
+        except ValueError:
+            return members, None, -1
+        pos = _WS.match(text, key_end).end()
+        if pos >= n or text[pos] != ":":
+            return members, None, -1
+        vstart = _WS.match(text, pos + 1).end()
+        if vstart >= n:
+            return members, key, vstart
+        vend = complete_value_end(text, vstart)
+        if vend is None:
+            return members, key, vstart
+        try:
+            members[key] = loads_strict(text[vstart:vend])
+        except JsonValueError:
+            return members, key, vstart
+        pos = _WS.match(text, vend).end()
+        if pos < n and text[pos] == ",":
+            pos = _WS.match(text, pos + 1).end()
+    return members, None, -1
+
+
+def complete_value_end(text: str, pos: int) -> int | None:
+    ch = text[pos]
+    n = len(text)
+    if ch == '"':
+        end = string_end(text, pos)
+        return end if end <= n and end > pos + 1 and text[end - 1] == '"' and not _escaped(text, end - 1) else None
+    if ch in "{[":
+        end = _value_end(text, pos)
+        if end >= n and (depth_after(text, pos, end) != 0):
+            return None
+        return end
+    m = _SCALAR_END.match(text, pos)
+    end = m.end()
+    return end if end < n else None  # a number at the very end may still be growing
+
+
+def _escaped(text: str, i: int) -> bool:
+    k = 0
+    while i - 1 - k >= 0 and text[i - 1 - k] == "\\":
+        k += 1
+    return k % 2 == 1
+
+
+def depth_after(text: str, start: int, end: int) -> int:
+    """Bracket depth (outside strings) after reading ``text[start:end]``."""
+    depth = 0
+    i = start
+    while True:
+        m = _DEPTH_STOP.search(text, i, end)
+        if m is None:
+            return depth
+        c = m.group()
+        if c == '"':
+            i = string_end(text, m.start())
+            if i > end:
+                return depth
+            continue
+        i = m.end()
+        depth += 1 if c in "{[" else -1
+
+
+# -- spans inside strict JSON, each value crossed in one step --------------------------------
+# A payload's spans are looked for only in text json.loads read strictly (a payload that
+# needed no repair), where json's own scanner finds where each value ends in C; the
+# jsonscan walks, which also take text that is not strict, answer if it ever does not.
+
+_scan_value = json.JSONDecoder().scan_once  # (value, end) of the JSON value at an offset
+_STRICT_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+_STRICT_COMMA = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
+
+
+def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
+    """``member_spans(text, start).get(key)``: the span of the value of member ``key`` of
+    the object at ``start`` (its last, the one json.loads keeps)."""
+    try:
+        found = None
+        pos = _WS.match(text, start + 1).end()
+        while text[pos] == '"':
+            name, pos = _scan_value(text, pos)
+            pos = _STRICT_COLON.match(text, pos).end()
+            end = _scan_value(text, pos)[1]
+            if name == key:
+                found = (pos, end)
+            pos = _STRICT_COMMA.match(text, end).end()
+        return found
+    except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
+        return member_spans(text, start).get(key)
+
+
+def strict_element_spans(text: str, start: int) -> list[tuple[int, int]]:
+    """``element_spans(text, start)``: the spans of the elements of the array at ``start``."""
+    try:
+        spans = []
+        pos = _WS.match(text, start + 1).end()
+        while text[pos] != "]":
+            end = _scan_value(text, pos)[1]
+            spans.append((pos, end))
+            pos = _STRICT_COMMA.match(text, end).end()
+        return spans
+    except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
+        return element_spans(text, start)
+
+
+def last_element(text: str) -> tuple[int, int]:
+    """Offset and index of the element of a cut-off array that the cut fell in (offset
+    -1 when unclear)."""
+    _done, start, index = _elements(text)
+    return start, index
+
+
+def complete_elements_end(text: str) -> int:
+    """Where the last complete element of a cut-off array ends (0 when none is complete)."""
+    return _elements(text)[0]
+
+
+def _elements(text: str) -> tuple[int, int, int]:
+    """One walk over the elements of a cut-off array: where the last complete one ends (0
+    when none is), and the offset (-1 when unclear) and index of the one the cut fell in."""
+    pos, n, index, done = 1, len(text), 0, 0
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            return done, -1, index
+        end = complete_value_end(text, pos)
+        if end is None:
+            return done, pos, index
+        done = pos = end
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n or text[pos] != ",":
+            return done, -1, index
+        pos += 1
+        index += 1

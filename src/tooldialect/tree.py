@@ -1,0 +1,58 @@
+"""What a reader needs of a parse-tree node: its text, its first scanned token, the items
+of a rule that nests to the left, and the arguments of a call written as code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compiled import EXTERNALS
+from .lalr import Node, Tok
+
+__all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text"]
+
+#: One argument of a ``call`` written as code: a keyword argument (read; a stream sends it as
+#: soon as it is reduced) or a positional value (refused: nothing says which parameter it is).
+LITERAL_ITEMS = ("py_kwarg", "py_value")
+
+
+def literal_items(node: Node) -> list[Node]:
+    """The arguments of a call written as code: its ``py_kwarg`` and ``py_value`` children,
+    or those of its ``arguments`` child."""
+    items = [c for c in node.children if isinstance(c, Node) and c.name in LITERAL_ITEMS]
+    if items or node.name == "arguments":
+        return items
+    args = next((c for c in node.children if isinstance(c, Node) and c.name == "arguments"), None)
+    return literal_items(args) if args is not None else []
+
+
+def chain_items(node: Node, chain: str, item: str) -> list[Node]:
+    """The ``item`` nodes of a body whose ``chain`` rule nests to the left, in source order
+    (walked without recursion)."""
+    out: list[Node] = []
+    link: Node | None = next((c for c in node.children if isinstance(c, Node) and c.name == chain), None)
+    while link is not None:
+        kids = [c for c in link.children if isinstance(c, Node)]
+        out.extend(reversed([c for c in kids if c.name == item]))
+        link = next((c for c in kids if c.name == chain), None)
+    out.reverse()
+    return out
+
+
+def first_token(node: Node) -> Tok | None:
+    """The first scanned (JSON) token under a node."""
+    for child in node.children:
+        if isinstance(child, Tok) and child.type in EXTERNALS:
+            return child
+        if isinstance(child, Node):
+            found = first_token(child)
+            if found is not None:
+                return found
+    return None
+
+
+def node_text(item: Any) -> str:
+    if isinstance(item, Tok):
+        return item.value
+    if isinstance(item, Node):
+        return "".join(node_text(c) for c in item.children)
+    return ""
