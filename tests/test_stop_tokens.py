@@ -13,7 +13,7 @@ from support import CORPUS, options, read_corpus
 
 import tooldialect as td
 from tooldialect.corpus import MODES, cuts_for, run_stream, stream_problem
-from tooldialect.grammar_check import samples
+from tooldialect.markers import samples
 
 #: golden cases per family and stop token (the first ones whose reply is only calls)
 PER_FAMILY = 4

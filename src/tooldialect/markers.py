@@ -15,6 +15,7 @@ grammar compiles, with the terminal's name in the message.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _p  # type: ignore[no-redef]
 
-__all__ = ["MarkerPattern", "UnsupportedPattern", "analyse"]
+__all__ = ["MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
 
 _MAXREPEAT = _c.MAXREPEAT
 
@@ -320,3 +321,75 @@ def _category(cat, ch: str) -> bool:
     if cat is _c.CATEGORY_NOT_WORD:
         return not (ch.isalnum() or ch == "_")
     return bool(re.match(_p.CATEGORIES.get(cat, "."), ch))  # pragma: no cover
+
+
+# --- strings a pattern matches ----------------------------------------------------------
+
+_CAP = 24
+_CATEGORY_EXAMPLE = {"DIGIT": "0", "SPACE": " ", "WORD": "a"}
+
+
+@lru_cache(maxsize=4096)
+def samples(source: str) -> tuple[str, ...]:
+    """A few strings a marker pattern matches (every alternative; repetitions at their
+    minimum and, when optional, once): enough to tell two markers apart or the same."""
+    return tuple(_seq(list(_p.parse(source, 0)), False)) or ("",)
+
+
+def _seq(items: list, ic: bool) -> list[str]:
+    out = [""]
+    for op, av in items:
+        alts = _one(op, av, ic)
+        out = [x + y for x, y in itertools.islice(itertools.product(out, alts), _CAP)]
+    return out
+
+
+def _one(op, av, ic: bool) -> list[str]:  # noqa: ANN001 - sre parse items
+    if op is _c.LITERAL:
+        return [chr(av)]
+    if op is _c.NOT_LITERAL:
+        return ["a" if av != ord("a") else "b"]
+    if op is _c.IN:
+        if any(o is _c.NEGATE for o, _ in av):
+            return [next((ch for ch in "a_x0 -.:" if not _sample_in_class(av, ch)), "a")]
+        for o, a in av:
+            if o is _c.LITERAL:
+                return [chr(a)]
+            if o is _c.RANGE:
+                return [chr(a[0])]
+            if o is _c.CATEGORY:
+                return [_category_example(a)]
+        return ["a"]
+    if op is _c.SUBPATTERN:
+        return _seq(list(av[3]), ic)
+    if op is _c.BRANCH:
+        out: list[str] = []
+        for alt in av[1]:
+            out += _seq(list(alt), ic)
+        return out[:_CAP]
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        lo, _hi, sub = av
+        inner = _seq(list(sub), ic)[0]
+        return [inner * lo] + ([inner] if lo == 0 else [])
+    if op is _c.AT:
+        return [""]
+    return ["a"]
+
+
+def _category_example(cat) -> str:  # noqa: ANN001
+    name = str(cat).upper()
+    for key, example in _CATEGORY_EXAMPLE.items():
+        if name.endswith(key) and "NOT" not in name:
+            return example
+    return "." if "WORD" in name else "a"
+
+
+def _sample_in_class(av, ch: str) -> bool:  # noqa: ANN001
+    for o, a in av:
+        if o is _c.LITERAL and chr(a) == ch:
+            return True
+        if o is _c.RANGE and a[0] <= ord(ch) <= a[1]:
+            return True
+        if o is _c.CATEGORY and _category_example(a) == ch:
+            return True
+    return False
