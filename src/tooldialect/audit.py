@@ -20,7 +20,7 @@ from typing import Any
 from .detect import scan
 from .models import Policy
 
-__all__ = ["AuditReport", "Leak", "audit_paths", "store_files"]
+__all__ = ["AuditReport", "Leak", "audit_paths", "record_units", "scan_content", "store_files"]
 
 _THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
 _SAMPLES = 20
@@ -241,29 +241,40 @@ def audit_paths(
                     continue
                 for thread, text, native in units:
                     report.contents += 1
-                    result = scan(text, native_calls=range(native), families=fams, policy=policy)
-                    audit = result.audit
-                    if not audit.leaked:
-                        continue
-                    report.leaks.append(
-                        Leak(
-                            file=name,
-                            record=n,
-                            thread=thread,
-                            families=sorted(
-                                set(audit.families) | {d.family for d in result.diagnostics if d.family and d.kind in ("truncated", "repetition_loop")}
-                            ),
-                            tools=[i.name for i in result.intents],
-                            offsets=[i.span for i in result.intents],
-                            native_calls=native,
-                            mixed=result.mixed,
-                            loops=audit.repetition_loops,
-                            truncated=audit.truncated,
-                        )
-                    )
+                    leak = scan_content(text, native, families=fams, policy=policy)
+                    if leak is not None:
+                        report.leaks.append(Leak(file=name, record=n, thread=thread, **leak))
         except OSError as exc:
             report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
     return report
+
+
+def scan_content(
+    text: str, native: int, *, families: list[str] | None = None, policy: Policy | None = None
+) -> dict[str, Any] | None:
+    """What one assistant content leaked, as the fields of a :class:`Leak` after file,
+    record and thread; None when it leaked nothing.  ``native``: its native call count."""
+    result = scan(text, native_calls=range(native), families=families, policy=policy)
+    audit = result.audit
+    if not audit.leaked:
+        return None
+    cut = {d.family for d in result.diagnostics if d.family and d.kind in ("truncated", "repetition_loop")}
+    return {
+        "families": sorted(set(audit.families) | cut),
+        "tools": [i.name for i in result.intents],
+        "offsets": [i.span for i in result.intents],
+        "native_calls": native,
+        "mixed": result.mixed,
+        "loops": audit.repetition_loops,
+        "truncated": audit.truncated,
+    }
+
+
+def record_units(obj: Any, text_field: str | None, thread: str) -> Iterator[tuple[str, str, int]] | None:
+    """(thread, content, native call count) for each assistant content of one record (a
+    message, a message list, an object with ``messages``, or a record holding ``text_field``),
+    or None when the record has no shape this reader knows."""
+    return _units(obj, text_field, thread)
 
 
 def total_bytes(paths: Iterable[str]) -> int:
