@@ -479,6 +479,7 @@ def render_batch(
     family: str | None = None,
     variant: str | None = None,
     tool_choice: Any = "auto",
+    error_column: str | None = None,
     keep: Sequence[str] = (),
 ) -> Any:
     """Each row's OpenAI-format conversation written as a text dialect or a model family
@@ -487,7 +488,7 @@ def render_batch(
     ``messages_json`` (the conversation, assistant calls written as text), ``diagnostics``.
 
     Exactly one of ``dialect`` (``td.dialects.names()``) and ``family`` (a registry name;
-    ``variant`` one of its spellings) is given."""
+    ``variant`` one of its spellings) is given.  ``error_column`` as for :func:`parse_batch`."""
     data = _table(data)
     if (dialect is None) == (family is None):
         raise TableError("give one of dialect= (a td.dialects name) or family= (a family name)")
@@ -501,8 +502,14 @@ def render_batch(
     cells = _column(data, column, "messages", text=False)
     assert cells is not None
     tool_cells = _column(data, tools_column, "tools")
+    errors = _column(data, error_column, "error")
     out: dict[str, list[Any]] = {"instructions": [], "messages_json": [], "diagnostics": []}
     for i, cell in enumerate(cells):
+        if errors is not None and errors[i] is not None:
+            out["instructions"].append(None)
+            out["messages_json"].append(None)
+            out["diagnostics"].append([_row_diag("record_invalid", error=errors[i])])
+            continue
         toolset: Toolset | str | None = fixed
         if tool_cells is not None and tool_cells[i] is not None:
             toolset = _toolset(tool_cells[i])
