@@ -21,6 +21,7 @@ The schemas are in docs/scale.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -80,14 +81,22 @@ ROW_KINDS: dict[str, str] = {
 }
 
 _S = pa.string()
+
+
+def _list(item: Any) -> Any:
+    """A list type whose item field is named ``element``, as Parquet and Spark name it, so
+    a table reads back with the same schema from every engine."""
+    return pa.list_(pa.field("element", item))
+
+
 CALL = pa.struct([("name", _S), ("arguments_json", _S), ("id", _S), ("family", _S)])
 DIAGNOSTIC = pa.struct([("kind", _S), ("family", _S), ("detail_json", _S)])
 LEAK = pa.struct(
     [
         ("content", pa.int32()),
-        ("families", pa.list_(_S)),
-        ("tools", pa.list_(_S)),
-        ("offsets", pa.list_(pa.list_(pa.int64()))),
+        ("families", _list(_S)),
+        ("tools", _list(_S)),
+        ("offsets", _list(_list(pa.int64()))),
         ("native_calls", pa.int32()),
         ("mixed", pa.bool_()),
         ("repetition_loops", pa.int32()),
@@ -97,23 +106,24 @@ LEAK = pa.struct(
 PARSE_COLUMNS = (
     pa.field("text", _S),
     pa.field("reasoning", _S),
-    pa.field("calls", pa.list_(CALL)),
-    pa.field("diagnostics", pa.list_(DIAGNOSTIC)),
+    pa.field("calls", _list(CALL)),
+    pa.field("diagnostics", _list(DIAGNOSTIC)),
     pa.field("family", _S),
 )
 AUDIT_COLUMNS = (
     pa.field("thread", _S),
     pa.field("contents", pa.int32()),
-    pa.field("leaks", pa.list_(LEAK)),
+    pa.field("leaks", _list(LEAK)),
     pa.field("malformed", _S),
 )
 RENDER_COLUMNS = (
     pa.field("instructions", _S),
     pa.field("messages_json", _S),
-    pa.field("diagnostics", pa.list_(DIAGNOSTIC)),
+    pa.field("diagnostics", _list(DIAGNOSTIC)),
 )
 
 _CACHE_SIZE = 256
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TEXT_TYPES = (pa.string(), pa.large_string(), pa.null())
 
 
@@ -280,7 +290,7 @@ def _array(values: list[Any], type_: Any) -> Any:
 def _utf8(value: Any) -> Any:
     """``value`` with every lone surrogate written as U+FFFD: Arrow strings are UTF-8."""
     if isinstance(value, str):
-        return value.encode("utf-8", "replace").decode("utf-8") if not value.isascii() else value
+        return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [_utf8(v) for v in value]
     if isinstance(value, dict):

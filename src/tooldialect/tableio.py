@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .audit import open_lines
-from .table import TableError, pa
+from .table import _SURROGATE, TableError, pa
 
 __all__ = ["ERROR_COLUMN", "Columns", "TableWriter", "decode_lines", "input_files", "parquet_records", "read_batches"]
 
@@ -131,7 +131,7 @@ def _safe(values: list[Any]) -> list[Any]:
         pa.array(values, pa.string())
         return values
     except UnicodeEncodeError:
-        return [v.encode("utf-8", "replace").decode("utf-8") if isinstance(v, str) else v for v in values]
+        return [_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
 
 
 def read_batches(
