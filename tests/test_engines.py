@@ -1,0 +1,97 @@
+"""The same dataset gives the same output table in this process, on Spark local[2] and on a
+local Ray: 50,000 rows of every family, prose, cut-off and broken calls, several tools
+columns, rows that cannot be read.  Skipped, with the reason, where pyspark or ray is not
+installed (the dev extra installs both)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+pa = pytest.importorskip("pyarrow", reason="the table functions need pyarrow (the table extra)")
+
+import tooldialect.table as tt  # noqa: E402
+from scale_dataset import build  # noqa: E402
+
+ROWS = 50_000
+OPTIONS = {"text_column": "completion", "model_column": "model", "tools_column": "tools", "keep": ["id"]}
+
+
+def _installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return build(ROWS)
+
+
+@pytest.fixture(scope="module")
+def expected(dataset):
+    """The in-process result, batch by batch as the embedded CLI reads."""
+    out = [tt.parse_batch(b, **OPTIONS) for b in dataset.to_batches(max_chunksize=4096)]
+    return pa.Table.from_batches(out).combine_chunks()
+
+
+def same(got, expected) -> None:
+    got = got.sort_by("id").combine_chunks()
+    assert got.num_rows == expected.num_rows == ROWS
+    assert got.schema.equals(expected.schema), (got.schema, expected.schema)
+    for name in expected.schema.names:  # column by column, so a failure names the column
+        assert got.column(name).equals(expected.column(name)), name
+    assert got.equals(expected)
+
+
+def test_the_dataset_mixes_what_it_says(expected):
+    families = set(expected.column("family").to_pylist())
+    kinds = {d["kind"] for row in expected.column("diagnostics").to_pylist() for d in row}
+    import tooldialect as td
+
+    assert set(td.families.names()) <= families  # every family read somewhere
+    assert {"truncated", "malformed_block", "text_missing", "tools_invalid"} <= kinds
+    assert None in families  # prose-only rows
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_spark_local_2_gives_the_same_table(dataset, expected):
+    from tooldialect import spark as tds
+
+    session = tds.session("local[2]", config={"spark.sql.shuffle.partitions": "4"})
+    try:
+        df = session.createDataFrame(dataset).repartition(8)
+        got = tds.parse_dataframe(df, **OPTIONS).toArrow()
+    finally:
+        session.stop()
+    same(got, expected)
+
+
+@pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
+def test_local_ray_gives_the_same_table(dataset, expected):
+    import ray
+
+    from tooldialect import ray as tdr
+
+    tdr.init(num_cpus=2)
+    try:
+        blocks = [pa.Table.from_batches([b]) for b in dataset.to_batches(max_chunksize=6250)]
+        ds = ray.data.from_arrow(blocks)
+        got = pa.concat_tables(ray.get(tdr.parse_dataset(ds, **OPTIONS).to_arrow_refs()))
+    finally:
+        ray.shutdown()
+    same(got, expected)
+
+
+@pytest.mark.parametrize("module, package", [("tooldialect.spark", "pyspark"), ("tooldialect.ray", "ray")])
+def test_a_missing_engine_says_what_to_install(monkeypatch, module, package):
+    import importlib
+
+    import tooldialect as td
+
+    monkeypatch.setitem(sys.modules, package, None)  # an import of it fails, as when it is absent
+    if package == "ray":
+        monkeypatch.setitem(sys.modules, "ray.data", None)
+    mod = importlib.import_module(module)
+    with pytest.raises(td.MissingDependencyError, match=f"pip install 'tooldialect\\[{module.split('.')[1]}\\]'"):
+        (mod.session if package == "pyspark" else mod.init)()
