@@ -35,6 +35,27 @@ def expected(dataset):
     return pa.Table.from_batches(out).combine_chunks()
 
 
+@pytest.fixture(scope="module")
+def spark_session():
+    """One Spark local[2] for the module (the CLI's session() finds it running)."""
+    from tooldialect import spark as tds
+
+    session = tds.session("local[2]", config={"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    from tooldialect import ray as tdr
+
+    tdr.init(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
 def same(got, expected) -> None:
     got = got.sort_by("id").combine_chunks()
     assert got.num_rows == expected.num_rows == ROWS
@@ -55,32 +76,20 @@ def test_the_dataset_mixes_what_it_says(expected):
 
 
 @pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
-def test_spark_local_2_gives_the_same_table(dataset, expected):
+def test_spark_local_2_gives_the_same_table(dataset, expected, spark_session):
     from tooldialect import spark as tds
 
-    session = tds.session("local[2]", config={"spark.sql.shuffle.partitions": "4"})
-    try:
-        df = session.createDataFrame(dataset).repartition(8)
-        got = tds.parse_dataframe(df, **OPTIONS).toArrow()
-    finally:
-        session.stop()
-    same(got, expected)
+    df = spark_session.createDataFrame(dataset).repartition(8)
+    same(tds.parse_dataframe(df, **OPTIONS).toArrow(), expected)
 
 
 @pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
-def test_local_ray_gives_the_same_table(dataset, expected):
-    import ray
-
+def test_local_ray_gives_the_same_table(dataset, expected, local_ray):
     from tooldialect import ray as tdr
 
-    tdr.init(num_cpus=2)
-    try:
-        blocks = [pa.Table.from_batches([b]) for b in dataset.to_batches(max_chunksize=6250)]
-        ds = ray.data.from_arrow(blocks)
-        got = pa.concat_tables(ray.get(tdr.parse_dataset(ds, **OPTIONS).to_arrow_refs()))
-    finally:
-        ray.shutdown()
-    same(got, expected)
+    blocks = [pa.Table.from_batches([b]) for b in dataset.to_batches(max_chunksize=6250)]
+    ds = local_ray.data.from_arrow(blocks)
+    same(pa.concat_tables(local_ray.get(tdr.parse_dataset(ds, **OPTIONS).to_arrow_refs())), expected)
 
 
 @pytest.mark.parametrize("module, package", [("tooldialect.spark", "pyspark"), ("tooldialect.ray", "ray")])
@@ -95,3 +104,48 @@ def test_a_missing_engine_says_what_to_install(monkeypatch, module, package):
     mod = importlib.import_module(module)
     with pytest.raises(td.MissingDependencyError, match=f"pip install 'tooldialect\\[{module.split('.')[1]}\\]'"):
         (mod.session if package == "pyspark" else mod.init)()
+
+
+def _cli_input(tmp_path):
+    import json
+
+    rows = build(300).to_pylist()
+    text = "".join(json.dumps(r) + "\n" for r in rows) + "{not json\n"
+    path = tmp_path / "in.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _cli_rows(capsys, tmp_path, *engine):
+    import pyarrow.parquet as pq
+
+    from tooldialect import cli
+
+    path = _cli_input(tmp_path)
+    out = tmp_path / ("out-" + (engine[1] if engine else "inprocess") + ".parquet")
+    argv = ["parse-table", str(path), "-o", str(out), "--keep", "id", "--no-progress"]
+    argv += ["--text-column", "completion", "--model-column", "model", "--tools-column", "tools", *engine]
+    capsys.readouterr()
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    table = pq.read_table(out)  # a file, or the engine's directory of part files
+    return sorted(table.to_pylist(), key=lambda r: (r["id"] is None, int(r["id"] or 0)))
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_parse_table_on_spark_writes_what_the_embedded_command_writes(tmp_path, capsys, spark_session):
+    want = _cli_rows(capsys, tmp_path)
+    got = _cli_rows(capsys, tmp_path, "--engine", "spark", "--master", "local[2]")
+    for row in want:  # the embedded reader numbers the lines it could not read; engines read lines unnumbered
+        for d in row["diagnostics"]:
+            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
+    assert got == want
+
+
+@pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
+def test_parse_table_on_ray_writes_what_the_embedded_command_writes(tmp_path, capsys, local_ray):
+    want = _cli_rows(capsys, tmp_path)
+    got = _cli_rows(capsys, tmp_path, "--engine", "ray")
+    for row in want:
+        for d in row["diagnostics"]:
+            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
+    assert got == want

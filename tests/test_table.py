@@ -198,3 +198,12 @@ def test_a_conversation_that_cannot_be_written_is_a_row_with_a_diagnostic():
         [],
     ]
     assert out[0]["messages_json"] is None and out[2]["messages_json"] is not None
+
+
+def test_every_row_kind_is_documented():
+    from support import ROOT
+
+    text = (ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
+    for kind, meaning in tt.ROW_KINDS.items():
+        assert f"| `{kind}` | {meaning} |" in text, kind
+    assert not set(tt.ROW_KINDS) & set(td.DIAGNOSTIC_KINDS)  # never mistaken for a parse diagnostic
