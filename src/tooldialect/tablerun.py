@@ -60,11 +60,17 @@ def run(
     kinds = {is_parquet(p) for p in files}
     if len(kinds) > 1:
         raise TableError(f"--engine {engine} reads one kind of file per run: give Parquet files or JSON Lines files")
-    if engine == "spark":
-        return _spark(job, [str(p) for p in files], kinds.pop(), out, master or "local[*]")
-    if engine == "ray":
+    if engine not in ("spark", "ray"):
+        raise TableError(f"unknown engine {engine!r}; use inprocess, spark or ray")
+    try:
+        if engine == "spark":
+            return _spark(job, [str(p) for p in files], kinds.pop(), out, master or "local[*]")
         return _ray(job, [str(p) for p in files], kinds.pop(), out, address)
-    raise TableError(f"unknown engine {engine!r}; use inprocess, spark or ray")
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("pyspark", "py4j", "ray")):
+            raise
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise TableError(f"{engine}: {first}") from None
 
 
 def _inprocess(job: Job, files: Sequence[Any], out: str, progress: Callable[[int], None] | None) -> Job:
