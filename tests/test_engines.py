@@ -12,8 +12,9 @@ import pytest
 
 pa = pytest.importorskip("pyarrow", reason="the table functions need pyarrow (the table extra)")
 
-import tooldialect.table as tt  # noqa: E402
-from scale_dataset import build  # noqa: E402
+from scale_dataset import build
+
+import tooldialect.table as tt
 
 ROWS = 50_000
 OPTIONS = {"text_column": "completion", "model_column": "model", "tools_column": "tools", "keep": ["id"]}
@@ -149,3 +150,68 @@ def test_parse_table_on_ray_writes_what_the_embedded_command_writes(tmp_path, ca
         for d in row["diagnostics"]:
             d["detail_json"] = d["detail_json"].replace("line 301: ", "")
     assert got == want
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_an_engine_s_refusal_is_one_line(tmp_path, capsys, spark_session):
+    import pyarrow.parquet as pq
+
+    from tooldialect import cli
+
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "in.parquet")
+    capsys.readouterr()
+    rc = cli.main(["parse-table", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "out"), "--engine", "spark"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "has no column 'text'" in err
+
+
+def _conversations(n: int):
+    """``n`` rows for audit and render: an assistant content from the dataset, and a
+    conversation with a call, its result and a reply."""
+    import json
+
+    texts = build(n).column("completion").to_pylist()
+    audit, render = [], []
+    for i, text in enumerate(texts):
+        audit.append(json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "content": text}]))
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": f"C{i}"})}}
+        chat = [{"role": "user", "content": f"weather {i}?"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        if i % 5:
+            chat.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"{i}C"})  # else: a call left unanswered
+        render.append("{broken" if i % 97 == 0 else json.dumps(chat))
+    return pa.table({"id": list(range(n)), "audit": audit, "chat": render})
+
+
+AUDIT = {"column": "audit", "keep": ["id"]}
+RENDER = {
+    "column": "chat",
+    "family": "hermes",
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "keep": ["id"],
+}
+
+
+@pytest.mark.parametrize("engine", ["spark", "ray"])
+def test_audit_and_render_give_the_same_tables_on_every_engine(engine, request):
+    if not _installed("pyspark" if engine == "spark" else "ray"):
+        pytest.skip(f"{engine} is not installed (pip install 'tooldialect[{engine}]')")
+    data = _conversations(2_000)
+    want_audit = tt.audit_batch(data, **AUDIT)
+    want_render = tt.render_batch(data, **RENDER)
+    assert sum(len(x) for x in want_audit.column("leaks").to_pylist()) > 500
+    assert {d["kind"] for row in want_render.column("diagnostics").to_pylist() for d in row} == {"record_invalid", "cycles_dropped"}
+    if engine == "spark":
+        from tooldialect import spark as tds
+
+        df = request.getfixturevalue("spark_session").createDataFrame(data).repartition(4)
+        got_audit, got_render = tds.audit_dataframe(df, **AUDIT).toArrow(), tds.render_dataframe(df, **RENDER).toArrow()
+    else:
+        from tooldialect import ray as tdr
+
+        ray = request.getfixturevalue("local_ray")
+        ds = ray.data.from_arrow([pa.Table.from_batches([b]) for b in data.to_batches(max_chunksize=500)])
+        got_audit = pa.concat_tables(ray.get(tdr.audit_dataset(ds, **AUDIT).to_arrow_refs()))
+        got_render = pa.concat_tables(ray.get(tdr.render_dataset(ds, **RENDER).to_arrow_refs()))
+    for got, want in ((got_audit, want_audit), (got_render, want_render)):
+        got = got.sort_by("id").combine_chunks()
+        assert got.schema.equals(want.schema) and got.equals(want.combine_chunks())

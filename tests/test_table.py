@@ -9,9 +9,9 @@ import pytest
 
 pa = pytest.importorskip("pyarrow", reason="the table functions need pyarrow (the table extra)")
 
-import tooldialect as td  # noqa: E402
-import tooldialect.table as tt  # noqa: E402
-from tooldialect.audit import audit_paths  # noqa: E402
+import tooldialect as td
+import tooldialect.table as tt
+from tooldialect.audit import audit_paths
 
 WEATHER = [
     {

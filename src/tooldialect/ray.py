@@ -29,7 +29,7 @@ _FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": 
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError:
         raise MissingDependencyError("tooldialect.ray needs ray[data]: pip install 'tooldialect[ray]'") from None
     return ray

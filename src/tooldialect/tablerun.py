@@ -62,6 +62,9 @@ def run(
         raise TableError(f"--engine {engine} reads one kind of file per run: give Parquet files or JSON Lines files")
     if engine not in ("spark", "ray"):
         raise TableError(f"unknown engine {engine!r}; use inprocess, spark or ray")
+    for path in files:  # a missing column or a corrupt file is found here, as in this process
+        if is_parquet(path):
+            next(read_batches(path, job.columns, parquet_columns=job.needed, batch_rows=1), None)
     try:
         if engine == "spark":
             return _spark(job, [str(p) for p in files], kinds.pop(), out, master or "local[*]")
