@@ -207,3 +207,19 @@ def test_every_row_kind_is_documented():
     for kind, meaning in tt.ROW_KINDS.items():
         assert f"| `{kind}` | {meaning} |" in text, kind
     assert not set(tt.ROW_KINDS) & set(td.DIAGNOSTIC_KINDS)  # never mistaken for a parse diagnostic
+
+
+def test_grammars_compile_once_per_process_not_per_batch(monkeypatch):
+    import tooldialect.families as registry
+
+    from scale_dataset import build
+
+    data = build(1_000)
+    options = {"text_column": "completion", "tools_column": "tools", "model_column": "model"}
+    tt.parse_batch(data, **options)  # whatever this process had not compiled yet
+    compiled = []
+    real = registry.compile_grammar
+    monkeypatch.setattr(registry, "compile_grammar", lambda *a, **k: compiled.append(a) or real(*a, **k))
+    for batch in data.to_batches(max_chunksize=100):
+        tt.parse_batch(batch, **options)
+    assert compiled == []
