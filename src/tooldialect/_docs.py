@@ -217,6 +217,27 @@ def pieces_table() -> str:
     return "\n".join(rows)
 
 
+def table_commands() -> str:
+    """``--help`` of the table commands, as a fixed-width terminal shows it."""
+    import argparse
+    import os
+
+    from .cli import _build
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = _build()
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        helps = [sub.choices[name].format_help().rstrip() for name in ("parse-table", "render-table")]
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+    return "```text\n" + "\n\n".join(helps) + "\n```"
+
+
 SECTIONS = {
     "export": export_table,
     "family_sections": family_sections,
@@ -225,6 +246,7 @@ SECTIONS = {
     "policy": policy_table,
     "pieces": pieces_table,
     "region_kinds": region_kinds_table,
+    "table_commands": table_commands,
 }
 
 _SECTION = re.compile(r"(<!-- (\w+):begin -->\n)(.*?)(<!-- \2:end -->)", re.S)

@@ -9,22 +9,52 @@ dispatched.  A record that cannot be read is counted and reported, never fatal.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .detect import scan
 from .models import Policy
 
-__all__ = ["AuditReport", "Leak", "audit_paths", "store_files"]
+__all__ = ["AuditReport", "Leak", "audit_paths", "record_units", "scan_content", "store_files"]
 
 _THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
 _SAMPLES = 20
-_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_LINES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
+_PARQUET = (".parquet", ".pq")
+_SUFFIXES = (*_LINES, ".json", *_PARQUET)
+
+
+def kind(path: Path) -> str:
+    """How a store file is read: "lines" (JSON Lines, maybe compressed), "parquet", "json" or ""."""
+    name = path.name.lower()
+    if name.endswith(_LINES):
+        return "lines"
+    if name.endswith(_PARQUET):
+        return "parquet"
+    return "json" if name.endswith(".json") else ""
+
+
+def open_lines(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """(the raw file, its decompressed byte stream) of a JSON Lines file: plain, ``.gz``, ``.zst``."""
+    raw = path.open("rb")
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return raw, gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if name.endswith(".zst"):
+        try:
+            import zstandard
+        except ImportError:
+            raw.close()
+            raise OSError(f"reading {path.name} needs zstandard (pip install 'tooldialect[table]')") from None
+        return raw, io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
+    return raw, raw
 
 
 @dataclass
@@ -110,7 +140,7 @@ def store_files(paths: Iterable[str]) -> tuple[list[Path], list[str]]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in _SUFFIXES))
+            found.extend(sorted(q for q in p.rglob("*") if q.is_file() and kind(q)))
         elif p.exists():
             found.append(p)
         else:
@@ -178,18 +208,34 @@ def _message_units(messages: list[Any], thread: str) -> Iterator[tuple[str, str,
         yield thread, text, len(calls) if isinstance(calls, list) else 0
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any, int]]:
+def _records(path: Path, parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None) -> Iterator[tuple[int, Any, int]]:
     """(record number, parsed object or an Exception, bytes consumed) for one file."""
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        with path.open("rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    yield n, None, len(raw)
-                    continue
-                try:
-                    yield n, json.loads(raw.decode("utf-8")), len(raw)
-                except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-                    yield n, exc, len(raw)
+    how = kind(path)
+    if how == "parquet":
+        if parquet is None:
+            raise OSError("reading Parquet needs pyarrow (pip install 'tooldialect[table]')")
+        yield from parquet(path)
+        return
+    if how == "lines":
+        raw, stream = open_lines(path)
+        with raw, stream:
+            at = 0
+            try:
+                for n, line in enumerate(stream, 1):
+                    size, at = raw.tell() - at, raw.tell()
+                    if not line.strip():
+                        yield n, None, size
+                        continue
+                    try:
+                        yield n, json.loads(line.decode("utf-8")), size
+                    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+                        yield n, exc, size
+            except EOFError as exc:  # a cut-off .gz stream
+                raise OSError(str(exc) or "compressed data cut off") from None
+            except Exception as exc:
+                if type(exc).__module__.startswith("zstandard"):
+                    raise OSError(str(exc)) from None
+                raise
         return
     data = path.read_bytes()
     try:
@@ -216,9 +262,11 @@ def audit_paths(
     families: Iterable[str] | None = None,
     policy: Policy | None = None,
     progress: Callable[[int], None] | None = None,
+    parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None,
 ) -> AuditReport:
     """Scan every assistant content of the stores at ``paths``.  ``progress`` is called
-    with the number of bytes read since its last call."""
+    with the number of bytes read since its last call.  ``parquet`` reads a Parquet file's
+    rows as records (the CLI passes ``tooldialect.tableio.parquet_records``)."""
     files, missing = store_files(paths)
     report = AuditReport(files=len(files), unreadable_files=list(missing))
     fams = list(families) if families else None
@@ -226,7 +274,7 @@ def audit_paths(
         name = str(path)
         default_thread = path.stem
         try:
-            for n, obj, size in _records(path):
+            for n, obj, size in _records(path, parquet):
                 if progress is not None and size:
                     progress(size)
                 if obj is None:
@@ -241,29 +289,40 @@ def audit_paths(
                     continue
                 for thread, text, native in units:
                     report.contents += 1
-                    result = scan(text, native_calls=range(native), families=fams, policy=policy)
-                    audit = result.audit
-                    if not audit.leaked:
-                        continue
-                    report.leaks.append(
-                        Leak(
-                            file=name,
-                            record=n,
-                            thread=thread,
-                            families=sorted(
-                                set(audit.families) | {d.family for d in result.diagnostics if d.family and d.kind in ("truncated", "repetition_loop")}
-                            ),
-                            tools=[i.name for i in result.intents],
-                            offsets=[i.span for i in result.intents],
-                            native_calls=native,
-                            mixed=result.mixed,
-                            loops=audit.repetition_loops,
-                            truncated=audit.truncated,
-                        )
-                    )
+                    leak = scan_content(text, native, families=fams, policy=policy)
+                    if leak is not None:
+                        report.leaks.append(Leak(file=name, record=n, thread=thread, **leak))
         except OSError as exc:
             report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
     return report
+
+
+def scan_content(
+    text: str, native: int, *, families: list[str] | None = None, policy: Policy | None = None
+) -> dict[str, Any] | None:
+    """What one assistant content leaked, as the fields of a :class:`Leak` after file,
+    record and thread; None when it leaked nothing.  ``native``: its native call count."""
+    result = scan(text, native_calls=range(native), families=families, policy=policy)
+    audit = result.audit
+    if not audit.leaked:
+        return None
+    cut = {d.family for d in result.diagnostics if d.family and d.kind in ("truncated", "repetition_loop")}
+    return {
+        "families": sorted(set(audit.families) | cut),
+        "tools": [i.name for i in result.intents],
+        "offsets": [i.span for i in result.intents],
+        "native_calls": native,
+        "mixed": result.mixed,
+        "loops": audit.repetition_loops,
+        "truncated": audit.truncated,
+    }
+
+
+def record_units(obj: Any, text_field: str | None, thread: str) -> Iterator[tuple[str, str, int]] | None:
+    """(thread, content, native call count) for each assistant content of one record (a
+    message, a message list, an object with ``messages``, or a record holding ``text_field``),
+    or None when the record has no shape this reader knows."""
+    return _units(obj, text_field, thread)
 
 
 def total_bytes(paths: Iterable[str]) -> int:

@@ -6,6 +6,7 @@ __all__ = [
     "CorpusError",
     "ExportError",
     "GrammarError",
+    "MissingDependencyError",
     "PolicyError",
     "StreamClosedError",
     "ToolDialectError",
@@ -48,3 +49,8 @@ class StreamClosedError(ToolDialectError):
 class ExportError(ToolDialectError, ValueError):
     """A constrained-decoding export that the target format cannot express exactly (a
     schema keyword it lacks, a family shape it cannot follow): never a looser grammar."""
+
+
+class MissingDependencyError(ToolDialectError, ImportError):
+    """An optional part of tooldialect used without the package it needs; the message says
+    which extra to install (``pip install 'tooldialect[table]'`` …)."""

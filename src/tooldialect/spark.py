@@ -1,0 +1,105 @@
+"""The table functions on Spark: a DataFrame in, a DataFrame out, through ``mapInArrow``.
+
+    from tooldialect import spark as tds
+    session = tds.session("local[*]")             # or a cluster's master URL
+    out = tds.parse_dataframe(df, text_column="completion", model_column="model")
+    out = tds.audit_dataframe(df, column="messages")
+    out = tds.render_dataframe(df, column="messages", tools_column="tools", dialect="xml")
+
+The options are those of :mod:`tooldialect.table`; the output schema is the one its
+``*_schema`` functions give, so Spark knows it before any row is read.  Each Python worker
+imports tooldialect once and keeps its compiled grammars and toolsets for every batch it
+is given.  pyspark is imported here only when used: ``pip install 'tooldialect[spark]'``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from . import table
+from .errors import MissingDependencyError
+from .tableio import Columns, decode_lines
+
+__all__ = ["audit_dataframe", "parse_dataframe", "read_jsonl", "render_dataframe", "session"]
+
+_FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": table.render_batch}
+_SCHEMAS = {"parse": table.parse_schema, "audit": table.audit_schema, "render": table.render_schema}
+
+
+def _pyspark() -> Any:
+    try:
+        import pyspark.sql
+    except ImportError:
+        raise MissingDependencyError("tooldialect.spark needs pyspark: pip install 'tooldialect[spark]'") from None
+    return pyspark.sql
+
+
+def session(master: str = "local[*]", *, app_name: str = "tooldialect", config: dict[str, str] | None = None) -> Any:
+    """A SparkSession on ``master`` (``local[*]``: every core of this machine), its Python
+    workers running this interpreter unless PYSPARK_PYTHON says otherwise."""
+    sql = _pyspark()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = sql.SparkSession.builder.master(master).appName(app_name)
+    for key, value in {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **(config or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _apply(df: Any, which: str, options: dict[str, Any]) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+    options = _portable(options)
+    keep = options.get("keep", ())
+    schema = _SCHEMAS[which](to_arrow_schema(df.schema), keep)
+    _FUNCTIONS[which](to_arrow_schema(df.schema).empty_table(), **options)  # a bad option raises here, not in a task
+    return df.mapInArrow(functools.partial(_run, which, options), from_arrow_schema(schema))
+
+
+def _portable(options: dict[str, Any]) -> dict[str, Any]:
+    """The options as workers receive them: a tool list as its JSON text (built once per worker)."""
+    tools = options.get("tools")
+    if tools is not None and not isinstance(tools, str):
+        if isinstance(tools, table.Toolset):
+            raise table.TableError("pass tools as a tool list or its JSON text: workers build their own toolset")
+        options = {**options, "tools": table._json(list(tools))}
+    return options
+
+
+def _run(which: str, options: dict[str, Any], batches: Iterable[Any]) -> Iterator[Any]:
+    fn = _FUNCTIONS[which]
+    for batch in batches:
+        yield fn(batch, **options)
+
+
+def parse_dataframe(df: Any, **options: Any) -> Any:
+    """:func:`tooldialect.table.parse_batch` over every partition of ``df``."""
+    return _apply(df, "parse", options)
+
+
+def audit_dataframe(df: Any, **options: Any) -> Any:
+    """:func:`tooldialect.table.audit_batch` over every partition of ``df``."""
+    return _apply(df, "audit", options)
+
+
+def render_dataframe(df: Any, **options: Any) -> Any:
+    """:func:`tooldialect.table.render_batch` over every partition of ``df``."""
+    return _apply(df, "render", options)
+
+
+def read_jsonl(spark: Any, paths: Sequence[str], columns: Columns) -> Any:
+    """JSON Lines files (plain or gzip) as a DataFrame of ``columns``, read as the embedded
+    reader reads them: a line that is not a JSON object is a row with the error column set."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    lines = spark.read.text(list(paths))
+    return lines.mapInArrow(functools.partial(_decode, columns), from_arrow_schema(columns.schema()))
+
+
+def _decode(columns: Columns, batches: Iterable[Any]) -> Iterator[Any]:
+    for batch in batches:
+        yield decode_lines(batch.column(0).to_pylist(), columns, first=0)

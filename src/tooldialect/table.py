@@ -1,0 +1,619 @@
+"""Arrow tables in, Arrow tables out: the library's columnar face, for pipelines.
+
+    import tooldialect.table as tt
+    out = tt.parse_batch(batch, text_column="completion", model_column="model", tools_column="tools")
+    out = tt.audit_batch(batch, column="messages")
+    out = tt.render_batch(batch, column="messages", tools_column="tools", dialect="python")
+
+Each function takes a ``pyarrow.RecordBatch`` or ``pyarrow.Table`` and returns the same
+kind, one output row per input row, in order.  They do no I/O, start no thread and keep
+no state but the worker-side caches below, so an engine (``tooldialect.spark``,
+``tooldialect.ray``, the ``tooldialect parse-table`` command) can run them anywhere.
+
+A row that cannot be read is a row with a diagnostic of one of :data:`ROW_KINDS`, never an
+exception: an exception here is a caller mistake about the whole batch (a missing column,
+a column of the wrong type, an unknown family), raised as :class:`TableError` before any
+row is read.  Per process, grammars compile once (the registry's own cache) and each
+distinct tools cell or model id is built once (:func:`clear_caches` forgets them).
+The schemas are in docs/scale.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from . import dialects
+from . import families as registry
+from .audit import record_units, scan_content
+from .errors import MissingDependencyError, PolicyError, ToolDialectError, ToolsetError
+from .models import Policy
+from .stream import parse
+from .toolset import Toolset
+from .transcript import AssistantCall, AssistantToolCalls, Chat, ToolResult, ToolResults, pair_tool_cycles
+
+try:
+    import pyarrow as pa
+except ImportError:  # pragma: no cover - depends on the install
+    raise MissingDependencyError(
+        "tooldialect.table needs pyarrow: pip install 'tooldialect[table]'"
+    ) from None
+
+__all__ = [
+    "AUDIT_COLUMNS",
+    "CALL",
+    "DIAGNOSTIC",
+    "LEAK",
+    "PARSE_COLUMNS",
+    "RENDER_COLUMNS",
+    "ROW_KINDS",
+    "TableError",
+    "audit_batch",
+    "audit_schema",
+    "clear_caches",
+    "parse_batch",
+    "parse_schema",
+    "render_batch",
+    "render_schema",
+]
+
+
+class TableError(ToolDialectError, ValueError):
+    """A batch the function cannot read at all: a missing column, a column of the wrong type."""
+
+
+#: The diagnostics a row gets when it is not read (the parse diagnostics are td.DIAGNOSTIC_KINDS).
+ROW_KINDS: dict[str, str] = {
+    "record_invalid": "The record could not be read (a JSON Lines line that is not a JSON object, a cell of the "
+    "wrong type): detail.error says why; the row's outputs are null.",
+    "text_missing": "The text cell is null: nothing to read; the row's outputs are null.",
+    "tools_invalid": "The tools cell is not a tool list tooldialect accepts (detail.error says why): the text is "
+    "not read, and is returned as it is, with no calls.",
+    "render_failed": "The conversation cannot be written in the chosen dialect or family (detail.error says "
+    "why): the row's outputs are null.",
+    "cycles_dropped": "Tool calls with no results, or results with no calls, left out of the rendered "
+    "conversation (a provider refuses them): detail.entries counts the entries dropped.",
+    "row_failed": "Reading the row raised an unexpected error (detail.error): a defect to report; the "
+    "row's outputs are null and the rest of the batch is read.",
+}
+
+_S = pa.string()
+
+
+def _list(item: Any) -> Any:
+    """A list type whose item field is named ``element``, as Parquet and Spark name it, so
+    a table reads back with the same schema from every engine."""
+    return pa.list_(pa.field("element", item))
+
+
+CALL = pa.struct([("name", _S), ("arguments_json", _S), ("id", _S), ("family", _S)])
+DIAGNOSTIC = pa.struct([("kind", _S), ("family", _S), ("detail_json", _S)])
+LEAK = pa.struct(
+    [
+        ("content", pa.int32()),
+        ("families", _list(_S)),
+        ("tools", _list(_S)),
+        ("offsets", _list(_list(pa.int64()))),
+        ("native_calls", pa.int32()),
+        ("mixed", pa.bool_()),
+        ("repetition_loops", pa.int32()),
+        ("truncated", pa.int32()),
+    ]
+)
+PARSE_COLUMNS = (
+    pa.field("text", _S),
+    pa.field("reasoning", _S),
+    pa.field("calls", _list(CALL)),
+    pa.field("diagnostics", _list(DIAGNOSTIC)),
+    pa.field("family", _S),
+)
+AUDIT_COLUMNS = (
+    pa.field("thread", _S),
+    pa.field("contents", pa.int32()),
+    pa.field("leaks", _list(LEAK)),
+    pa.field("malformed", _S),
+)
+RENDER_COLUMNS = (
+    pa.field("instructions", _S),
+    pa.field("messages_json", _S),
+    pa.field("diagnostics", _list(DIAGNOSTIC)),
+)
+
+_CACHE_SIZE = 256
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXT_TYPES = (pa.string(), pa.large_string(), pa.null())
+
+
+# -- worker-side state: built once per process, per distinct value --------------------------
+
+
+class _Lru:
+    """A small least-recently-used map; ``builds`` counts the misses (what was built)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[Any, Any] = OrderedDict()
+        self.builds = 0
+
+    def get(self, key: Any, build: Callable[[Any], Any]) -> Any:
+        try:
+            self.items.move_to_end(key)
+            return self.items[key]
+        except KeyError:
+            pass
+        self.builds += 1
+        value = self.items[key] = build(key)
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+_TOOLSETS = _Lru(_CACHE_SIZE)  # tools JSON text -> Toolset, or the error text
+_PROFILES = _Lru(_CACHE_SIZE)  # (model id, families, policy JSON) -> (families, policy)
+
+
+def clear_caches() -> None:
+    """Forget the toolsets and model profiles built so far in this process."""
+    for cache in (_TOOLSETS, _PROFILES):
+        cache.items.clear()
+        cache.builds = 0
+
+
+def _build_toolset(text: str) -> Toolset | str:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON: {exc}"
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    try:
+        return Toolset.coerce(data)
+    except (ToolsetError, PolicyError) as exc:
+        return str(exc)
+
+
+def _toolset(text: str) -> Toolset | str:
+    """The toolset a tools cell holds (JSON text), or why it holds none."""
+    return _TOOLSETS.get(text, _build_toolset)
+
+
+def _profile(model: str | None, families: tuple[str, ...] | None, policy: Policy | None) -> tuple[Any, Policy | None]:
+    """The families and policy for a row of ``model`` (None: the caller's alone)."""
+    if model is None:
+        return families, policy
+    key = (model, families, None if policy is None else policy.model_dump_json())
+
+    def build(_key: Any) -> tuple[Any, Policy | None]:
+        got = registry.for_model(model)
+        fams = tuple(got.families) if families is None else tuple(f for f in families if f in got.families) or families
+        return fams, policy if policy is not None else got.policy
+
+    return _PROFILES.get(key, build)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+
+def _table(data: Any) -> Any:
+    if isinstance(data, (pa.RecordBatch, pa.Table)):
+        return data
+    raise TableError(f"expected a pyarrow RecordBatch or Table, got {type(data).__name__}")
+
+
+def _column(data: Any, name: str | None, what: str, *, text: bool = True) -> list[Any] | None:
+    if name is None:
+        return None
+    if name not in data.schema.names:
+        have = ", ".join(data.schema.names) or "none"
+        raise TableError(f"no {what} column {name!r} (columns: {have})")
+    col = data.column(name)
+    if text and col.type not in _TEXT_TYPES:
+        raise TableError(f"the {what} column {name!r} holds {col.type}, not strings")
+    return col.to_pylist()
+
+
+def _keep(data: Any, keep: Sequence[str], outputs: Iterable[Any]) -> list[Any]:
+    if isinstance(keep, str):
+        keep = [keep]
+    names = {f.name for f in outputs}
+    fields = []
+    for name in keep:
+        if name not in data.schema.names:
+            raise TableError(f"no column {name!r} to keep (columns: {', '.join(data.schema.names)})")
+        if name in names:
+            raise TableError(f"cannot keep column {name!r}: an output column has that name")
+        fields.append(data.schema.field(name))
+    return fields
+
+
+def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
+    if families is None:
+        return None
+    if isinstance(families, str):
+        families = [families]
+    out = tuple(families)
+    for name in out:
+        registry.get(name)  # an unknown family is the caller's mistake, raised before any row
+    return out
+
+
+def _tools_arg(tools: Any) -> Toolset | None:
+    if tools is None or isinstance(tools, Toolset):
+        return tools
+    if isinstance(tools, str):
+        got = _toolset(tools)
+        if isinstance(got, str):
+            raise ToolsetError(f"invalid tools: {got}")
+        return got
+    return Toolset.cached(tools)
+
+
+def _schema(data: Any, keep: Sequence[str], outputs: Sequence[Any]) -> Any:
+    return pa.schema([*_keep(data, keep, outputs), *outputs])
+
+
+def parse_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
+    """The schema :func:`parse_batch` returns for an input of ``input_schema``."""
+    return _schema(pa.schema(input_schema).empty_table(), keep, PARSE_COLUMNS)
+
+
+def audit_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
+    """The schema :func:`audit_batch` returns for an input of ``input_schema``."""
+    return _schema(pa.schema(input_schema).empty_table(), keep, AUDIT_COLUMNS)
+
+
+def render_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
+    """The schema :func:`render_batch` returns for an input of ``input_schema``."""
+    return _schema(pa.schema(input_schema).empty_table(), keep, RENDER_COLUMNS)
+
+
+def _out(data: Any, schema: Any, keep: Sequence[str], columns: dict[str, list[Any]]) -> Any:
+    arrays = [data.column(name) for name in ([keep] if isinstance(keep, str) else keep)]
+    for f in schema:
+        if f.name in columns:
+            arrays.append(_array(columns[f.name], f.type))
+    if isinstance(data, pa.Table):
+        return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _array(values: list[Any], type_: Any) -> Any:
+    try:
+        return pa.array(values, type=type_)
+    except UnicodeEncodeError:  # a lone surrogate (from a \ud800 escape in JSON input)
+        return pa.array(_utf8(values), type=type_)
+
+
+def _utf8(value: Any) -> Any:
+    """``value`` with every lone surrogate written as U+FFFD: Arrow strings are UTF-8."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_utf8(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _utf8(v) for k, v in value.items()}
+    return value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _row_diag(kind: str, **detail: Any) -> dict[str, Any]:
+    return {"kind": kind, "family": None, "detail_json": _json(detail)}
+
+
+# -- parse --------------------------------------------------------------------------------------
+
+
+def parse_batch(
+    data: Any,
+    *,
+    text_column: str = "text",
+    model_column: str | None = None,
+    tools_column: str | None = None,
+    tools: Any = None,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+    error_column: str | None = None,
+    keep: Sequence[str] = (),
+) -> Any:
+    """Each row's text read as ``td.parse`` reads it: ``text``, ``reasoning``, ``calls``,
+    ``diagnostics`` and ``family`` (the family of the first call, else of the first
+    diagnostic that names one), after the ``keep`` columns as they are.
+
+    ``tools_column`` holds each row's tool list as JSON text (one toolset built per distinct
+    cell); ``tools`` is one toolset for every row (a Toolset, a tool list or its JSON text).
+    ``model_column``: each row's model id, whose families and policy ``td.families.for_model``
+    suggests (``families`` and ``policy``, when given, narrow and replace them).
+    ``error_column``: a reader's note that a row could not be read (null when it could)."""
+    data = _table(data)
+    if tools is not None and tools_column is not None:
+        raise TableError("give tools= (one toolset for every row) or tools_column=, not both")
+    if policy is not None and not isinstance(policy, Policy):
+        raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
+    fams = _families(families)
+    fixed = _tools_arg(tools)
+    schema = _schema(data, keep, PARSE_COLUMNS)
+    texts = _column(data, text_column, "text")
+    assert texts is not None
+    models = _column(data, model_column, "model")
+    cells = _column(data, tools_column, "tools")
+    errors = _column(data, error_column, "error")
+    out: dict[str, list[Any]] = {"text": [], "reasoning": [], "calls": [], "diagnostics": [], "family": []}
+    for i, text in enumerate(texts):
+        error = errors[i] if errors is not None else None
+        if error is not None:
+            _parse_row(out, None, None, [_row_diag("record_invalid", error=error)])
+        elif text is None:
+            _parse_row(out, None, None, [_row_diag("text_missing")])
+        else:
+            toolset: Toolset | str | None = fixed
+            if cells is not None and cells[i] is not None:
+                toolset = _toolset(cells[i])
+            if isinstance(toolset, str):
+                _parse_row(out, text, "", [_row_diag("tools_invalid", error=toolset)])
+                continue
+            row_fams, row_policy = _profile(models[i] if models is not None else None, fams, policy)
+            try:
+                result = parse(text, toolset, families=row_fams, policy=row_policy)
+            except Exception as exc:  # noqa: BLE001 - a row never loses the batch
+                _parse_row(out, None, None, [_row_diag("row_failed", error=f"{type(exc).__name__}: {exc}")])
+                continue
+            _parse_result(out, result)
+    return _out(data, schema, keep, out)
+
+
+def _parse_row(out: dict[str, list[Any]], text: str | None, reasoning: str | None, diags: list[Any]) -> None:
+    out["text"].append(text)
+    out["reasoning"].append(reasoning)
+    out["calls"].append([])
+    out["diagnostics"].append(diags)
+    out["family"].append(None)
+
+
+def _parse_result(out: dict[str, list[Any]], result: Any) -> None:
+    calls = [{"name": c.name, "arguments_json": c.arguments_json, "id": c.id, "family": c.family} for c in result.calls]
+    diags = [{"kind": d.kind, "family": d.family, "detail_json": _json(d.detail)} for d in result.diagnostics]
+    family = result.calls[0].family if result.calls else next((d.family for d in result.diagnostics if d.family), None)
+    out["text"].append(result.text)
+    out["reasoning"].append(result.reasoning)
+    out["calls"].append(calls)
+    out["diagnostics"].append(diags)
+    out["family"].append(family)
+
+
+# -- audit --------------------------------------------------------------------------------------
+
+
+def audit_batch(
+    data: Any,
+    *,
+    column: str = "messages",
+    text_field: str | None = None,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+    error_column: str | None = None,
+    keep: Sequence[str] = (),
+) -> Any:
+    """Each row's assistant contents scanned for leaked call markup, as ``tooldialect audit``
+    scans a record: ``thread``, ``contents`` (assistant contents scanned), ``leaks`` (one per
+    content that leaked: its index among the row's contents, families, tools, offsets …) and
+    ``malformed`` (why the record could not be read; null when it could).
+
+    ``column`` holds a record: a message list (nested, or JSON text), an object with
+    ``messages``, or one message.  ``text_field`` instead names a dotted path in the row
+    (its first part a column), whose string is one assistant content."""
+    data = _table(data)
+    if policy is not None and not isinstance(policy, Policy):
+        raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
+    fams = list(_families(families) or ()) or None
+    schema = _schema(data, keep, AUDIT_COLUMNS)
+    errors = _column(data, error_column, "error")
+    if text_field is not None:
+        head = text_field.split(".")[0]
+        _column(data, head, "text field", text=False)
+        names = data.schema.names
+        rows: list[Any] = [dict(zip(names, values)) for values in zip(*(data.column(n).to_pylist() for n in names))]
+    else:
+        rows = _column(data, column, "record", text=False) or []
+    threads = _thread_cells(data)
+    out: dict[str, list[Any]] = {"thread": [], "contents": [], "leaks": [], "malformed": []}
+    for i, cell in enumerate(rows):
+        error = errors[i] if errors is not None else None
+        record, why = (None, error) if error is not None else _record(cell, threads[i] if threads else {})
+        units = record_units(record, text_field, "") if why is None else None
+        if units is None:
+            out["thread"].append(None)
+            out["contents"].append(0)
+            out["leaks"].append([])
+            out["malformed"].append(why or "no assistant content found")
+            continue
+        leaks, count, thread = [], 0, None
+        try:
+            for thread, text, native in units:
+                leak = scan_content(text, native, families=fams, policy=policy)
+                if leak is not None:
+                    leak["offsets"] = [list(o) for o in leak["offsets"]]
+                    leak["repetition_loops"] = leak.pop("loops")
+                    leaks.append({"content": count, **leak})
+                count += 1
+        except Exception as exc:  # noqa: BLE001 - a row never loses the batch
+            why = f"row_failed: {type(exc).__name__}: {exc}"
+        out["thread"].append(thread or None)
+        out["contents"].append(count)
+        out["leaks"].append(leaks)
+        out["malformed"].append(why)
+    return _out(data, schema, keep, out)
+
+
+_THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
+
+
+def _thread_cells(data: Any) -> list[dict[str, Any]] | None:
+    """The row's thread-naming columns, which a message list in a column lacks."""
+    names = [n for n in _THREAD_KEYS if n in data.schema.names]
+    if not names:
+        return None
+    cols = [data.column(n).to_pylist() for n in names]
+    return [dict(zip(names, values)) for values in zip(*cols)]
+
+
+def _record(cell: Any, threads: dict[str, Any]) -> tuple[Any, str | None]:
+    """A record cell as the object the audit reader takes, or why it is none."""
+    if isinstance(cell, str):
+        try:
+            cell = json.loads(cell)
+        except (ValueError, RecursionError) as exc:
+            return None, f"not JSON ({exc})"
+    if isinstance(cell, list) and threads:
+        return {"messages": cell, **threads}, None
+    if isinstance(cell, dict) and threads and "role" not in cell:
+        return {**threads, **cell}, None
+    return cell, None
+
+
+# -- render -------------------------------------------------------------------------------------
+
+
+def render_batch(
+    data: Any,
+    *,
+    column: str = "messages",
+    tools_column: str | None = None,
+    tools: Any = None,
+    dialect: str | None = None,
+    family: str | None = None,
+    variant: str | None = None,
+    tool_choice: Any = "auto",
+    error_column: str | None = None,
+    keep: Sequence[str] = (),
+) -> Any:
+    """Each row's OpenAI-format conversation written as a text dialect or a model family
+    writes it, for fine-tuning data: ``instructions`` (the dialect's tool section of the
+    system prompt; null for a family, whose chat template renders its tools) and
+    ``messages_json`` (the conversation, assistant calls written as text), ``diagnostics``.
+
+    Exactly one of ``dialect`` (``td.dialects.names()``) and ``family`` (a registry name;
+    ``variant`` one of its spellings) is given.  ``error_column`` as for :func:`parse_batch`."""
+    data = _table(data)
+    if (dialect is None) == (family is None):
+        raise TableError("give one of dialect= (a td.dialects name) or family= (a family name)")
+    if tools is not None and tools_column is not None:
+        raise TableError("give tools= (one toolset for every row) or tools_column=, not both")
+    speaker: Any = dialects.get(dialect) if dialect is not None else registry.get(family or "")
+    if family is not None:
+        speaker.writer(variant)  # an unknown variant is the caller's mistake, raised before any row
+    fixed = _tools_arg(tools)
+    schema = _schema(data, keep, RENDER_COLUMNS)
+    cells = _column(data, column, "messages", text=False)
+    assert cells is not None
+    tool_cells = _column(data, tools_column, "tools")
+    errors = _column(data, error_column, "error")
+    out: dict[str, list[Any]] = {"instructions": [], "messages_json": [], "diagnostics": []}
+    for i, cell in enumerate(cells):
+        if errors is not None and errors[i] is not None:
+            out["instructions"].append(None)
+            out["messages_json"].append(None)
+            out["diagnostics"].append([_row_diag("record_invalid", error=errors[i])])
+            continue
+        toolset: Toolset | str | None = fixed
+        if tool_cells is not None and tool_cells[i] is not None:
+            toolset = _toolset(tool_cells[i])
+        try:
+            if isinstance(toolset, str):
+                raise _RowError("tools_invalid", toolset)
+            instructions, messages, diags = _render_row(cell, toolset, speaker, variant, tool_choice)
+        except _RowError as exc:
+            instructions, messages, diags = None, None, [_row_diag(exc.kind, error=exc.error)]
+        except ToolDialectError as exc:
+            instructions, messages, diags = None, None, [_row_diag("render_failed", error=str(exc))]
+        except Exception as exc:  # noqa: BLE001 - a row never loses the batch
+            instructions, messages, diags = None, None, [_row_diag("row_failed", error=f"{type(exc).__name__}: {exc}")]
+        out["instructions"].append(instructions)
+        out["messages_json"].append(messages)
+        out["diagnostics"].append(diags)
+    return _out(data, schema, keep, out)
+
+
+class _RowError(Exception):
+    def __init__(self, kind: str, error: str) -> None:
+        super().__init__(error)
+        self.kind, self.error = kind, error
+
+
+def _render_row(cell: Any, tools: Toolset | None, speaker: Any, variant: str | None, choice: Any) -> tuple[Any, ...]:
+    if isinstance(cell, str):
+        try:
+            cell = json.loads(cell)
+        except (ValueError, RecursionError) as exc:
+            raise _RowError("record_invalid", f"not JSON ({exc})") from None
+    if isinstance(cell, dict) and isinstance(cell.get("messages"), list):
+        cell = cell["messages"]
+    if not isinstance(cell, list):
+        raise _RowError("record_invalid", "not a message list")
+    entries = _entries(cell)
+    kept = pair_tool_cycles(entries)
+    diags = [_row_diag("cycles_dropped", entries=len(entries) - len(kept))] if len(kept) != len(entries) else []
+    if isinstance(speaker, dialects.Dialect):
+        instructions = speaker.instructions(tools if tools is not None else Toolset(), tool_choice=choice)
+        return instructions, _json(speaker.replay(kept, tools=tools)), diags
+    return None, _json(_family_messages(kept, speaker, tools, variant)), diags
+
+
+def _entries(messages: list[Any]) -> list[Any]:
+    """OpenAI-format messages as transcript entries (a caller-shaped mistake raises PolicyError)."""
+    names: dict[str, str] = {}
+    out: list[Any] = []
+    for n, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise PolicyError(f"message #{n} is not an object")
+        role, content = msg.get("role"), _content(msg.get("content"))
+        if role == "assistant" and msg.get("tool_calls"):
+            calls = []
+            for call in msg["tool_calls"]:
+                fn = (call.get("function") if isinstance(call, dict) else None) or {}
+                args = fn.get("arguments", "{}")
+                args = args if isinstance(args, str) else _json(args)
+                calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
+                names[call.get("id")] = fn.get("name")
+            out.append(AssistantToolCalls(tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")))
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            out.append(ToolResults([ToolResult(call_id, msg.get("name") or names.get(call_id), content)]))
+        else:
+            out.append(Chat(role, content))  # a role Chat does not take raises PolicyError
+    return out
+
+
+def _content(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        raise PolicyError(f"a message content is {type(content).__name__}, not text")
+    return content
+
+
+def _family_messages(entries: list[Any], fam: Any, tools: Toolset | None, variant: str | None) -> list[Any]:
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if isinstance(entry, Chat):
+            out.append({"role": entry.role, "content": entry.content})
+        elif isinstance(entry, AssistantToolCalls):
+            text = entry.content or ""
+            if text and not text.endswith("\n"):
+                text += "\n"
+            msg: dict[str, Any] = {"role": "assistant", "content": text + fam.render_calls(entry.tool_calls, tools, variant=variant)}
+            if entry.reasoning_content is not None:
+                msg["reasoning_content"] = entry.reasoning_content
+            out.append(msg)
+        else:
+            out.extend(
+                {"role": "tool", "tool_call_id": r.tool_call_id, "name": r.name, "content": r.output} for r in entry.results
+            )
+    return out

@@ -1,0 +1,217 @@
+"""The same dataset gives the same output table in this process, on Spark local[2] and on a
+local Ray: 50,000 rows of every family, prose, cut-off and broken calls, several tools
+columns, rows that cannot be read.  Skipped, with the reason, where pyspark or ray is not
+installed (the dev extra installs both)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+pa = pytest.importorskip("pyarrow", reason="the table functions need pyarrow (the table extra)")
+
+from scale_dataset import build
+
+import tooldialect.table as tt
+
+ROWS = 50_000
+OPTIONS = {"text_column": "completion", "model_column": "model", "tools_column": "tools", "keep": ["id"]}
+
+
+def _installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return build(ROWS)
+
+
+@pytest.fixture(scope="module")
+def expected(dataset):
+    """The in-process result, batch by batch as the embedded CLI reads."""
+    out = [tt.parse_batch(b, **OPTIONS) for b in dataset.to_batches(max_chunksize=4096)]
+    return pa.Table.from_batches(out).combine_chunks()
+
+
+@pytest.fixture(scope="module")
+def spark_session():
+    """One Spark local[2] for the module (the CLI's session() finds it running)."""
+    from tooldialect import spark as tds
+
+    session = tds.session("local[2]", config={"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    from tooldialect import ray as tdr
+
+    tdr.init(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def same(got, expected) -> None:
+    got = got.sort_by("id").combine_chunks()
+    assert got.num_rows == expected.num_rows == ROWS
+    assert got.schema.equals(expected.schema), (got.schema, expected.schema)
+    for name in expected.schema.names:  # column by column, so a failure names the column
+        assert got.column(name).equals(expected.column(name)), name
+    assert got.equals(expected)
+
+
+def test_the_dataset_mixes_what_it_says(expected):
+    families = set(expected.column("family").to_pylist())
+    kinds = {d["kind"] for row in expected.column("diagnostics").to_pylist() for d in row}
+    import tooldialect as td
+
+    assert set(td.families.names()) <= families  # every family read somewhere
+    assert {"truncated", "malformed_block", "text_missing", "tools_invalid"} <= kinds
+    assert None in families  # prose-only rows
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_spark_local_2_gives_the_same_table(dataset, expected, spark_session):
+    from tooldialect import spark as tds
+
+    df = spark_session.createDataFrame(dataset).repartition(8)
+    same(tds.parse_dataframe(df, **OPTIONS).toArrow(), expected)
+
+
+@pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
+def test_local_ray_gives_the_same_table(dataset, expected, local_ray):
+    from tooldialect import ray as tdr
+
+    blocks = [pa.Table.from_batches([b]) for b in dataset.to_batches(max_chunksize=6250)]
+    ds = local_ray.data.from_arrow(blocks)
+    same(pa.concat_tables(local_ray.get(tdr.parse_dataset(ds, **OPTIONS).to_arrow_refs())), expected)
+
+
+@pytest.mark.parametrize("module, package", [("tooldialect.spark", "pyspark"), ("tooldialect.ray", "ray")])
+def test_a_missing_engine_says_what_to_install(monkeypatch, module, package):
+    import importlib
+
+    import tooldialect as td
+
+    monkeypatch.setitem(sys.modules, package, None)  # an import of it fails, as when it is absent
+    if package == "ray":
+        monkeypatch.setitem(sys.modules, "ray.data", None)
+    mod = importlib.import_module(module)
+    with pytest.raises(td.MissingDependencyError, match=f"pip install 'tooldialect\\[{module.split('.')[1]}\\]'"):
+        (mod.session if package == "pyspark" else mod.init)()
+
+
+def _cli_input(tmp_path):
+    import json
+
+    rows = build(300).to_pylist()
+    text = "".join(json.dumps(r) + "\n" for r in rows) + "{not json\n"
+    path = tmp_path / "in.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _cli_rows(capsys, tmp_path, *engine):
+    import pyarrow.parquet as pq
+
+    from tooldialect import cli
+
+    path = _cli_input(tmp_path)
+    out = tmp_path / ("out-" + (engine[1] if engine else "inprocess") + ".parquet")
+    argv = ["parse-table", str(path), "-o", str(out), "--keep", "id", "--no-progress"]
+    argv += ["--text-column", "completion", "--model-column", "model", "--tools-column", "tools", *engine]
+    capsys.readouterr()
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    table = pq.read_table(out)  # a file, or the engine's directory of part files
+    return sorted(table.to_pylist(), key=lambda r: (r["id"] is None, int(r["id"] or 0)))
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_parse_table_on_spark_writes_what_the_embedded_command_writes(tmp_path, capsys, spark_session):
+    want = _cli_rows(capsys, tmp_path)
+    got = _cli_rows(capsys, tmp_path, "--engine", "spark", "--master", "local[2]")
+    for row in want:  # the embedded reader numbers the lines it could not read; engines read lines unnumbered
+        for d in row["diagnostics"]:
+            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
+    assert got == want
+
+
+@pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
+def test_parse_table_on_ray_writes_what_the_embedded_command_writes(tmp_path, capsys, local_ray):
+    want = _cli_rows(capsys, tmp_path)
+    got = _cli_rows(capsys, tmp_path, "--engine", "ray")
+    for row in want:
+        for d in row["diagnostics"]:
+            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
+    assert got == want
+
+
+@pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+def test_an_engine_s_refusal_is_one_line(tmp_path, capsys, spark_session):
+    import pyarrow.parquet as pq
+
+    from tooldialect import cli
+
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "in.parquet")
+    capsys.readouterr()
+    rc = cli.main(["parse-table", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "out"), "--engine", "spark"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "has no column 'text'" in err
+
+
+def _conversations(n: int):
+    """``n`` rows for audit and render: an assistant content from the dataset, and a
+    conversation with a call, its result and a reply."""
+    import json
+
+    texts = build(n).column("completion").to_pylist()
+    audit, render = [], []
+    for i, text in enumerate(texts):
+        audit.append(json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "content": text}]))
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": f"C{i}"})}}
+        chat = [{"role": "user", "content": f"weather {i}?"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        if i % 5:
+            chat.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"{i}C"})  # else: a call left unanswered
+        render.append("{broken" if i % 97 == 0 else json.dumps(chat))
+    return pa.table({"id": list(range(n)), "audit": audit, "chat": render})
+
+
+AUDIT = {"column": "audit", "keep": ["id"]}
+RENDER = {
+    "column": "chat",
+    "family": "hermes",
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "keep": ["id"],
+}
+
+
+@pytest.mark.parametrize("engine", ["spark", "ray"])
+def test_audit_and_render_give_the_same_tables_on_every_engine(engine, request):
+    if not _installed("pyspark" if engine == "spark" else "ray"):
+        pytest.skip(f"{engine} is not installed (pip install 'tooldialect[{engine}]')")
+    data = _conversations(2_000)
+    want_audit = tt.audit_batch(data, **AUDIT)
+    want_render = tt.render_batch(data, **RENDER)
+    assert sum(len(x) for x in want_audit.column("leaks").to_pylist()) > 500
+    assert {d["kind"] for row in want_render.column("diagnostics").to_pylist() for d in row} == {"record_invalid", "cycles_dropped"}
+    if engine == "spark":
+        from tooldialect import spark as tds
+
+        df = request.getfixturevalue("spark_session").createDataFrame(data).repartition(4)
+        got_audit, got_render = tds.audit_dataframe(df, **AUDIT).toArrow(), tds.render_dataframe(df, **RENDER).toArrow()
+    else:
+        from tooldialect import ray as tdr
+
+        ray = request.getfixturevalue("local_ray")
+        ds = ray.data.from_arrow([pa.Table.from_batches([b]) for b in data.to_batches(max_chunksize=500)])
+        got_audit = pa.concat_tables(ray.get(tdr.audit_dataset(ds, **AUDIT).to_arrow_refs()))
+        got_render = pa.concat_tables(ray.get(tdr.render_dataset(ds, **RENDER).to_arrow_refs()))
+    for got, want in ((got_audit, want_audit), (got_render, want_render)):
+        got = got.sort_by("id").combine_chunks()
+        assert got.schema.equals(want.schema) and got.equals(want.combine_chunks())
