@@ -99,6 +99,46 @@ class AuditReport:
     def by_file(self) -> dict[str, int]:
         return dict(Counter(leak.file for leak in self.leaks).most_common())
 
+    def to_text(self) -> str:
+        """The report as the `audit` command prints it (without --json)."""
+        out: list[str] = []
+        w = out.append
+        rows = [
+            ("files", self.files),
+            ("unreadable files", len(self.unreadable_files)),
+            ("records scanned", self.records),
+            ("malformed records", self.malformed_records),
+            ("assistant contents", self.contents),
+            ("contents with leaked calls", self.leaked_contents),
+            ("  of which mixed with native calls", sum(1 for leak in self.leaks if leak.mixed)),
+        ]
+        width = max(len(k) for k, _ in rows)
+        for key, value in rows:
+            w(f"{key:<{width}}  {value:>8}\n")
+        for title, table in (
+            ("by family", self.by_family()),
+            ("by tool", self.by_tool()),
+            ("by thread", self.by_thread()),
+            ("by file", self.by_file()),
+        ):
+            if not table:
+                continue
+            w(f"\n{title}\n")
+            kw = max(len(k) for k in table)
+            for key, count in table.items():
+                w(f"  {key:<{kw}}  {count:>6}\n")
+        if self.leaks:
+            w("\nsample leaks (file:record  thread  family  tool  offsets)\n")
+            for leak in self.leaks[:10]:
+                offsets = ", ".join(f"{a}-{b}" for a, b in leak.offsets) or "-"
+                what = ", ".join(leak.tools) or ("repetition loop" if leak.loops else "cut-off markup")
+                w(f"  {leak.file}:{leak.record}  {leak.thread}  {', '.join(leak.families)}  {what}  {offsets}\n")
+        if self.malformed_samples:
+            w("\nmalformed records\n")
+            for line in self.malformed_samples[:10]:
+                w(f"  {line}\n")
+        return "".join(out)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "files": self.files,

@@ -308,7 +308,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_json(), indent=2)
     else:
-        _print_audit(report)
+        _print(report.to_text())
     return 1 if args.fail_on_leak and report.leaks else 0
 
 
@@ -412,81 +412,71 @@ def _cmd_render_table(args: argparse.Namespace) -> int:
     return _run_table(args, Job("render", options, (), other))
 
 
-def _print_audit(report: Any) -> None:
-    w = _print
-    rows = [
-        ("files", report.files),
-        ("unreadable files", len(report.unreadable_files)),
-        ("records scanned", report.records),
-        ("malformed records", report.malformed_records),
-        ("assistant contents", report.contents),
-        ("contents with leaked calls", report.leaked_contents),
-        ("  of which mixed with native calls", sum(1 for leak in report.leaks if leak.mixed)),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        w(f"{key:<{width}}  {value:>8}\n")
-    for title, table in (
-        ("by family", report.by_family()),
-        ("by tool", report.by_tool()),
-        ("by thread", report.by_thread()),
-        ("by file", report.by_file()),
-    ):
-        if not table:
-            continue
-        w(f"\n{title}\n")
-        kw = max(len(k) for k in table)
-        for key, count in table.items():
-            w(f"  {key:<{kw}}  {count:>6}\n")
-    if report.leaks:
-        w("\nsample leaks (file:record  thread  family  tool  offsets)\n")
-        for leak in report.leaks[:10]:
-            offsets = ", ".join(f"{a}-{b}" for a, b in leak.offsets) or "-"
-            what = ", ".join(leak.tools) or ("repetition loop" if leak.loops else "cut-off markup")
-            w(f"  {leak.file}:{leak.record}  {leak.thread}  {', '.join(leak.families)}  {what}  {offsets}\n")
-    if report.malformed_samples:
-        w("\nmalformed records\n")
-        for line in report.malformed_samples[:10]:
-            w(f"  {line}\n")
+def _toolset_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--toolset", metavar="NAME", help="the toolset NAME of a --tools file of named toolsets (a corpus's _tools.json)"
+    )
+
+
+def _reading_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", default="-", help="model output (default: standard input)")
+    p.add_argument("--tools", metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
+    _toolset_arg(p)
+    p.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
+    p.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
+
+
+def _table_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Parquet or JSON Lines (.jsonl, .gz, .zst) files, or directories of them")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output: .parquet, else JSON Lines (a directory on spark/ray)")
+    p.add_argument("--keep", action="append", default=[], metavar="COLUMN", help="an input column to copy to the output (repeatable)")
+    p.add_argument("--batch-rows", type=int, default=4096, metavar="N", help="rows per batch (default 4096)")
+    p.add_argument("--engine", choices=["inprocess", "spark", "ray"], default="inprocess", help="default inprocess")
+    p.add_argument("--master", metavar="URL", help="Spark master for --engine spark (default local[*])")
+    p.add_argument("--address", metavar="ADDR", help="Ray cluster for --engine ray (default: a local Ray)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--tools", metavar="TOOLS.json", help="one tool list for every row")
+    _toolset_arg(p)
+    p.add_argument("--tools-column", metavar="COLUMN", help="each row's tool list, as JSON")
 
 
 def _build() -> _Parser:
     parser = _Parser(prog=PROG, description="Read the tool calls in model output, and write the prompts that ask for them.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    _add_reading(sub)
+    _add_writing(sub)
+    _add_registry(sub)
+    _add_tables(sub)
+    return parser
 
-    def toolset(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--toolset", metavar="NAME", help="the toolset NAME of a --tools file of named toolsets (a corpus's _tools.json)"
-        )
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", nargs="?", default="-", help="model output (default: standard input)")
-        p.add_argument("--tools", metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
-        toolset(p)
-        p.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
-        p.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
-
+def _add_reading(sub: Any) -> None:
+    """Parse, stream, explain: reading one reply."""
     p_parse = sub.add_parser("parse", help="print text, reasoning, calls and diagnostics as one JSON object")
-    common(p_parse)
+    _reading_args(p_parse)
     p_parse.set_defaults(run=_cmd_parse)
     p_stream = sub.add_parser("stream", help="print stream events, one JSON object per line")
-    common(p_stream)
+    _reading_args(p_stream)
     p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
     p_stream.set_defaults(run=_cmd_stream)
     p_explain = sub.add_parser(
         "explain", help="show why a reply was read as it was: its regions, each block's verdict, every diagnostic"
     )
-    common(p_explain)
+    _reading_args(p_explain)
     p_explain.add_argument("--model", metavar="MODEL_ID", help="families and policy for this model (`families` globs)")
     p_explain.add_argument("--chunk", type=int, metavar="N", help="also show the stream's events at N characters per delta (--html: default 16)")
     p_explain.add_argument("--html", metavar="OUT.html", help="write the explanation as one self-contained HTML page")
     p_explain.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
     p_explain.set_defaults(run=_cmd_explain)
+
+
+def _add_writing(sub: Any) -> None:
+    """Render, export: writing prompts and grammars."""
     p_render = sub.add_parser("render", help="print a dialect's tool section of the system prompt: protocol, catalogue")
     p_render.add_argument("--dialect", required=True, choices=["xml", "pformat", "python", "typescript", "native"])
     p_render.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
-    toolset(p_render)
+    _toolset_arg(p_render)
     choice = p_render.add_mutually_exclusive_group()
     choice.add_argument("--tool-choice", choices=["auto", "required", "none"], default="auto", help="default auto")
     choice.add_argument("--force-tool", metavar="NAME", help="the reply must call this tool")
@@ -499,7 +489,7 @@ def _build() -> _Parser:
     )
     p_export.add_argument("--family", required=True, metavar="NAME", help="the family whose replies to constrain")
     p_export.add_argument("--tools", required=True, metavar="TOOLS.json", help="tool list (OpenAI, Anthropic, MCP or bare objects)")
-    toolset(p_export)
+    _toolset_arg(p_export)
     p_export.add_argument(
         "--format",
         choices=["lark", "gbnf", "ebnf", "structural-tag"],
@@ -516,6 +506,10 @@ def _build() -> _Parser:
     )
     spelling.add_argument("--model", metavar="MODEL_ID", help="pick the spelling this model writes (by the variants' model globs)")
     p_export.set_defaults(run=_cmd_export)
+
+
+def _add_registry(sub: Any) -> None:
+    """Families, grammar check: the grammar registry."""
     p_fam = sub.add_parser("families", help="list the grammar registry: models and what each grammar was checked against")
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
     p_fam.set_defaults(run=_cmd_families)
@@ -534,28 +528,19 @@ def _build() -> _Parser:
         "write or rewrite that case's (every write is shown in the report: review it)",
     )
     p_check.set_defaults(run=_cmd_grammar_check)
-    def table_io(p: argparse.ArgumentParser) -> None:
-        p.add_argument("paths", nargs="+", metavar="PATH", help="Parquet or JSON Lines (.jsonl, .gz, .zst) files, or directories of them")
-        p.add_argument("-o", "--output", required=True, metavar="OUT", help="output: .parquet, else JSON Lines (a directory on spark/ray)")
-        p.add_argument("--keep", action="append", default=[], metavar="COLUMN", help="an input column to copy to the output (repeatable)")
-        p.add_argument("--batch-rows", type=int, default=4096, metavar="N", help="rows per batch (default 4096)")
-        p.add_argument("--engine", choices=["inprocess", "spark", "ray"], default="inprocess", help="default inprocess")
-        p.add_argument("--master", metavar="URL", help="Spark master for --engine spark (default local[*])")
-        p.add_argument("--address", metavar="ADDR", help="Ray cluster for --engine ray (default: a local Ray)")
-        p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-        p.add_argument("--tools", metavar="TOOLS.json", help="one tool list for every row")
-        toolset(p)
-        p.add_argument("--tools-column", metavar="COLUMN", help="each row's tool list, as JSON")
 
+
+def _add_tables(sub: Any) -> None:
+    """Parse-table, render-table, audit: many records at once."""
     p_ptable = sub.add_parser("parse-table", help="read the text column of Parquet / JSON Lines rows into calls (docs/scale.md)")
-    table_io(p_ptable)
+    _table_args(p_ptable)
     p_ptable.add_argument("--text-column", default="text", metavar="COLUMN", help="the model's text (default: text)")
     p_ptable.add_argument("--model-column", metavar="COLUMN", help="each row's model id: its families and policy")
     p_ptable.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
     p_ptable.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
     p_ptable.set_defaults(run=_cmd_parse_table)
     p_rtable = sub.add_parser("render-table", help="write OpenAI-format conversations as a dialect or family writes them")
-    table_io(p_rtable)
+    _table_args(p_rtable)
     p_rtable.add_argument("--column", default="messages", metavar="COLUMN", help="each row's message list (default: messages)")
     speaker = p_rtable.add_mutually_exclusive_group()
     speaker.add_argument("--dialect", choices=["xml", "pformat", "python", "typescript", "native"], help="a text dialect")
@@ -574,8 +559,6 @@ def _build() -> _Parser:
     p_audit.add_argument("--fail-on-leak", action="store_true", help="exit 1 when any leak is found")
     p_audit.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p_audit.set_defaults(run=_cmd_audit)
-    return parser
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
