@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tooldialect as td
-from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, ToolResults, pair_tool_cycles
+from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, ToolResults, from_openai, pair_tool_cycles
 
 
 def calls(*ids: str, text: str | None = None) -> AssistantToolCalls:
@@ -151,3 +151,29 @@ def test_what_is_kept_is_complete_and_nothing_complete_is_lost(transcript):
                 j += 1
             if j > i + 1 and set().union(*(r.ids for r in transcript[i + 1 : j])) == set(entry.ids):
                 assert any(entry is e for e in kept)
+
+
+def test_openai_messages_read_as_entries():
+    got = from_openai(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "Weather "}, {"type": "text", "text": "in Paris?"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "look it up",
+                "tool_calls": [{"id": "c1", "function": {"name": "get_weather", "arguments": {"city": "Paris", "a": 1}}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+            {"role": "assistant", "content": "It is 18C."},
+        ]
+    )
+    assert got[0] == Chat("user", "Weather in Paris?")
+    assert got[1].reasoning_content == "look it up" and got[1].content is None
+    assert [(c.id, c.name, c.arguments) for c in got[1].tool_calls] == [("c1", "get_weather", '{"a":1,"city":"Paris"}')]
+    assert [(r.tool_call_id, r.name, r.output) for r in got[2].results] == [("c1", "get_weather", "18C")]
+    assert got[3] == Chat("assistant", "It is 18C.")
+    with pytest.raises(td.PolicyError, match="message #0"):
+        from_openai(["hi"])
+    with pytest.raises(td.PolicyError, match="not text"):
+        from_openai([{"role": "user", "content": 3}])
+

@@ -33,7 +33,7 @@ from .errors import MissingDependencyError, PolicyError, ToolDialectError, Tools
 from .models import Policy
 from .stream import parse
 from .toolset import Toolset
-from .transcript import AssistantCall, AssistantToolCalls, Chat, ToolResult, ToolResults, pair_tool_cycles
+from .transcript import AssistantToolCalls, Chat, from_openai, pair_tool_cycles
 
 try:
     import pyarrow as pa
@@ -555,48 +555,13 @@ def _render_row(cell: Any, tools: Toolset | None, speaker: Any, variant: str | N
         cell = cell["messages"]
     if not isinstance(cell, list):
         raise _RowError("record_invalid", "not a message list")
-    entries = _entries(cell)
+    entries = from_openai(cell)
     kept = pair_tool_cycles(entries)
     diags = [_row_diag("cycles_dropped", entries=len(entries) - len(kept))] if len(kept) != len(entries) else []
     if isinstance(speaker, dialects.Dialect):
         instructions = speaker.instructions(tools if tools is not None else Toolset(), tool_choice=choice)
         return instructions, _json(speaker.replay(kept, tools=tools)), diags
     return None, _json(_family_messages(kept, speaker, tools, variant)), diags
-
-
-def _entries(messages: list[Any]) -> list[Any]:
-    """OpenAI-format messages as transcript entries (a caller-shaped mistake raises PolicyError)."""
-    names: dict[str, str] = {}
-    out: list[Any] = []
-    for n, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise PolicyError(f"message #{n} is not an object")
-        role, content = msg.get("role"), _content(msg.get("content"))
-        if role == "assistant" and msg.get("tool_calls"):
-            calls = []
-            for call in msg["tool_calls"]:
-                fn = (call.get("function") if isinstance(call, dict) else None) or {}
-                args = fn.get("arguments", "{}")
-                args = args if isinstance(args, str) else _json(args)
-                calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
-                names[call.get("id")] = fn.get("name")
-            out.append(AssistantToolCalls(tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")))
-        elif role == "tool":
-            call_id = msg.get("tool_call_id")
-            out.append(ToolResults([ToolResult(call_id, msg.get("name") or names.get(call_id), content)]))
-        else:
-            out.append(Chat(role, content))  # a role Chat does not take raises PolicyError
-    return out
-
-
-def _content(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, list):  # content parts
-        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    if not isinstance(content, str):
-        raise PolicyError(f"a message content is {type(content).__name__}, not text")
-    return content
 
 
 def _family_messages(entries: list[Any], fam: Any, tools: Toolset | None, variant: str | None) -> list[Any]:

@@ -6,6 +6,7 @@ keeps it acceptable to providers.
         name="get_weather", arguments='{"city": "Paris"}')], reasoning_content="…")
     td.transcript.ToolResults([td.ToolResult("call_1", "get_weather", "18C")])
     td.transcript.pair_tool_cycles(entries)   # incomplete cycles dropped, both halves
+    td.transcript.from_openai(messages)       # OpenAI-format chat messages as entries
 
 The entries are deliberately poorer than a provider's message: they carry exactly the
 fields providers reject a request over, unchanged — ``reasoning_content`` (thinking-mode
@@ -25,7 +26,16 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from .errors import PolicyError
 from .models import ToolCall
 
-__all__ = ["AssistantCall", "AssistantToolCalls", "Chat", "Entry", "ToolResult", "ToolResults", "pair_tool_cycles"]
+__all__ = [
+    "AssistantCall",
+    "AssistantToolCalls",
+    "Chat",
+    "Entry",
+    "ToolResult",
+    "ToolResults",
+    "from_openai",
+    "pair_tool_cycles",
+]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 #: Message members a dialect writes itself; ``extra`` may not replace them.
@@ -241,3 +251,44 @@ def pair_tool_cycles(transcript: Iterable[Entry]) -> list[Entry]:
             out.append(entry)
             i += 1
     return out
+
+
+def from_openai(messages: Sequence[Any]) -> list[Entry]:
+    """OpenAI-format chat messages as transcript entries: an assistant message with
+    ``tool_calls`` becomes :class:`AssistantToolCalls` (its ``reasoning_content`` kept),
+    each ``tool`` message a :class:`ToolResults` (its tool's name taken from the call it
+    answers when it has none), every other message a :class:`Chat`.  Arguments given as a
+    JSON value are written as compact JSON with sorted keys.  A message that is not an
+    object, a content that is not text, or a role ``Chat`` does not take raises
+    :class:`~tooldialect.PolicyError`."""
+    names: dict[str, str] = {}
+    out: list[Any] = []
+    for n, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise PolicyError(f"message #{n} is not an object")
+        role, content = msg.get("role"), _openai_content(msg.get("content"))
+        if role == "assistant" and msg.get("tool_calls"):
+            calls = []
+            for call in msg["tool_calls"]:
+                fn = (call.get("function") if isinstance(call, dict) else None) or {}
+                args = fn.get("arguments", "{}")
+                args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+                calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
+                names[call.get("id")] = fn.get("name")
+            out.append(AssistantToolCalls(tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")))
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            out.append(ToolResults([ToolResult(call_id, msg.get("name") or names.get(call_id), content)]))
+        else:
+            out.append(Chat(role, content))  # a role Chat does not take raises PolicyError
+    return out
+
+
+def _openai_content(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        raise PolicyError(f"a message content is {type(content).__name__}, not text")
+    return content
