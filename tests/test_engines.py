@@ -226,3 +226,46 @@ def test_audit_and_render_give_the_same_tables_on_every_engine(engine, request):
         got = got.sort_by("id").combine_chunks()
         assert got.schema.equals(want.schema) and got.equals(want.combine_chunks())
         assert parquet_bytes(got) == parquet_bytes(want.combine_chunks())
+
+
+def _stores(tmp_path):
+    """Transcript stores in three files: leaks, a record that is not JSON, a gzip file, one
+    Parquet file, and a path that does not exist."""
+    import gzip
+    import json
+
+    import pyarrow.parquet as pq
+
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    leaked = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Sure. " + call}]
+    clean = [{"role": "assistant", "content": "It is sunny."}]
+    lines = [json.dumps({"thread_id": f"t{i}", "messages": leaked if i % 3 else clean}) for i in range(30)] + ["{not json"]
+    (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress((json.dumps({"messages": leaked}) + "\n").encode()))
+    pq.write_table(pa.table({"messages": [json.dumps(leaked), json.dumps(clean)]}), tmp_path / "c.parquet")
+    return [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz"), str(tmp_path / "c.parquet"), str(tmp_path / "gone.jsonl")]
+
+
+def _audit_json(capsys, paths, *engine):
+    import json
+
+    from tooldialect import cli
+
+    capsys.readouterr()
+    rc = cli.main(["audit", *paths, "--json", "--no-progress", *engine])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("engine", ["spark", "ray"])
+def test_audit_on_an_engine_reports_what_this_process_reports(engine, tmp_path, capsys, request):
+    if not _installed("pyspark" if engine == "spark" else "ray"):
+        pytest.skip(f"{engine} is not installed (pip install 'tooldialect[{engine}]')")
+    request.getfixturevalue("spark_session" if engine == "spark" else "local_ray")
+    paths = _stores(tmp_path)
+    want = _audit_json(capsys, paths)
+    assert want["contents_with_leaks"] == 22 and want["malformed_records"] == 1 and want["files"] == 3
+    assert len(want["unreadable_files"]) == 1
+    got = _audit_json(capsys, paths, "--engine", engine, *(("--master", "local[2]") if engine == "spark" else ()))
+    assert got == want

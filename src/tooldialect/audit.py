@@ -311,30 +311,73 @@ def audit_paths(
     report = AuditReport(files=len(files), unreadable_files=list(missing))
     fams = list(families) if families else None
     for path in files:
-        name = str(path)
-        default_thread = path.stem
-        try:
-            for n, obj, size in _records(path, parquet):
-                if progress is not None and size:
-                    progress(size)
-                if obj is None:
-                    continue
-                report.records += 1
-                units = None if isinstance(obj, Exception) else _units(obj, text_field, default_thread)
-                if units is None:
-                    report.malformed_records += 1
-                    if len(report.malformed_samples) < _SAMPLES:
-                        why = f"not JSON ({obj})" if isinstance(obj, Exception) else "no assistant content found"
-                        report.malformed_samples.append(f"{name}:{n}: {why}")
-                    continue
-                for thread, text, native in units:
-                    report.contents += 1
-                    leak = scan_content(text, native, families=fams, policy=policy)
-                    if leak is not None:
-                        report.leaks.append(Leak(file=name, record=n, thread=thread, **leak))
-        except OSError as exc:
-            report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
+        _audit_into(report, path, text_field, fams, policy, progress, parquet)
     return report
+
+
+def audit_file(
+    path: str,
+    *,
+    text_field: str | None = None,
+    families: Iterable[str] | None = None,
+    policy: Policy | None = None,
+    parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None,
+) -> AuditReport:
+    """What :func:`audit_paths` reports of one store file: the unit an engine audits on a
+    worker (``tooldialect.spark.audit_files``, ``tooldialect.ray.audit_files``), the
+    parts :func:`merge_reports` puts back together."""
+    report = AuditReport(files=1)
+    _audit_into(report, Path(path), text_field, list(families) if families else None, policy, None, parquet)
+    return report
+
+
+def merge_reports(parts: Iterable[AuditReport], *, files: int, missing: Iterable[str] = ()) -> AuditReport:
+    """One report of the files' reports, in file order: the report :func:`audit_paths`
+    makes of the same files (``missing``: the paths that did not exist, listed first)."""
+    out = AuditReport(files=files, unreadable_files=list(missing))
+    for part in parts:
+        out.unreadable_files += part.unreadable_files
+        out.records += part.records
+        out.malformed_records += part.malformed_records
+        out.contents += part.contents
+        out.leaks += part.leaks
+        out.malformed_samples += part.malformed_samples
+    del out.malformed_samples[_SAMPLES:]
+    return out
+
+
+def _audit_into(
+    report: AuditReport,
+    path: Path,
+    text_field: str | None,
+    fams: list[str] | None,
+    policy: Policy | None,
+    progress: Callable[[int], None] | None,
+    parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None,
+) -> None:
+    name = str(path)
+    default_thread = path.stem
+    try:
+        for n, obj, size in _records(path, parquet):
+            if progress is not None and size:
+                progress(size)
+            if obj is None:
+                continue
+            report.records += 1
+            units = None if isinstance(obj, Exception) else _units(obj, text_field, default_thread)
+            if units is None:
+                report.malformed_records += 1
+                if len(report.malformed_samples) < _SAMPLES:
+                    why = f"not JSON ({obj})" if isinstance(obj, Exception) else "no assistant content found"
+                    report.malformed_samples.append(f"{name}:{n}: {why}")
+                continue
+            for thread, text, native in units:
+                report.contents += 1
+                leak = scan_content(text, native, families=fams, policy=policy)
+                if leak is not None:
+                    report.leaks.append(Leak(file=name, record=n, thread=thread, **leak))
+    except OSError as exc:
+        report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
 
 
 def scan_content(

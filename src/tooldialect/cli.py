@@ -291,14 +291,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if families:
         for name in families:
             registry.get(name)  # an unknown family is a usage error, before any work
-    bar, progress = _progress_bar("auditing", total_bytes(args.paths), args.no_progress)
-    try:
-        report = audit_paths(
-            args.paths, text_field=args.field, families=families, policy=policy, progress=progress, parquet=_parquet_reader()
-        )
-    finally:
-        if bar is not None:
-            bar.stop()
+    options = {"text_field": args.field, "families": families, "policy": policy, "parquet": _parquet_reader()}
+    if args.engine != "inprocess":
+        report = _audit_on(args, options)
+    else:
+        bar, progress = _progress_bar("auditing", total_bytes(args.paths), args.no_progress)
+        try:
+            report = audit_paths(args.paths, progress=progress, **options)
+        finally:
+            if bar is not None:
+                bar.stop()
     unreadable = report.unreadable_files
     if unreadable and not report.records:  # nothing read: one error line, no warnings before it
         more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
@@ -310,6 +312,23 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         _print(report.to_text())
     return 1 if args.fail_on_leak and report.leaks else 0
+
+
+def _audit_on(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """The audit on Spark or Ray: one task per store file (docs/scale.md)."""
+    try:
+        if args.engine == "spark":
+            from .spark import audit_files
+
+            return audit_files(args.paths, master=args.master or "local[*]", **options)
+        from .ray import audit_files as ray_audit_files
+
+        return ray_audit_files(args.paths, address=args.address, **options)
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("pyspark", "py4j", "ray")):
+            raise
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise _Usage(f"{args.engine}: {first}") from None
 
 
 def _parquet_reader() -> Any:
@@ -558,6 +577,9 @@ def _add_tables(sub: Any) -> None:
     p_audit.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p_audit.add_argument("--fail-on-leak", action="store_true", help="exit 1 when any leak is found")
     p_audit.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p_audit.add_argument("--engine", choices=["inprocess", "spark", "ray"], default="inprocess", help="default inprocess (spark, ray: one task per file)")
+    p_audit.add_argument("--master", metavar="URL", help="Spark master for --engine spark (default local[*])")
+    p_audit.add_argument("--address", metavar="ADDR", help="Ray cluster for --engine ray (default: a local Ray)")
     p_audit.set_defaults(run=_cmd_audit)
 
 def main(argv: Sequence[str] | None = None) -> int:

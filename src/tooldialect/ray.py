@@ -93,3 +93,29 @@ def read_jsonl(paths: Sequence[str], columns: Columns) -> Any:
 
 def _decode(batch: Any, *, columns: Columns) -> Any:
     return table.pa.Table.from_batches([decode_lines(batch.column("text").to_pylist(), columns, first=0)])
+
+
+def audit_files(paths: Sequence[str], *, address: str | None = None, **options: Any) -> Any:
+    """``tooldialect audit`` on Ray: the transcript stores at ``paths`` (files, or
+    directories walked), one task per file, each report made by
+    :func:`tooldialect.audit.audit_file` in a worker and merged in file order, so the report
+    is the one :func:`tooldialect.audit.audit_paths` makes in this process.  ``options``
+    are ``audit_file``'s (``text_field``, ``families``, ``policy``, ``parquet``)."""
+    from .audit import merge_reports, store_files
+
+    files, missing = store_files(paths)
+    names = [str(p) for p in files]
+    parts = []
+    if names:
+        init(address)
+        ray = _ray()
+        task = ray.remote(_audit_file)
+        parts = ray.get([task.remote(name, options) for name in names])
+    return merge_reports(parts, files=len(files), missing=missing)
+
+
+def _audit_file(path: str, options: dict[str, Any]) -> Any:
+    from .audit import audit_file
+
+    return audit_file(path, **options)
+

@@ -103,3 +103,28 @@ def read_jsonl(spark: Any, paths: Sequence[str], columns: Columns) -> Any:
 def _decode(columns: Columns, batches: Iterable[Any]) -> Iterator[Any]:
     for batch in batches:
         yield decode_lines(batch.column(0).to_pylist(), columns, first=0)
+
+
+def audit_files(paths: Sequence[str], *, master: str = "local[*]", **options: Any) -> Any:
+    """``tooldialect audit`` on Spark: the transcript stores at ``paths`` (files, or
+    directories walked), one task per file, each report made by
+    :func:`tooldialect.audit.audit_file` on a worker and merged in file order, so the report
+    is the one :func:`tooldialect.audit.audit_paths` makes in this process.  ``options``
+    are ``audit_file``'s (``text_field``, ``families``, ``policy``, ``parquet``)."""
+    from .audit import merge_reports, store_files
+
+    files, missing = store_files(paths)
+    names = [str(p) for p in files]
+    parts = []
+    if names:
+        spark = session(master)
+        work = spark.sparkContext.parallelize(names, len(names))
+        parts = work.map(functools.partial(_audit_file, options=options)).collect()
+    return merge_reports(parts, files=len(files), missing=missing)
+
+
+def _audit_file(path: str, options: dict[str, Any]) -> Any:
+    from .audit import audit_file
+
+    return audit_file(path, **options)
+
