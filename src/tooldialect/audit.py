@@ -346,6 +346,20 @@ def merge_reports(parts: Iterable[AuditReport], *, files: int, missing: Iterable
     return out
 
 
+def audit_across(paths: Iterable[str], run: Callable[[list[str]], list[AuditReport]]) -> AuditReport:
+    """``audit_paths`` with the files' audits handed to ``run`` (an engine that runs
+    :func:`audit_task` once per file, anywhere, and returns the reports in the files'
+    order): the report is the one this process would make."""
+    files, missing = store_files(paths)
+    names = [str(p) for p in files]
+    return merge_reports(run(names) if names else [], files=len(files), missing=missing)
+
+
+def audit_task(path: str, options: dict[str, Any]) -> AuditReport:
+    """:func:`audit_file` with its options in one argument (what an engine's task calls)."""
+    return audit_file(path, **options)
+
+
 def _audit_into(
     report: AuditReport,
     path: Path,

@@ -96,26 +96,14 @@ def _decode(batch: Any, *, columns: Columns) -> Any:
 
 
 def audit_files(paths: Sequence[str], *, address: str | None = None, **options: Any) -> Any:
-    """``tooldialect audit`` on Ray: the transcript stores at ``paths`` (files, or
-    directories walked), one task per file, each report made by
-    :func:`tooldialect.audit.audit_file` in a worker and merged in file order, so the report
-    is the one :func:`tooldialect.audit.audit_paths` makes in this process.  ``options``
-    are ``audit_file``'s (``text_field``, ``families``, ``policy``, ``parquet``)."""
-    from .audit import merge_reports, store_files
+    """``tooldialect audit`` on Ray: one task per store file at ``paths``, the reports
+    merged in file order (:func:`tooldialect.audit.audit_across`); ``options`` are
+    :func:`tooldialect.audit.audit_file`'s."""
+    from .audit import audit_across, audit_task
 
-    files, missing = store_files(paths)
-    names = [str(p) for p in files]
-    parts = []
-    if names:
+    def run(names: list[str]) -> list[Any]:
         init(address)
-        ray = _ray()
-        task = ray.remote(_audit_file)
-        parts = ray.get([task.remote(name, options) for name in names])
-    return merge_reports(parts, files=len(files), missing=missing)
+        task = _ray().remote(audit_task)
+        return _ray().get([task.remote(name, options) for name in names])
 
-
-def _audit_file(path: str, options: dict[str, Any]) -> Any:
-    from .audit import audit_file
-
-    return audit_file(path, **options)
-
+    return audit_across(paths, run)

@@ -106,25 +106,13 @@ def _decode(columns: Columns, batches: Iterable[Any]) -> Iterator[Any]:
 
 
 def audit_files(paths: Sequence[str], *, master: str = "local[*]", **options: Any) -> Any:
-    """``tooldialect audit`` on Spark: the transcript stores at ``paths`` (files, or
-    directories walked), one task per file, each report made by
-    :func:`tooldialect.audit.audit_file` on a worker and merged in file order, so the report
-    is the one :func:`tooldialect.audit.audit_paths` makes in this process.  ``options``
-    are ``audit_file``'s (``text_field``, ``families``, ``policy``, ``parquet``)."""
-    from .audit import merge_reports, store_files
+    """``tooldialect audit`` on Spark: one task per store file at ``paths``, the reports
+    merged in file order (:func:`tooldialect.audit.audit_across`); ``options`` are
+    :func:`tooldialect.audit.audit_file`'s."""
+    from .audit import audit_across, audit_task
 
-    files, missing = store_files(paths)
-    names = [str(p) for p in files]
-    parts = []
-    if names:
-        spark = session(master)
-        work = spark.sparkContext.parallelize(names, len(names))
-        parts = work.map(functools.partial(_audit_file, options=options)).collect()
-    return merge_reports(parts, files=len(files), missing=missing)
+    def run(names: list[str]) -> list[Any]:
+        work = session(master).sparkContext.parallelize(names, len(names))
+        return work.map(functools.partial(audit_task, options=options)).collect()
 
-
-def _audit_file(path: str, options: dict[str, Any]) -> Any:
-    from .audit import audit_file
-
-    return audit_file(path, **options)
-
+    return audit_across(paths, run)
