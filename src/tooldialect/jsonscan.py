@@ -19,6 +19,8 @@ import math
 import re
 from typing import Any
 
+from .records import NAME_KEYS
+
 __all__ = [
     "CUT",
     "DONE",
@@ -41,7 +43,6 @@ _ESCAPED = frozenset('"\\/bfnrt')
 _TO_NEWLINE = re.compile(r"[^\n]+")
 _IN_BLOCK_COMMENT = re.compile(r"[^*]+")
 _VALUE_START = "{[,:"
-_NAME_KEYS = ("name", "tool_name")
 _KEEP_LIMIT = 512  # keys and names longer than this are not remembered
 
 
@@ -353,7 +354,7 @@ class JsonScanner:
         depth = len(self.stack)
         root = self.stack[0]
         call_depth = 1 if root == "{" else 2
-        if depth != call_depth or self._key[-1] not in _NAME_KEYS or raw is None:
+        if depth != call_depth or self._key[-1] not in NAME_KEYS or raw is None:
             return
         name = _decode_simple(raw)
         if name is not None:

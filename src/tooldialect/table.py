@@ -33,7 +33,7 @@ from .errors import MissingDependencyError, PolicyError, ToolDialectError, Tools
 from .models import Policy
 from .stream import parse
 from .toolset import Toolset
-from .transcript import AssistantToolCalls, Chat, from_openai, pair_tool_cycles
+from .transcript import AssistantToolCalls, Chat, compact_json, from_openai, pair_tool_cycles
 
 try:
     import pyarrow as pa
@@ -298,8 +298,7 @@ def _utf8(value: Any) -> Any:
     return value
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+_json = compact_json
 
 
 def _row_diag(kind: str, **detail: Any) -> dict[str, Any]:

@@ -272,7 +272,7 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
             for call in msg["tool_calls"]:
                 fn = (call.get("function") if isinstance(call, dict) else None) or {}
                 args = fn.get("arguments", "{}")
-                args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+                args = args if isinstance(args, str) else compact_json(args)
                 calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
                 names[call.get("id")] = fn.get("name")
             out.append(AssistantToolCalls(tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")))
@@ -292,3 +292,10 @@ def _openai_content(content: Any) -> str:
     if not isinstance(content, str):
         raise PolicyError(f"a message content is {type(content).__name__}, not text")
     return content
+
+
+def compact_json(value: Any) -> str:
+    """A JSON value as one compact line with sorted keys (anything JSON cannot hold as its
+    ``str``): how arguments given as a value, and table cells, are written."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
