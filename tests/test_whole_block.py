@@ -32,7 +32,11 @@ from support import all_cases, budget, long_search, options, run_stream
 from test_render_call import toolset as toolset_for
 
 import tooldialect as td
+from tooldialect.catalog import catalog_for
+from tooldialect.engine import whole
 from tooldialect.engine.core import Engine
+from tooldialect.engine.cursor import Cursor
+from tooldialect.engine.whole import MAX_TOKENS
 from tooldialect.grammar import JSON_EXTERNALS
 from tooldialect.jsonscan import JsonScanner
 
@@ -433,3 +437,137 @@ def test_nesting_at_max_depth_is_still_one_step():
     text = _hermes('{"a": [1]}')
     fast, _ = scans(text, True, policy=td.Policy(max_depth=3))
     assert fast == 0
+
+
+# -- 4. a whole block read in one step --------------------------------------------------------------
+#
+# A block whose tokens are all in the window when its opener is found (markers, bare tokens,
+# strict JSON payloads; no value read as raw text) is read by one plan per token sequence
+# (engine/whole.py): the candidate's own lexing finds the tokens, and the nodes the parser
+# would build are built from the plan.  The differential tests above turn it off with the
+# payload step; here it is shown taken, and checked where a plan must give way.
+
+
+def reads(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tuple[int, list[list[Any]]]:
+    """How many tokens the candidates look for one by one (``Cursor._read_token``) while
+    ``text`` is read, and the events."""
+    count = 0
+    read_token = Cursor._read_token
+
+    def counted(self: Cursor, *args: Any) -> Any:
+        nonlocal count
+        count += 1
+        return read_token(self, *args)
+
+    with pytest.MonkeyPatch.context() as mp, whole_steps(on):
+        mp.setattr(Cursor, "_read_token", counted)
+        events = run_stream(text, feed or [], **opts)
+    return count, _dump(events)
+
+
+#: Families whose own rendering of calls is read whole, what follows the calls, and the
+#: tokens still looked for one by one: a block that may go on at the end of the text (Mistral's
+#: calls end with their payload) waits, and its end is read when the stream closes.
+WHOLE = [
+    ("hermes", "\nDone.", 0), ("kimi_k2", "\nDone.", 0), ("harmony", "", 0), ("mistral", "", 2),
+    ("deepseek", "\nDone.", 0), ("functionary", "\nDone.", 0), ("json_array", "\nDone.", 0),
+    ("solar_open", "\nDone.", 0), ("apertus", "\nDone.", 0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("family", "tail", "looks"), WHOLE)
+def test_a_whole_block_reads_no_token_one_by_one(family, tail, looks):
+    """Each of these families' rendering, one call or two, is read by a plan: no token of
+    the block is looked for one by one, and the events are those of the token-by-token
+    reading."""
+    fam = td.families.get(family)
+    calls = [CALL, CALL] if fam.shape.parallel else [CALL]
+    text = fam.render_calls(calls) + tail
+    tools = toolset_for(CALL)
+    fast, fast_events = reads(text, True, tools=tools, families=[family])
+    slow, slow_events = reads(text, False, tools=tools, families=[family])
+    assert fast == looks and slow > looks, (fast, slow)
+    assert fast_events == slow_events
+    assert [c.name for c in td.parse(text, tools=tools, families=[family]).calls] == ["get_weather"] * len(calls)
+
+
+#: Long enough for a size cap (at least 256 characters) to fall at its closer.
+HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "' + "Paris " * 45 + '"}}\n</tool_call>'
+#: Around a block a plan reads: what follows it, where it stands, and the limits met at its end.
+EDGES = {
+    "a doubled closer": HERMES_CALL + "</tool_call>\nok",
+    "a closer in another spelling": HERMES_CALL.replace("</tool_call>", "</TOOL_CALL>") + " ok",
+    "an opener after the closer": HERMES_CALL + "<tool_call>",
+    "a second block on the next line": HERMES_CALL + "\n" + HERMES_CALL,
+    "prose right after the closer": HERMES_CALL + "Done.",
+    "a cut marker after the closer": HERMES_CALL + "\n</tool_ca",
+    "a second payload in the block": HERMES_CALL.replace("\n</tool_call>", '{"name": "f", "arguments": {}}</tool_call>'),
+    "no closer": HERMES_CALL.replace("\n</tool_call>", "") + "\n\nThat is all.",
+    "a payload that is no call": '<tool_call>{"city": "Paris"}</tool_call> ok',
+    "an empty name": '<tool_call>{"name": "", "arguments": {}}</tool_call>',
+    "arguments not an object": '<tool_call>{"name": "f", "arguments": 5}</tool_call>',
+    "after prose on its line": "Calling " + HERMES_CALL + " now",
+    "inside reasoning": "<think>maybe " + HERMES_CALL + "</think>\nok",
+    "every family on": "Sure.\n" + HERMES_CALL + "\n" + HERMES_CALL,
+    "a Kimi section of forty calls": "<|tool_calls_section_begin|>"
+    + "".join(
+        f'<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>{{"city": "P{i}"}}<|tool_call_end|>'
+        for i in range(40)
+    )
+    + "<|tool_calls_section_end|>",
+    "Mistral calls then prose": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nDone.',
+}
+EDGE_POLICIES = {
+    "default": {},
+    "a cap at the closer": {"max_block_chars": len(HERMES_CALL)},
+    "a cap one short": {"max_block_chars": len(HERMES_CALL) - 1},
+    "one call at most": {"max_calls": 1},
+    "calls in reasoning accepted": {"calls_in_reasoning": "accept"},
+}
+
+
+@pytest.mark.parametrize("policy", list(EDGE_POLICIES))
+@pytest.mark.parametrize("title", list(EDGES))
+def test_the_edges_of_a_whole_block_read_the_same_either_way(title, policy):
+    """Where a plan ends (what may follow a block, a cap met at its closer, a block the
+    reader refuses), the one step reads what the token-by-token reading reads, fed whole,
+    cut in two after the block's opener and its payload, and a character at a time."""
+    text = EDGES[title]
+    opts: dict[str, Any] = {"policy": td.Policy(**EDGE_POLICIES[policy])}
+    if title != "every family on":
+        opts["tools"] = toolset_for({"name": "get_weather", "arguments": {"city": "x"}})
+    cut = text.find("{") + 1
+    for at in ([], [cut], cuts(text, "chars", len(text))):
+        found = difference(text, opts, at)
+        assert found is None, f"{title}, {policy}, cut at {at[:3]}: {found}"
+    assert batch_difference(text, opts) is None
+
+
+def test_a_block_past_the_longest_plan_is_read_token_by_token():
+    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block is read one token at a
+    time, and reads the same."""
+    body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
+    short = "<|tool_calls_section_begin|>" + body + "<|tool_calls_section_end|>"
+    long = "<|tool_calls_section_begin|>" + body * (MAX_TOKENS // 4 + 1) + "<|tool_calls_section_end|>"
+    assert reads(short, True, families=["kimi_k2"])[0] == 0
+    fast, fast_events = reads(long, True, families=["kimi_k2"])
+    slow, slow_events = reads(long, False, families=["kimi_k2"])
+    assert fast > 0 and fast_events == slow_events
+
+
+def test_plans_are_bounded(monkeypatch):
+    """Plans are kept per token sequence, at most ``MAX_PLANS`` per catalog: past that a
+    new sequence is read token by token, with the same events."""
+    monkeypatch.setattr(whole, "MAX_PLANS", 3)
+    monkeypatch.setitem(catalog_for(("kimi_k2",)).engine_cache, "whole blocks", {"made": 0})
+    cat_text = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"
+    body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
+    with whole_steps(True):
+        for n in range(1, 4):
+            text = cat_text.format(body * n)
+            events = _dump(run_stream(text, [], families=["kimi_k2"]))
+            with whole_steps(False):
+                assert _dump(run_stream(text, [], families=["kimi_k2"])) == events
+    plans = catalog_for(("kimi_k2",)).engine_cache["whole blocks"]
+    assert plans["made"] == 3
+    assert reads(cat_text.format(body * 5), True, families=["kimi_k2"])[0] > 0  # no plan for it

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ..catalog import Marker
+from ..grammar import CompiledGrammar
 from ..lalr import Tok
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
@@ -27,7 +28,7 @@ class Arbiter:
         soft = all(mk.terminal.soft for mk in openers)
         if soft and self.window.base + q < self.soft_floor:
             return False
-        cands = []
+        made = []
         sp = self.specials
         ordinary = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk in openers:
@@ -36,15 +37,13 @@ class Arbiter:
                     continue  # a registry-gated body is read only against a toolset
                 if ordinary and g.header.special_tokens == "only":
                     continue  # its special token spelled in ordinary tokens: text to this family
-                # tentative until it names a tool the toolset offers (see Cand._on_node)
-                tentative = mk.terminal.soft or g.header.gated
-                c = Cand(g, "start", self.window.base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
-                if c.shift(Tok(mk.terminal.name, self.window.win[q:end], self.window.base + q, self.window.base + end), mk.terminal):
-                    c.pos = c.last_end = self.window.base + end
-                    cands.append(c)
-        if not cands:
+                c = self._cand(g, mk, q, end)
+                if c is not None:
+                    made.append((c, g, mk))
+        if not made:
             return False
-        cands.sort(key=lambda c: self.cat.rank[c.g.name])
+        made.sort(key=lambda m: self.cat.rank[m[1].name])
+        cands = [c for c, _, _ in made]
         self.reply_started = self.reply_started or self.channel is Channel.TEXT
         b = Block(self.window.base + q, self.window.base + end, cands, self.channel, False, self.window.tail_at(q))
         if self.channel is Channel.TEXT and self.sink.line_prose and _TAG_OPEN.match(self.window.win, q):
@@ -53,7 +52,25 @@ class Arbiter:
             b.loop = LoopWatch(self._loop_rx(openers, cands), self.window.win[q:end], b.start, b.opener_end)
         # (else no loop scan: nothing waits for one)
         self.block = b
+        if self.whole_steps:
+            for i, c in enumerate(cands):
+                if self._whole_block(b, c) is False:
+                    # the reader refused the block read in one step: read it token by token
+                    b.cands[i] = self._cand(made[i][1], made[i][2], q, end)
+                    if b.leader is c:
+                        b.leader = b.cands[i]
         return True
+
+    def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int) -> Cand | None:
+        """A candidate of ``g`` that has read the opener ``mk`` found at ``q``."""
+        # tentative until it names a tool the toolset offers (see Cand._on_node)
+        tentative = mk.terminal.soft or g.header.gated
+        base = self.window.base
+        c = Cand(g, "start", base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
+        if not c.shift(Tok(mk.terminal.name, self.window.win[q:end], base + q, base + end), mk.terminal):
+            return None
+        c.pos = c.last_end = base + end
+        return c
 
     def _over_limit(self, b: Block) -> bool:
         cands = b.cands

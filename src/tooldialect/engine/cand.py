@@ -16,7 +16,7 @@ from ..tree import node_text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 
-__all__ = ["Block", "Cand", "Lexicon", "body_closed", "resumed"]
+__all__ = ["Block", "Cand", "Lexicon", "body_closed", "lexicon_at", "resumed"]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
@@ -70,6 +70,23 @@ class Lexicon:
             if ch < "\x80":  # memoised for ASCII only: the table stays small whatever the text
                 self._by_char[ch] = got
         return got
+
+
+def lexicon_at(g: CompiledGrammar, parser: LRParser, accepted: dict[tuple[int, ...], Lexicon]) -> Lexicon:
+    """What ``parser`` (over ``g``) accepts now, indexed for lexing; ``accepted`` keeps the
+    answer per parser stack (the same for every block of the grammar)."""
+    key = tuple(parser.stack)
+    got = accepted.get(key)
+    if got is None:
+        terms = {}
+        for ttype in parser.expected():
+            if ttype == END:
+                continue
+            term = g.terminals.get(ttype)
+            if term is not None and parser.accepts(ttype):
+                terms[ttype] = term
+        got = accepted[key] = Lexicon(terms)
+    return got
 
 
 class Snapshot(NamedTuple):
@@ -173,9 +190,15 @@ class Cand:
         if tok.type in JSON_EXTERNALS:
             self.json_start = tok.start if tok.start is not None else -1
         ok = self.parser.feed(tok)
+        self.note(tok, term)
+        return ok
+
+    def note(self, tok: Tok, term: Terminal | None) -> None:
+        """What reading ``tok`` tells beside the parse: its type, and the structures it
+        opens or closes."""
         self.last_type = tok.type
         if term is None:
-            return ok
+            return
         if term.is_open:
             if tok.start is not None:
                 self.opened_at.add(tok.start)
@@ -188,7 +211,6 @@ class Cand:
                 if k.startswith(key) and self.opens[k] > 0:
                     self.opens[k] -= 1
                     break
-        return ok
 
     def _last_kind(self) -> Kind | None:
         """The kind of the last item that is not a parameter (None when there is none)."""
@@ -225,18 +247,7 @@ class Cand:
     def lexicon(self) -> Lexicon:
         """What the parser accepts now, indexed for lexing (the same for every block of the
         grammar at this parser state)."""
-        key = tuple(self.parser.stack)
-        got = self._accepted.get(key)
-        if got is None:
-            terms = {}
-            for ttype in self.parser.expected():
-                if ttype == END:
-                    continue
-                term = self.g.terminals.get(ttype)
-                if term is not None and self.parser.accepts(ttype):
-                    terms[ttype] = term
-            got = self._accepted[key] = Lexicon(terms)
-        return got
+        return lexicon_at(self.g, self.parser, self._accepted)
 
     # -- what the parser's reductions say --------------------------------------------------
 

@@ -33,13 +33,14 @@ from .loops import Loops
 from .prose import SHORT, Prose, Skipping
 from .recovery import Recovery
 from .values import TextValues
+from .whole import WholeBlocks
 from .window import Held, SpecialTokens, Window
 
 __all__ = ["Engine"]
 
 
 
-class Engine(Prose, Fences, Cursor, TextValues, Loops, Ledger, Arbiter, Recovery):
+class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbiter, Recovery):
     """The sans-IO core behind :class:`~tooldialect.ToolStream` and :func:`~tooldialect.parse`."""
 
     def __init__(self, catalog: Catalog, binder: Binder, policy: Policy) -> None:

@@ -1,0 +1,324 @@
+"""Whole blocks: a block whose tokens are all in the window when its opener is found —
+markers, bare tokens and strict JSON payloads, in a grammar that reads no value as raw
+text or as a quoted string — is read in one step.
+
+The candidate's own reading methods find each token (``_skip_ignored``, ``_longest``,
+``_whole_payload``: the same terminals, tried the same way, at the same places); what the
+step saves is the parser's work and the reading loop around it.  For each token sequence
+met, the grammar's LALR parser is run once on placeholder tokens (a *plan*, kept in a tree
+by token type): the nodes its reductions build, which of them it hands to the candidate's
+``_on_node``, and the stack it ends with.  A block is then read by building those nodes
+from its real tokens and handing them over in the same order, so the candidate's items
+are those the parser gives.  Anything else — a token that may still grow, a payload that
+is not strict JSON or not whole, a block that cannot end where its tokens do, unreadable
+text inside a structure still open, a body the reader refuses — is read token by token
+(on a fresh candidate once the reader has seen the block).  ``Engine.whole_steps`` turns
+this and the payload step off; the differential tests compare the two readings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ..grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
+from ..lalr import END, LRParser, Node, Tok
+from .cand import Block, Cand, Lexicon, lexicon_at
+from .kinds import Reading
+
+__all__ = ["WholeBlocks"]
+
+
+class Stage(NamedTuple):
+    """What the parser does as a run of tokens is fed: the nodes its reductions build (each
+    ``(name, child refs, start ref, end ref, size)``; a ref is a token's place in the run,
+    then a node's place after the tokens), which of them it hands over, in order, each with
+    the last payload token read when it was (-1: none yet), and the stack and values it is
+    left with (values as refs)."""
+
+    nodes: tuple[tuple[str, tuple[int, ...], int, int, int], ...]
+    fired: tuple[tuple[int, int], ...]
+    stack: tuple[int, ...]
+    values: tuple[int, ...]
+
+
+class Plan(NamedTuple):
+    """A token sequence the one-step reading knows: what follows its last token (None: the
+    parse is finished there); the stage up to that token (where a reading that waits for
+    more text stands); the stages up to the block's end merged into one that builds only
+    the nodes handed over or left on the stack (None when the block cannot end there);
+    and whether a structure the tokens opened is still open (the reading then looks for
+    its closer past text it cannot read)."""
+
+    types: tuple[str, ...]
+    lex: Lexicon | None
+    read: Stage
+    whole: Stage | None
+    open_left: bool
+    names: frozenset[str]  # the names of the nodes handed over
+    after: dict[str, Plan | None]  # the plans one token longer, by its type, as they are met
+
+
+_NO_REF = -1
+#: A block of more tokens than this is read token by token (plans are kept per sequence).
+MAX_TOKENS = 128
+#: Plans kept per catalog; past this, new sequences are read token by token.
+MAX_PLANS = 4096
+
+
+class _Dry:
+    """The grammar's parser run on placeholder tokens, recording what it builds."""
+
+    def __init__(self, g: CompiledGrammar) -> None:
+        # (node, its children when handed over, the last payload token read by then)
+        self.fired: list[tuple[Node, int, int]] = []
+        self.payload = -1
+        self.parser = LRParser(g.tables, "start", lambda n: self.fired.append((n, len(n.children), self.payload)))
+        self.refs: dict[int, int] = {}  # id(token or node) -> ref
+        self.toks: list[Tok] = []
+        self.kept: list[Any] = []  # every token and node given a ref, kept alive (refs are by id)
+
+    def feed(self, ttype: str) -> bool:
+        i = len(self.toks)
+        tok = Tok(ttype, "", 2 * i, 2 * i + 1)  # distinct places: a node's span names its tokens
+        self.toks.append(tok)
+        if ttype in JSON_EXTERNALS:
+            self.payload = i  # (a candidate notes a payload's start before feeding it)
+        return self.parser.feed(tok)
+
+    def stage(self, since: int) -> Stage | None:
+        """The nodes built and handed over since ``since`` fired nodes, and where the parser is."""
+        for tok in self.toks:
+            if id(tok) not in self.refs:
+                self.refs[id(tok)] = len(self.refs)
+                self.kept.append(tok)
+        nodes: list[tuple[str, tuple[int, ...], int, int, int]] = []
+        for node, n, _ in self.fired[since:]:
+            if n != len(node.children):
+                return None  # a node that grew after it was handed over
+        roots = [n for n, _, _ in self.fired[since:]] + [v for v in self.parser.values if type(v) is Node]
+        for root in roots:
+            if not self._build(root, nodes):
+                return None
+        fired: list[tuple[int, int]] = []
+        for node, _, payload in self.fired[since:]:
+            fired.append((self.refs[id(node)], payload))
+        values = []
+        for v in self.parser.values:
+            ref = self.refs.get(id(v))
+            if ref is None:
+                return None
+            values.append(ref)
+        return Stage(tuple(nodes), tuple(fired), tuple(self.parser.stack), tuple(values))
+
+    def _build(self, node: Node, out: list[tuple[str, tuple[int, ...], int, int, int]]) -> bool:
+        if id(node) in self.refs:
+            return True
+        refs = []
+        for child in node.children:
+            if type(child) is Node:
+                if not self._build(child, out):
+                    return False
+            elif id(child) not in self.refs:
+                return False  # a value the run did not make
+            refs.append(self.refs[id(child)])
+        start = _NO_REF if node.start is None else self._place(node.start)
+        end = _NO_REF if node.end is None else self._place(node.end - 1)
+        if start is None or end is None:
+            return False
+        self.refs[id(node)] = len(self.refs)
+        self.kept.append(node)
+        out.append((node.name, tuple(refs), start, end, node.size))
+        return True
+
+    def _place(self, at: int) -> int | None:
+        i = at // 2
+        return i if 0 <= i < len(self.toks) else None
+
+
+def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
+    """``first`` and ``then`` as one stage that builds only the nodes handed over or left on
+    the stack (and their children)."""
+    nodes = first.nodes + (then.nodes if then is not None else ())
+    last = then if then is not None else first
+    fired = first.fired + (then.fired if then is not None else ())
+    need: set[int] = set()
+    todo = [r for r, _ in fired if r >= toks] + [r for r in last.values if r >= toks]
+    while todo:
+        r = todo.pop()
+        if r not in need:
+            need.add(r)
+            todo.extend(c for c in nodes[r - toks][1] if c >= toks)
+    remap = {i: i for i in range(toks)}
+    kept = []
+    for i, (name, refs, start, end, size) in enumerate(nodes):
+        if toks + i in need:
+            remap[toks + i] = toks + len(kept)
+            kept.append((name, tuple(remap[r] for r in refs), start, end, size))
+    return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
+
+
+def _plan(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]) -> Plan | None:
+    if any(t.external and t.name not in JSON_EXTERNALS for t in g.terminals.values()):
+        return None  # values read as raw text or quoted strings: their scanners read them
+    dry = _Dry(g)
+    for i, t in enumerate(types):
+        if not dry.feed(t) or (i == 0 and dry.fired):
+            return None  # (a node handed over as the opener was read: the candidate has it)
+    if len(dry.parser.stack) > 64:
+        return None  # (the cursor caps a deep parse against max_depth)
+    # the structures the tokens leave open, as a candidate notes them
+    probe = Cand(g, "start", 0, False, None, accepted)  # type: ignore[arg-type]
+    probe.parser = dry.parser
+    for tok in dry.toks:
+        probe.note(tok, g.terminals.get(tok.type))
+    n = len(types)
+    if dry.parser.finished and types[-1] not in JSON_EXTERNALS:
+        # a marker that finishes the parse ends the block (Cursor._finish); after a payload
+        # the reading looks once more, as after any payload (Cursor._no_token)
+        read = dry.stage(0)
+        if read is None:
+            return None
+        return Plan(types, None, read, _merged(n, read, None), False, _names(dry), {})
+    lex = lexicon_at(g, dry.parser, accepted)
+    open_left = bool(probe.open_closers())
+    read = dry.stage(0)
+    if read is None:
+        return None
+    if not dry.parser.accepts(END):
+        return Plan(types, lex, read, None, open_left, _names(dry), {})  # the block cannot end here
+    before = len(dry.fired)
+    dry.parser.end()
+    ended = dry.stage(before)
+    return None if ended is None else Plan(types, lex, read, _merged(n, read, ended), open_left, _names(dry), {})
+
+
+def _names(dry: _Dry) -> frozenset[str]:
+    return frozenset(node.name for node, _, _ in dry.fired)
+
+
+class WholeBlocks:
+    """Reads a block that fits a plan in one step."""
+
+    def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
+        """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
+        ``ttype``), made the first time it is met."""
+        cache = self._stop_cache.setdefault("whole blocks", {"made": 0})
+        after = cache.setdefault(g.name, {}) if plan is None else plan.after
+        got = after.get(ttype, after)
+        if got is after:
+            if cache["made"] >= MAX_PLANS:
+                return None
+            cache["made"] += 1
+            types = (ttype,) if plan is None else (*plan.types, ttype)
+            got = after[ttype] = _plan(g, types, self._accepted.setdefault(g.name, {}))
+        return got
+
+    def _whole_block(self, b: Block, c: Cand) -> bool | None:
+        """Read ``b`` (its one candidate ``c`` has read the opener) in one step when its text
+        fits a plan: True when it did (``c`` is done, or waits for what follows the block's
+        last token, as token-by-token reading leaves it); None when the text does not fit
+        (``c`` untouched); False when it fits but the reader refused it (``c`` is spent:
+        the caller reads the block with a new one)."""
+        g = c.g
+        if c.soft or c.whole or g.header.gated or self.specials is not None:
+            # a tentative opener, a reply read whole, a registry-gated body, or token ids:
+            # read token by token
+            return None
+        win, base = self.window.win, self.window.base
+        n = len(win)
+        cap = b.start + self.policy.max_block_chars
+        start = self._plan_after(g, None, c.last_type)
+        if start is None or start.lex is None:
+            return None
+        toks: list[tuple[Terminal, int, int]] = []
+        lex: Lexicon | None = start.lex
+        plan: Plan | None = None
+        last = start
+        at = pos = c.pos - base
+        while lex is not None:  # (None: the parse finished with the last token)
+            pos = self._skip_ignored(c, at)
+            if lex.text_ok or pos < 0:
+                return None  # a value read as raw text, or an ignored token still arriving
+            if pos >= n:
+                break  # the end of the text (so far)
+            best, external, wait = self._longest(lex.at(win[pos]), win, pos)
+            if wait:
+                return None  # a token that may still grow
+            if best is not None:
+                term, end = best[2], best[0]
+            elif external is not None and external.name in JSON_EXTERNALS:
+                term, end = external, self._whole_payload(c, pos, cap)
+                if end < 0:
+                    return None  # not strict JSON, not whole yet, too deep, or past the cap
+            elif external is not None:
+                return None  # a quoted string: its scanner reads it
+            else:
+                break  # nothing the parser accepts: the block ends before this
+            if base + end > cap or len(toks) >= MAX_TOKENS:
+                return None
+            toks.append((term, pos, end))
+            plan = last = self._plan_after(g, last, term.name)
+            if plan is None:
+                return None
+            at = pos = end
+            lex = plan.lex
+        if plan is None:
+            return None
+        if plan.whole is None and (pos < n or self.eof):
+            return None  # the block cannot end here: the reading fails or goes on after damage
+        if pos < n and plan.lex is not None and plan.open_left:
+            return None  # unreadable text inside a structure still open: looked past for its closer
+        if not plan.names.isdisjoint(c.reader.member_nodes):
+            return None  # members read against the parser's stack as it was then
+        return self._replay(b, c, plan, toks, pos)
+
+    def _replay(self, b: Block, c: Cand, plan: Plan, read: list[tuple[Terminal, int, int]], pos: int) -> bool:
+        """Hand the plan's nodes, built from the block's tokens, to ``c`` as its parser
+        would; True when ``c`` then stands as the token-by-token reading leaves it."""
+        win, base = self.window.win, self.window.base
+        at_end = pos >= len(win)
+        objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+        payload_at = -1
+        for term, start, end in read:
+            objs.append(Tok(term.name, win[start:end], base + start, base + end))
+            if term.external and payload_at < 0:
+                payload_at = base + start
+        # what _read_token and _begin_payload note as the tokens are read
+        c.body_at = objs[1].start
+        if c.payload_at < 0:
+            c.payload_at = payload_at
+        c.loose = None
+        b.sniffed = 0
+        waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
+        stage = plan.read if waits else plan.whole
+        assert stage is not None
+        for name, refs, start, end, size in stage.nodes:
+            node = Node(name, [objs[r] for r in refs], None if start < 0 else objs[start].start, None if end < 0 else objs[end].end)
+            node.size = size
+            objs.append(node)
+        for ref, payload in stage.fired:
+            c.json_start = objs[payload].start if payload >= 0 else -1
+            c._on_node(objs[ref])
+        c.parser.stack[:] = stage.stack
+        c.parser.values[:] = [objs[r] for r in stage.values]
+        for i, (term, _start, _end) in enumerate(read):
+            if term.external:
+                c.ext_type = term.name
+                c.json_start = objs[i + 1].start
+            c.note(objs[i + 1], c.g.terminals.get(term.name))
+        c.pos = base + pos
+        c.last_end = objs[len(read)].end
+        if c.bad:
+            return False  # the reader says this is no block of the family's
+        if waits:
+            c.state = Reading.WAIT
+            return True
+        if (at_end and not c.items) or c.named_begun > c.named_done:
+            # the text ended after tokens that hold no call, or a call named but not
+            # complete (cut off): token by token, where each such ending is judged
+            return False
+        if plan.lex is None:
+            c.state = Reading.DONE  # the parse finished with the last token (Cursor._finish)
+        else:
+            self._done(c, trail=not at_end, at=base + pos)
+        return True
