@@ -56,6 +56,7 @@ class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbi
         # what depends only on a grammar and a parser state, shared by every stream over the catalog
         self._stop_cache: dict[Any, Any] = catalog.engine_cache
         self._accepted: dict[str, dict[Any, Any]] = catalog.engine_cache.setdefault("accepted", {})
+        self._readers: dict[str, Reader] = {}
         # prose (prose.py)
         # every marker begins with one of first_rx; in a short text, where lead_rx finds
         self.marker_search = Skipping(catalog.prose, catalog.first_rx)
@@ -225,6 +226,14 @@ class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbi
             w.compact(w.base + w.cur, w.base + w.cur, None)
 
     def _reader(self, g: CompiledGrammar) -> Reader:
+        """The reader of ``g``'s nodes for this stream (a reader holds only its settings,
+        so every candidate of the grammar shares one)."""
+        got = self._readers.get(g.name)
+        if got is None:
+            got = self._readers[g.name] = self._new_reader(g)
+        return got
+
+    def _new_reader(self, g: CompiledGrammar) -> Reader:
         return reader_class(g.name)(
             g.name,
             self.binder.known,
