@@ -90,6 +90,11 @@ class TextValues:
                 ((t, e) for t in c.text_stops if (e := t.pattern.match_end(win, q)) is not None and e > q),
                 key=lambda te: te[1],
             )
+            if not self.eof and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
+                # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
+                c.pos = base + q
+                c.state = Reading.WAIT
+                return False
             verdict = self._stop_valid(c, term, q, stop_end)
             if verdict is None:  # undecided until more text arrives
                 c.pos = base + q
