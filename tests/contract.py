@@ -231,7 +231,8 @@ def prefix_problems(
     for i, call in enumerate(prefix.calls):
         near, twin = _counterpart(call, full)
         if twin is not None:
-            problems += [f"call {i} ({call.name}) {p}" for p in _argument_problems(call, twin, policy)]
+            at_end = call.span[1] == len(prefix_text)
+            problems += [f"call {i} ({call.name}) {p}" for p in _argument_problems(call, twin, policy, at_end)]
         elif near:
             problems.append(f"call {i} is named {call.name!r}; the whole reply names it {[f.name for f in near]}")
         elif _cut_name(call, prefix, prefix_text, full_text):
@@ -247,12 +248,27 @@ def _cut_name(call: td.ToolCall, prefix: td.ParseResult, prefix_text: str, full_
     return call.span[1] == cut and prefix_text.endswith(written) and bool(_NAME_CHAR.match(full_text, cut))
 
 
-def _argument_problems(call: td.ToolCall, twin: td.ToolCall, policy: td.Policy) -> list[str]:
+def _line_cut(call: td.ToolCall, at_end: bool, cut: Any, whole: Any) -> bool:
+    """decisions.md, "GLM lines at the end of the text": a GLM line on its own ends at its
+    line break or at the end of the text, so a line cut off inside its value reads the value
+    up to the cut (typed by the schema: `math/x>4` cut from `math/x>42` reads 4)."""
+    if not (at_end and call.family == "glm_lines"):
+        return False
+    if isinstance(cut, str) and isinstance(whole, str):
+        return whole.startswith(cut)
+    return json.dumps(whole).startswith(json.dumps(cut))
+
+
+def _argument_problems(call: td.ToolCall, twin: td.ToolCall, policy: td.Policy, at_end: bool = False) -> list[str]:
     problems = []
     for key, value in call.arguments.items():
         if key not in twin.arguments:
             problems.append(f"has argument {key!r}={value!r}, which the whole call has not")
-        elif value != twin.arguments[key] and not _closer_in_value(value, twin.arguments[key]):
+        elif (
+            value != twin.arguments[key]
+            and not _closer_in_value(value, twin.arguments[key])
+            and not _line_cut(call, at_end, value, twin.arguments[key])
+        ):
             problems.append(f"has {key!r}={value!r}; the whole call has {twin.arguments[key]!r}")
     missing = [k for k in twin.arguments if k not in call.arguments]
     if missing and policy.truncated == "drop" and _json_bodied(call.family):

@@ -112,13 +112,33 @@ def test_a_line_rule_must_be_gated(tmp_path: Path):
 
 
 def test_seed_vector_a_whole_reply_line():
-    """The seed reads a line the end of the text cut off as a call; here a line is a call
-    once its line break arrives (DESIGN §7: a value cut off by the end of the text is never
-    completed into a call), so the bare line is ``truncated``, named, and not returned."""
-    got = td.parse("shell/command>ls -la\n", tools=TOOLS)
-    assert got.text == "" and _calls(got) == [("shell", {"command": "ls -la"})]
-    cut = td.parse("shell/command>ls -la", tools=TOOLS)
-    assert cut.calls == [] and [d.kind for d in cut.diagnostics] == ["truncated"] and cut.text == ""
+    """The seed's vector: a line at the very end of the text, with no line break after it,
+    is a call — the end of the text ends the line (decisions.md 260), in batch and in a
+    stream, where it is decided at ``close()``."""
+    for text in ("shell/command>ls -la\n", "shell/command>ls -la"):
+        got = td.parse(text, tools=TOOLS)
+        assert got.text == "" and _calls(got) == [("shell", {"command": "ls -la"})] and got.diagnostics == []
+    stream = td.ToolStream(tools=TOOLS)
+    fed = stream.feed("Running.\nshell/command>ls -la")
+    assert not any(isinstance(e, CallStart) for e in fed)  # the line may still go on
+    closed = stream.close()
+    assert [(e.call.name, e.call.arguments) for e in closed if isinstance(e, CallEnd)] == [("shell", {"command": "ls -la"})]
+
+
+def test_a_line_cut_inside_a_marker_or_before_its_value_is_truncated():
+    """The end of the text completes a line only where it could end it: not right after the
+    ``>`` (no value written yet), nor inside a stop token that would have ended the line."""
+    for text in ("shell/command>", "shell/command>ls<|im_e", "shell/command>ls\r"):
+        got = td.parse(text, tools=TOOLS)
+        assert got.calls == [] and [d.kind for d in got.diagnostics] == ["truncated"], text
+
+
+def test_a_stop_token_ends_a_line():
+    """A stop token the server left right after the last line ends it (a stop token after
+    calls is furniture): it is not part of the value."""
+    for text in ("shell/command>ls<|im_end|>", "shell/command>ls<|eot_id|>", "<tool_call>shell/command>ls<|endoftext|>"):
+        got = td.parse(text, tools=TOOLS)
+        assert _calls(got) == [("shell", {"command": "ls"})] and got.text == "" and got.diagnostics == [], text
 
 
 def test_seed_vector_mixed_lines():

@@ -55,7 +55,7 @@ PARAMS = [
 
 #: families whose models' stop tokens were not found in a template or parser that could be
 #: read: they declare none rather than guess (a stop token left in their text stays text)
-UNKNOWN_STOPS = {"hy3", "solar_open"}
+UNKNOWN_STOPS = {"solar_open"}
 
 
 def test_every_family_declares_stop_tokens_and_has_cases():

@@ -64,6 +64,8 @@ class TextValues:
                     if c.text_tentative is not None:
                         self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
+                    if self._line_value_ends(c) and not self._ends_in_stop(c, lp, n):
+                        return self._end_text(c, base + n)  # the end of the text ends a line
                     c.reach = base + n
                     c.fail(c.text_start, Failure.CUT, "value cut off by the end of the text")
                     return False
@@ -88,6 +90,11 @@ class TextValues:
                 ((t, e) for t in c.text_stops if (e := t.pattern.match_end(win, q)) is not None and e > q),
                 key=lambda te: te[1],
             )
+            if not self.eof and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
+                # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
+                c.pos = base + q
+                c.state = Reading.WAIT
+                return False
             verdict = self._stop_valid(c, term, q, stop_end)
             if verdict is None:  # undecided until more text arrives
                 c.pos = base + q
@@ -152,6 +159,29 @@ class TextValues:
         if self._closes_line_value(c, term):
             return Stop.YES
         return Stop.MAYBE
+
+    def _line_value_ends(self, c: Cand) -> bool:
+        """Whether the end of the text completes the value (only asked there): a one-line
+        value (a line break ends it) of a line on its own, after which the grammar may end:
+        `shell/command>ls` at the very end is a call (decisions.md, "GLM lines at the end of
+        the text")."""
+        if c.rule != LINE_RULE:
+            return False
+        key = (c.g.name, tuple(c.parser.stack), "line_eof")
+        got = self._stop_cache.get(key)
+        if got is None:
+            got = any(t.pattern.match_end("\n", 0) for t in c.text_stops) and c.parser.accepts_seq([TEXT, END])
+            self._stop_cache[key] = got
+        return got
+
+    def _ends_in_stop(self, c: Cand, lp: int, n: int) -> bool:
+        """Whether the value's last characters begin one of its stops (`ls<|im_e`, a lone
+        `\r`): the text was cut off inside that marker, so the value is not complete."""
+        first, reach = c.text_first
+        win = self.window.win
+        lo = max(lp, n - reach)
+        at = (m.start() for m in first.finditer(win, lo, n)) if first is not None else range(lo, n)
+        return any(t.pattern.needs_more(win, p) for p in at for t in c.text_stops)
 
     def _closes_line_value(self, c: Cand, term: Terminal) -> bool:
         """Whether ``term`` is the block's closer, the block may end after it, and the value

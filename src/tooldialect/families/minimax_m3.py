@@ -7,6 +7,10 @@ elements' texts, which the same typing then reads (the schema's ``properties`` a
 ``items`` type the leaves).  A child name written twice in one object gathers its values
 in a list, in order.
 
+White space before, between and after child elements (a pretty-printed value) is not
+part of the value; other text before the first child refuses the call
+(``arguments_invalid``), since the value has no place for it.
+
 A closing element ends an element whatever name it spells (the grammar cannot pair
 names); when the name is not the opener's, the value still belongs to the opener's name
 and the call is reported with ``arguments_repaired``.  Nesting deeper than
@@ -27,6 +31,7 @@ from ..tree import node_text as _text
 __all__ = ["Reader"]
 
 _ITEM = "item"  # the element the template writes for each member of a list
+_LEAD = "elements_lead"  # the white space before a value's first child element
 _SPACE = " \t\r\n"
 _MARKERS: tuple[str, str, str] | None = None
 
@@ -44,7 +49,7 @@ def _markers() -> tuple[str, str, str]:
 
 class Reader(GenericReader):
     # nested elements, read under a parameter (grammar.unread checks it)
-    read_nodes = READ_NODES | {"element", "element_name", "element_value"}
+    read_nodes = READ_NODES | {"element", "element_name", "element_value", _LEAD}
 
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
         """A closing element written without the token (as MiniMax's API returns parameter
@@ -74,6 +79,11 @@ class Reader(GenericReader):
             detail = {"limit": "max_depth", "value": self.max_depth, "name": name}
             message = f"{name}: elements nest deeper than max_depth={self.max_depth}"
             return [], [Issue("limit_exceeded", detail, span, message)]
+        stray = _stray_text(params)
+        if stray is not None:
+            detail = {"name": name, "reason": f"text before the elements of <{stray[0]}>: {stray[1][:40]!r}"}
+            message = f"{name}: {detail['reason']}; the call is not returned"
+            return [], [Issue("arguments_invalid", detail, span, message)]
         calls, issues = super().read_call(node)
         mismatched: list[tuple[str, str]] = []
         for p in params:
@@ -94,6 +104,21 @@ class Reader(GenericReader):
             else:
                 out.append((key, _text(p.find("param_value")), None))
         return out
+
+
+def _stray_text(nodes: list[Node]) -> tuple[str, str] | None:
+    """The first element (its name, and the text) whose child elements follow text that is
+    not white space: an element holds text or elements, never both, so that text has no
+    place in the value and the call is refused rather than returned without it."""
+    for node in nodes:
+        lead = node.find(_LEAD) if isinstance(node, Node) else None
+        if lead is not None and _text(lead).strip(_SPACE):
+            opened = _text(node.find("param_name" if node.name == "param" else "element_name")).strip()
+            return opened, _text(lead).strip(_SPACE)
+        found = _stray_text(_children(node))
+        if found is not None:
+            return found
+    return None
 
 
 def _children(node: Node) -> list[Node]:
