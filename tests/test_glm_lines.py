@@ -113,7 +113,7 @@ def test_a_line_rule_must_be_gated(tmp_path: Path):
 
 def test_seed_vector_a_whole_reply_line():
     """The seed's vector: a line at the very end of the text, with no line break after it,
-    is a call — the end of the text ends the line (decisions.md 260), in batch and in a
+    is a call — the end of the text ends the line (decisions.md 166), in batch and in a
     stream, where it is decided at ``close()``."""
     for text in ("shell/command>ls -la\n", "shell/command>ls -la"):
         got = td.parse(text, tools=TOOLS)
