@@ -555,19 +555,21 @@ def test_a_block_past_the_longest_plan_is_read_token_by_token():
     assert fast > 0 and fast_events == slow_events
 
 
-def test_plans_are_bounded(monkeypatch):
-    """Plans are kept per token sequence, at most ``MAX_PLANS`` per catalog: past that a
-    new sequence is read token by token, with the same events."""
-    monkeypatch.setattr(whole, "MAX_PLANS", 3)
-    monkeypatch.setitem(catalog_for(("kimi_k2",)).engine_cache, "whole blocks", {"made": 0})
-    cat_text = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"
+@pytest.mark.parametrize("limit", ["MAX_PLANS", "MAX_ENDING_TOKENS"])
+def test_plans_are_bounded(monkeypatch, limit):
+    """Plans are kept per token sequence, at most ``MAX_PLANS`` per catalog, and the
+    endings worked out for them hold at most ``MAX_ENDING_TOKENS`` tokens in all: past
+    either, a new sequence is read token by token, with the same events."""
+    monkeypatch.setattr(whole, limit, 10)
+    plans = {"made": 0, "tokens": 0}
+    monkeypatch.setitem(catalog_for(("kimi_k2",)).engine_cache, "whole blocks", plans)
+    section = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"
     body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
-    with whole_steps(True):
-        for n in range(1, 4):
-            text = cat_text.format(body * n)
-            events = _dump(run_stream(text, [], families=["kimi_k2"]))
-            with whole_steps(False):
-                assert _dump(run_stream(text, [], families=["kimi_k2"])) == events
-    plans = catalog_for(("kimi_k2",)).engine_cache["whole blocks"]
-    assert plans["made"] == 3
-    assert reads(cat_text.format(body * 5), True, families=["kimi_k2"])[0] > 0  # no plan for it
+    looks = []
+    for n in range(1, 5):
+        text = section.format(body * n)
+        count, events = reads(text, True, families=["kimi_k2"])
+        assert reads(text, False, families=["kimi_k2"])[1] == events
+        looks.append(count)
+    assert plans[{"MAX_PLANS": "made", "MAX_ENDING_TOKENS": "tokens"}[limit]] <= 10
+    assert looks[0] == 0 and looks[-1] > 0, looks  # the first in one step; the last past the limit

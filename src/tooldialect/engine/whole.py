@@ -41,28 +41,42 @@ class Stage(NamedTuple):
     values: tuple[int, ...]
 
 
-class Plan(NamedTuple):
-    """A token sequence the one-step reading knows: what follows its last token (None: the
-    parse is finished there); the stage up to that token (where a reading that waits for
-    more text stands); the stages up to the block's end merged into one that builds only
-    the nodes handed over or left on the stack (None when the block cannot end there);
-    and whether a structure the tokens opened is still open (the reading then looks for
-    its closer past text it cannot read)."""
+class Ending(NamedTuple):
+    """What the parser does for a whole token sequence: the stage up to its last token
+    (where a reading that waits for more text stands); the stages up to the block's end,
+    merged into one that builds only the nodes handed over or left on the stack (None when
+    the block cannot end there); whether a structure the tokens opened is still open (the
+    reading then looks past unreadable text for its closer); and the names of the nodes
+    handed over."""
 
-    types: tuple[str, ...]
-    lex: Lexicon | None
     read: Stage
     whole: Stage | None
     open_left: bool
-    names: frozenset[str]  # the names of the nodes handed over
-    after: dict[str, Plan | None]  # the plans one token longer, by its type, as they are met
+    names: frozenset[str]
+
+
+class Plan:
+    """A token sequence the one-step reading has met, in a tree by token type: the parser's
+    stack after it, what the parser accepts next (None: the parse is finished), the
+    sequences one token longer, and, once a block has ended here, its ``Ending``."""
+
+    __slots__ = ("types", "stack", "lex", "after", "ending")
+
+    def __init__(self, types: tuple[str, ...], stack: tuple[int, ...], lex: Lexicon | None) -> None:
+        self.types = types
+        self.stack = stack
+        self.lex = lex
+        self.after: dict[str, Plan | None] = {}
+        self.ending: Ending | None | bool = False  # False: not worked out yet
 
 
 _NO_REF = -1
-#: A block of more tokens than this is read token by token (plans are kept per sequence).
+#: A block of more tokens than this is read token by token.
 MAX_TOKENS = 128
-#: Plans kept per catalog; past this, new sequences are read token by token.
+#: Plans kept per catalog, and the tokens their endings hold in all; past either, new
+#: sequences are read token by token (the plans already made stay).
 MAX_PLANS = 4096
+MAX_ENDING_TOKENS = 1 << 16
 
 
 class _Dry:
@@ -157,39 +171,66 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
     return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
 
 
-def _plan(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]) -> Plan | None:
-    if any(t.external and t.name not in JSON_EXTERNALS for t in g.terminals.values()):
-        return None  # values read as raw text or quoted strings: their scanners read them
-    dry = _Dry(g)
-    for i, t in enumerate(types):
-        if not dry.feed(t) or (i == 0 and dry.fired):
-            return None  # (a node handed over as the opener was read: the candidate has it)
-    if len(dry.parser.stack) > 64:
+def _payload_grammar(g: CompiledGrammar) -> bool:
+    """Whether ``g`` reads no value as raw text or as a quoted string (their scanners decide
+    where such a value ends: the token-by-token reading)."""
+    return not any(t.external and t.name not in JSON_EXTERNALS for t in g.terminals.values())
+
+
+_PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
+
+
+def _root(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | None:
+    """The plan of a block that has read its opener."""
+    fired: list[Node] = []
+    parser = LRParser(g.tables, "start", fired.append)
+    if not _payload_grammar(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
+        return None  # (a node handed over as the opener was read: the candidate has it)
+    return Plan((opener,), tuple(parser.stack), _next(g, parser, opener, accepted))
+
+
+def _child(g: CompiledGrammar, plan: Plan, ttype: str, accepted: dict[Any, Any]) -> Plan | None:
+    """The plan one token longer than ``plan``, or None when the parser refuses it."""
+    parser = LRParser(g.tables, "start")
+    parser.stack[:] = plan.stack
+    parser.values[:] = [_PLACE] * (len(plan.stack) - 1)
+    if not parser.feed(Tok(ttype, "", 0, 1)) or len(parser.stack) > 64:
         return None  # (the cursor caps a deep parse against max_depth)
+    return Plan((*plan.types, ttype), tuple(parser.stack), _next(g, parser, ttype, accepted))
+
+
+def _next(g: CompiledGrammar, parser: LRParser, last: str, accepted: dict[Any, Any]) -> Lexicon | None:
+    if parser.finished and last not in JSON_EXTERNALS:
+        # a marker that finishes the parse ends the block (Cursor._finish); after a payload
+        # the reading looks once more, as after any payload (Cursor._no_token)
+        return None
+    return lexicon_at(g, parser, accepted)
+
+
+def _ending(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]) -> Ending | None:
+    """The parser's work for the whole sequence, run once on placeholder tokens."""
+    dry = _Dry(g)
+    for t in types:
+        if not dry.feed(t):
+            return None  # (a plan is made only for sequences the parser reads)
     # the structures the tokens leave open, as a candidate notes them
     probe = Cand(g, "start", 0, False, None, accepted)  # type: ignore[arg-type]
     probe.parser = dry.parser
     for tok in dry.toks:
         probe.note(tok, g.terminals.get(tok.type))
     n = len(types)
-    if dry.parser.finished and types[-1] not in JSON_EXTERNALS:
-        # a marker that finishes the parse ends the block (Cursor._finish); after a payload
-        # the reading looks once more, as after any payload (Cursor._no_token)
-        read = dry.stage(0)
-        if read is None:
-            return None
-        return Plan(types, None, read, _merged(n, read, None), False, _names(dry), {})
-    lex = lexicon_at(g, dry.parser, accepted)
-    open_left = bool(probe.open_closers())
     read = dry.stage(0)
     if read is None:
         return None
+    if dry.parser.finished and types[-1] not in JSON_EXTERNALS:
+        return Ending(read, _merged(n, read, None), False, _names(dry))
+    open_left = bool(probe.open_closers())
     if not dry.parser.accepts(END):
-        return Plan(types, lex, read, None, open_left, _names(dry), {})  # the block cannot end here
+        return Ending(read, None, open_left, _names(dry))  # the block cannot end here
     before = len(dry.fired)
     dry.parser.end()
     ended = dry.stage(before)
-    return None if ended is None else Plan(types, lex, read, _merged(n, read, ended), open_left, _names(dry), {})
+    return None if ended is None else Ending(read, _merged(n, read, ended), open_left, _names(dry))
 
 
 def _names(dry: _Dry) -> frozenset[str]:
@@ -202,16 +243,28 @@ class WholeBlocks:
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
         ``ttype``), made the first time it is met."""
-        cache = self._stop_cache.setdefault("whole blocks", {"made": 0})
+        cache = self._plans()
         after = cache.setdefault(g.name, {}) if plan is None else plan.after
         got = after.get(ttype, after)
         if got is after:
             if cache["made"] >= MAX_PLANS:
                 return None
             cache["made"] += 1
-            types = (ttype,) if plan is None else (*plan.types, ttype)
-            got = after[ttype] = _plan(g, types, self._accepted.setdefault(g.name, {}))
+            accepted = self._accepted.setdefault(g.name, {})
+            got = after[ttype] = _root(g, ttype, accepted) if plan is None else _child(g, plan, ttype, accepted)
         return got
+
+    def _ending_of(self, g: CompiledGrammar, plan: Plan) -> Ending | None:
+        if plan.ending is False:
+            cache = self._plans()
+            if cache["tokens"] + len(plan.types) > MAX_ENDING_TOKENS:
+                return None
+            cache["tokens"] += len(plan.types)
+            plan.ending = _ending(g, plan.types, self._accepted.setdefault(g.name, {}))
+        return plan.ending  # type: ignore[return-value]
+
+    def _plans(self) -> dict[str, Any]:
+        return self._stop_cache.setdefault("whole blocks", {"made": 0, "tokens": 0})
 
     def _whole_block(self, b: Block, c: Cand) -> bool | None:
         """Read ``b`` (its one candidate ``c`` has read the opener) in one step when its text
@@ -264,15 +317,20 @@ class WholeBlocks:
             lex = plan.lex
         if plan is None:
             return None
-        if plan.whole is None and (pos < n or self.eof):
+        ending = self._ending_of(g, plan)
+        if ending is None:
+            return None
+        if ending.whole is None and (pos < n or self.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
-        if pos < n and plan.lex is not None and plan.open_left:
+        if pos < n and plan.lex is not None and ending.open_left:
             return None  # unreadable text inside a structure still open: looked past for its closer
-        if not plan.names.isdisjoint(c.reader.member_nodes):
+        if not ending.names.isdisjoint(c.reader.member_nodes):
             return None  # members read against the parser's stack as it was then
-        return self._replay(b, c, plan, toks, pos)
+        return self._replay(b, c, plan, ending, toks, pos)
 
-    def _replay(self, b: Block, c: Cand, plan: Plan, read: list[tuple[Terminal, int, int]], pos: int) -> bool:
+    def _replay(
+        self, b: Block, c: Cand, plan: Plan, ending: Ending, read: list[tuple[Terminal, int, int]], pos: int
+    ) -> bool:
         """Hand the plan's nodes, built from the block's tokens, to ``c`` as its parser
         would; True when ``c`` then stands as the token-by-token reading leaves it."""
         win, base = self.window.win, self.window.base
@@ -290,7 +348,7 @@ class WholeBlocks:
         c.loose = None
         b.sniffed = 0
         waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
-        stage = plan.read if waits else plan.whole
+        stage = ending.read if waits else ending.whole
         assert stage is not None
         for name, refs, start, end, size in stage.nodes:
             node = Node(name, [objs[r] for r in refs], None if start < 0 else objs[start].start, None if end < 0 else objs[end].end)
