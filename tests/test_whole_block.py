@@ -362,21 +362,28 @@ def test_near_canonical_blocks_read_the_same_either_way(block):
 # -- 3. the one-step reading is the one taken -------------------------------------------------------
 
 
-def scans(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tuple[int, list[list[Any]]]:
-    """How many times ``JsonScanner.scan`` runs while ``text`` is read (fed at ``feed``, or
-    parsed), and the events."""
+def counting(
+    owner: type, method: str, text: str, on: bool, feed: list[int] | None, **opts: Any
+) -> tuple[int, list[list[Any]]]:
+    """How many times ``owner.method`` runs while ``text`` is read (fed at ``feed``, or
+    parsed) with the one-step readings on or off, and the events."""
     count = 0
-    scan = JsonScanner.scan
+    original = getattr(owner, method)
 
-    def counted(self: JsonScanner, *args: Any) -> Any:
+    def counted(self: Any, *args: Any) -> Any:
         nonlocal count
         count += 1
-        return scan(self, *args)
+        return original(self, *args)
 
     with pytest.MonkeyPatch.context() as mp, whole_steps(on):
-        mp.setattr(JsonScanner, "scan", counted)
+        mp.setattr(owner, method, counted)
         events = run_stream(text, feed or [], **opts)
     return count, _dump(events)
+
+
+def scans(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tuple[int, list[list[Any]]]:
+    """How many times ``JsonScanner.scan`` runs while ``text`` is read, and the events."""
+    return counting(JsonScanner, "scan", text, on, feed, **opts)
 
 
 CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opts": {"unit": None}}}
@@ -451,18 +458,7 @@ def test_nesting_at_max_depth_is_still_one_step():
 def reads(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tuple[int, list[list[Any]]]:
     """How many tokens the candidates look for one by one (``Cursor._read_token``) while
     ``text`` is read, and the events."""
-    count = 0
-    read_token = Cursor._read_token
-
-    def counted(self: Cursor, *args: Any) -> Any:
-        nonlocal count
-        count += 1
-        return read_token(self, *args)
-
-    with pytest.MonkeyPatch.context() as mp, whole_steps(on):
-        mp.setattr(Cursor, "_read_token", counted)
-        events = run_stream(text, feed or [], **opts)
-    return count, _dump(events)
+    return counting(Cursor, "_read_token", text, on, feed, **opts)
 
 
 #: Families whose own rendering of calls is read whole, what follows the calls, and the
@@ -501,7 +497,9 @@ EDGES = {
     "a second block on the next line": HERMES_CALL + "\n" + HERMES_CALL,
     "prose right after the closer": HERMES_CALL + "Done.",
     "a cut marker after the closer": HERMES_CALL + "\n</tool_ca",
-    "a second payload in the block": HERMES_CALL.replace("\n</tool_call>", '{"name": "f", "arguments": {}}</tool_call>'),
+    "a second payload in the block": HERMES_CALL.replace(
+        "\n</tool_call>", '{"name": "f", "arguments": {}}</tool_call>'
+    ),
     "no closer": HERMES_CALL.replace("\n</tool_call>", "") + "\n\nThat is all.",
     "a payload that is no call": '<tool_call>{"city": "Paris"}</tool_call> ok',
     "an empty name": '<tool_call>{"name": "", "arguments": {}}</tool_call>',
@@ -551,7 +549,7 @@ def test_a_block_past_the_longest_plan_is_read_token_by_token():
     long = "<|tool_calls_section_begin|>" + body * (MAX_TOKENS // 4 + 1) + "<|tool_calls_section_end|>"
     assert reads(short, True, families=["kimi_k2"])[0] == 0
     fast, fast_events = reads(long, True, families=["kimi_k2"])
-    slow, slow_events = reads(long, False, families=["kimi_k2"])
+    _, slow_events = reads(long, False, families=["kimi_k2"])
     assert fast > 0 and fast_events == slow_events
 
 

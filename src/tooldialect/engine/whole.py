@@ -60,7 +60,7 @@ class Plan:
     stack after it, what the parser accepts next (None: the parse is finished), the
     sequences one token longer, and, once a block has ended here, its ``Ending``."""
 
-    __slots__ = ("types", "stack", "lex", "after", "ending")
+    __slots__ = ("after", "ending", "lex", "stack", "types")
 
     def __init__(self, types: tuple[str, ...], stack: tuple[int, ...], lex: Lexicon | None) -> None:
         self.types = types
@@ -351,7 +351,8 @@ class WholeBlocks:
         stage = ending.read if waits else ending.whole
         assert stage is not None
         for name, refs, start, end, size in stage.nodes:
-            node = Node(name, [objs[r] for r in refs], None if start < 0 else objs[start].start, None if end < 0 else objs[end].end)
+            first = None if start < 0 else objs[start].start
+            node = Node(name, [objs[r] for r in refs], first, None if end < 0 else objs[end].end)
             node.size = size
             objs.append(node)
         for ref, payload in stage.fired:
