@@ -559,7 +559,7 @@ def test_plans_are_bounded(monkeypatch, limit):
     endings worked out for them hold at most ``MAX_ENDING_TOKENS`` tokens in all: past
     either, a new sequence is read token by token, with the same events."""
     monkeypatch.setattr(whole, limit, 10)
-    plans = {"made": 0, "tokens": 0}
+    plans = whole.Plans()
     monkeypatch.setitem(catalog_for(("kimi_k2",)).engine_cache, "whole blocks", plans)
     section = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"
     body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
@@ -569,5 +569,5 @@ def test_plans_are_bounded(monkeypatch, limit):
         count, events = reads(text, True, families=["kimi_k2"])
         assert reads(text, False, families=["kimi_k2"])[1] == events
         looks.append(count)
-    assert plans[{"MAX_PLANS": "made", "MAX_ENDING_TOKENS": "tokens"}[limit]] <= 10
+    assert getattr(plans, {"MAX_PLANS": "made", "MAX_ENDING_TOKENS": "tokens"}[limit]) <= 10
     assert looks[0] == 0 and looks[-1] > 0, looks  # the first in one step; the last past the limit

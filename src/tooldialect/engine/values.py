@@ -64,7 +64,7 @@ class TextValues:
                     if c.text_tentative is not None:
                         self._rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
-                    if self._line_value_ends(c) and not self._ends_in_stop(c, lp, n):
+                    if self._line_value_ends(c) and self._cut_stop(c, lp, n, n) < 0:
                         return self._end_text(c, base + n)  # the end of the text ends a line
                     c.reach = base + n
                     c.fail(c.text_start, Failure.CUT, "value cut off by the end of the text")
@@ -73,15 +73,9 @@ class TextValues:
                 if rx is not None and ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
                 if not self.eof:
-                    # a stop cut off by the end begins with one of its first characters, no
-                    # further back than the longest stop
-                    first, reach = c.text_first
-                    lo = max(lp, end - reach)
-                    at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
-                    for p in at:
-                        if any(t.pattern.needs_more(win, p) for t in c.text_stops):
-                            hold = p
-                            break
+                    cut = self._cut_stop(c, lp, end, hold)
+                    if cut >= 0:
+                        hold = cut
                 c.pos = base + hold
                 c.state = Reading.WAIT
                 return False
@@ -174,14 +168,18 @@ class TextValues:
             self._stop_cache[key] = got
         return got
 
-    def _ends_in_stop(self, c: Cand, lp: int, n: int) -> bool:
-        """Whether the value's last characters begin one of its stops (`ls<|im_e`, a lone
-        `\r`): the text was cut off inside that marker, so the value is not complete."""
+    def _cut_stop(self, c: Cand, lp: int, end: int, hold: int) -> int:
+        """The first place in ``[lp, hold)`` where one of the value's stops begins and is
+        cut off by ``end`` (-1: none). Such a stop begins with one of its first characters,
+        no further back than the longest stop: `ls<|im_e` or a lone `\r` at the end."""
         first, reach = c.text_first
         win = self.window.win
-        lo = max(lp, n - reach)
-        at = (m.start() for m in first.finditer(win, lo, n)) if first is not None else range(lo, n)
-        return any(t.pattern.needs_more(win, p) for p in at for t in c.text_stops)
+        lo = max(lp, end - reach)
+        at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
+        for p in at:
+            if any(t.pattern.needs_more(win, p) for t in c.text_stops):
+                return p
+        return -1
 
     def _closes_line_value(self, c: Cand, term: Terminal) -> bool:
         """Whether ``term`` is the block's closer, the block may end after it, and the value

@@ -60,14 +60,26 @@ class Plan:
     stack after it, what the parser accepts next (None: the parse is finished), the
     sequences one token longer, and, once a block has ended here, its ``Ending``."""
 
-    __slots__ = ("after", "ending", "lex", "stack", "types")
+    __slots__ = ("after", "ended", "ending", "lex", "stack", "types")
 
     def __init__(self, types: tuple[str, ...], stack: tuple[int, ...], lex: Lexicon | None) -> None:
         self.types = types
         self.stack = stack
         self.lex = lex
         self.after: dict[str, Plan | None] = {}
-        self.ending: Ending | None | bool = False  # False: not worked out yet
+        self.ended = False  # whether ``ending`` was worked out (None: the parser refuses it)
+        self.ending: Ending | None = None
+
+
+class Plans:
+    """A catalog's plans: a tree per grammar, by opener, and what has been spent on them."""
+
+    __slots__ = ("made", "roots", "tokens")
+
+    def __init__(self) -> None:
+        self.roots: dict[str, dict[str, Plan | None]] = {}  # grammar -> opener type -> plan
+        self.made = 0  # plans made
+        self.tokens = 0  # tokens of the endings worked out
 
 
 _NO_REF = -1
@@ -243,28 +255,37 @@ class WholeBlocks:
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
         ``ttype``), made the first time it is met."""
-        cache = self._plans()
-        after = cache.setdefault(g.name, {}) if plan is None else plan.after
+        plans = self._plans()
+        if plan is not None:
+            after = plan.after
+        else:
+            after = plans.roots.get(g.name)
+            if after is None:
+                after = plans.roots[g.name] = {}
         got = after.get(ttype, after)
         if got is after:
-            if cache["made"] >= MAX_PLANS:
+            if plans.made >= MAX_PLANS:
                 return None
-            cache["made"] += 1
+            plans.made += 1
             accepted = self._accepted.setdefault(g.name, {})
             got = after[ttype] = _root(g, ttype, accepted) if plan is None else _child(g, plan, ttype, accepted)
         return got
 
     def _ending_of(self, g: CompiledGrammar, plan: Plan) -> Ending | None:
-        if plan.ending is False:
-            cache = self._plans()
-            if cache["tokens"] + len(plan.types) > MAX_ENDING_TOKENS:
+        if not plan.ended:
+            plans = self._plans()
+            if plans.tokens + len(plan.types) > MAX_ENDING_TOKENS:
                 return None
-            cache["tokens"] += len(plan.types)
+            plans.tokens += len(plan.types)
             plan.ending = _ending(g, plan.types, self._accepted.setdefault(g.name, {}))
-        return plan.ending  # type: ignore[return-value]
+            plan.ended = True
+        return plan.ending
 
-    def _plans(self) -> dict[str, Any]:
-        return self._stop_cache.setdefault("whole blocks", {"made": 0, "tokens": 0})
+    def _plans(self) -> Plans:
+        got = self._stop_cache.get("whole blocks")
+        if got is None:
+            got = self._stop_cache["whole blocks"] = Plans()
+        return got
 
     def _whole_block(self, b: Block, c: Cand) -> bool | None:
         """Read ``b`` (its one candidate ``c`` has read the opener) in one step when its text
