@@ -99,6 +99,33 @@ def test_a_held_tail_is_judged_as_every_marker_would_judge_it(prefix, junk, twic
         assert _CAT.cut_off(tail) is want  # and the same when remembered
 
 
+_SOURCES = sorted({m.terminal.pattern.literal for m in _CAT.markers if m.terminal.pattern.literal})
+
+
+@given(st.sampled_from(_SOURCES), st.integers(0, 12), st.text(alphabet="<|>/_abtc\n", max_size=12))
+def test_the_markers_viable_at_a_place_are_those_that_match_or_may_be_arriving(marker, cut, after):
+    """``Catalog.viable`` (by two characters, then eight where two leave many) drops only
+    markers that can neither match at the place nor be cut off there: every marker that
+    matches, or may still grow at the text's end, is among what it returns, in the table's
+    order."""
+    text = marker[:cut] + after if cut < len(marker) else marker + after
+    got = _CAT.viable(text, 0)
+    every = _CAT.at(text, 0)
+    want = [m for m in every if m.terminal.pattern.needs_more(text, 0) or m.terminal.pattern.match_end(text, 0)]
+    assert [m for m in got if m in want] == want
+    assert list(got) == [m for m in every if m in got]  # a subset, in order
+
+
+def test_a_marker_shared_by_many_families_prefix_is_checked_against_few():
+    """Every family on, more than fifty markers begin with ``<|``; at a Harmony channel
+    header only those its first eight characters allow are tried."""
+    assert len(_CAT.viable("<|x", 0)) > 40
+    header = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}"
+    got = _CAT.viable(header, 0)
+    assert 1 <= len(got) <= 4
+    assert any(m.role == "open" and m.terminal.pattern.match_end(header, 0) for m in got)
+
+
 # -- the loop watch -------------------------------------------------------------------------------
 
 

@@ -54,6 +54,7 @@ class Catalog:
     # of text values, accepted terminals), shared by every stream over this catalog
     engine_cache: dict[Any, Any] = field(default_factory=dict)
     _pairs: dict[str, tuple[Marker, ...]] = field(default_factory=dict)  # see viable()
+    _keys: dict[str, tuple[Marker, ...]] = field(default_factory=dict)  # see viable()
     _tails: dict[str, bool] = field(default_factory=dict)  # see cut_off()
     lead_rx: re.Pattern[str] = _NOTHING  # where a marker may begin, by two characters (_lead)
 
@@ -62,9 +63,10 @@ class Catalog:
 
     def viable(self, text: str, pos: int) -> tuple[Marker, ...]:
         """The markers that may match at ``pos``, or be cut off there, as far as the two
-        characters from ``pos`` tell: a marker for which they are neither a match nor the
-        beginning of one can neither match nor be arriving there, whatever follows.  Far
-        fewer than :meth:`at` gives in text full of ``<`` (HTML, JSX, code)."""
+        characters from ``pos`` tell (eight, where two leave more than a few): a marker for
+        which they are neither a match nor the beginning of one can neither match nor be
+        arriving there, whatever follows.  Far fewer than :meth:`at` gives in text full of
+        ``<`` (HTML, JSX, code)."""
         found = self.first.get(text[pos], ()) if pos < len(text) else ()
         if not found or pos + 1 >= len(text):
             return found
@@ -78,7 +80,19 @@ class Catalog:
             )
             if len(self._pairs) < _MAX_PAIRS:
                 self._pairs[pair] = got
-        return got
+        if len(got) <= _NARROW or pos + _KEY > len(text):
+            return got
+        # many markers share their first two characters (every `<|…|>` token): the next few
+        # tell them apart the same way
+        key = text[pos : pos + _KEY]
+        narrow = self._keys.get(key)
+        if narrow is None:
+            narrow = tuple(
+                m for m in got if m.terminal.pattern.needs_more(key, 0) or m.terminal.pattern.match_end(key, 0) is not None
+            )
+            if len(self._keys) < _MAX_PAIRS:
+                self._keys[key] = narrow
+        return narrow
 
     def cut_off(self, tail: str) -> bool:
         """Whether a marker may begin at ``tail``'s first character and be cut off by its
@@ -187,6 +201,8 @@ def _lead(cat: Catalog) -> re.Pattern[str]:
 
 #: Two-character beginnings remembered per catalog (bounded whatever the text holds).
 _MAX_PAIRS = 4096
+_NARROW = 4  # more markers than this for two characters: viable() looks at _KEY characters
+_KEY = 8
 _cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
 #: the catalog last given for the families as asked (any order, repeats): no work per stream
 _asked: dict[tuple[int, tuple[str, ...] | None], Catalog] = {}
