@@ -39,16 +39,22 @@ class Cursor:
     whole_steps = True
 
     def _string_run(self, delta: str) -> bool:
-        """A delta that only continues a value the block's one candidate is reading, with
-        nothing in it to note: the reading steps of _advance and _loop_scan taken whole.
+        """A delta that only continues a value the block's one candidate is reading (its
+        only one, or the leader once every other has failed), with nothing in it to note:
+        the reading steps of _advance and _loop_scan taken whole.
         That is a JSON string (plain characters and two-character escapes, which may span
         deltas: JsonScanner.string_run) or a raw text value (no character a stop begins
         with, no backslash where backslashes escape), with no character a loop marker
         begins with, under the size cap.  False, having done nothing, otherwise."""
         b = self.block
-        if b.phase is not Phase.LEX or b.early is None or len(b.cands) != 1:
+        if b.phase is not Phase.LEX or b.early is None:
             return False
-        c = b.cands[0]
+        if len(b.cands) == 1:
+            c = b.cands[0]
+        elif b.early:
+            c = b.leader  # early with several: every other candidate has failed (_update_early)
+        else:
+            return False
         w = self.window
         at = w.base + len(w.win)
         if c.state is not Reading.WAIT or c.pos != at:
