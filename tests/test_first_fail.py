@@ -105,3 +105,50 @@ def test_a_shared_opener_reads_the_same_at_every_chunking(text, left, calls, dia
         events = run_stream(text, cuts(text, chunking, seed=len(text)))
         problem = stream_problem(text, events, result)
         assert problem is None, f"{chunking}: {problem}"
+
+
+# -- a stream's string run once the other candidates have failed ---------------------------------
+
+_LONG = "Paris, then Lyon and Marseille; " * 6
+#: Values streamed delta by delta in blocks several families open, every family on, and
+#: whether every other candidate fails where the body begins (else the block announces
+#: nothing early, and the run is not taken).
+_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "'
+RUNS = [
+    (f'Sure.\n{_CALL}{_LONG}"}}}}\n</tool_call>\nDone.', True),
+    (_CALL + 'a \\"b\\" \\\\n \\u00e9 ' + _LONG + '"}}\n</tool_call>', True),
+    (f'{_CALL}{_LONG} <tool_call> {_LONG}"}}}}\n</tool_call>', True),
+    (_CALL + _LONG, True),
+    (f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{_LONG}\n</parameter>\n</function>\n</tool_call>", True),
+    # GLM, GLM lines, P-Format and code calls all read the name first
+    (f"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{_LONG}</arg_value>\n</tool_call>", False),
+]
+
+
+def _events(text: str, chunking: str) -> list[list[Any]]:
+    events = run_stream(text, cuts(text, chunking, seed=len(text)), tools=TOOLS)
+    return [[type(e).__name__, e.model_dump()] for e in events]
+
+
+@pytest.mark.parametrize(("text", "run"), RUNS)
+def test_the_leader_reads_a_value_run_once_the_others_have_failed(text, run):
+    """With every family on, the candidates that failed at the body's first token no longer
+    keep the one left from taking a delta that only continues its value in one step
+    (``Cursor._string_run``), and the events are those of reading each delta."""
+    taken: list[bool] = []
+    real = Cursor._string_run
+
+    def spy(self: Any, delta: str) -> bool:
+        got = real(self, delta)
+        taken.append(got and len(self.block.cands) > 1)
+        return got
+
+    for chunking in ("chars", "threes", "random"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Cursor, "_string_run", spy)
+            fast = _events(text, chunking)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Cursor, "_string_run", lambda self, delta: False)
+            slow = _events(text, chunking)
+        assert fast == slow, chunking
+    assert any(taken) is run  # taken in a block of several candidates
