@@ -39,16 +39,22 @@ class Cursor:
     whole_steps = True
 
     def _string_run(self, delta: str) -> bool:
-        """A delta that only continues a value the block's one candidate is reading, with
-        nothing in it to note: the reading steps of _advance and _loop_scan taken whole.
+        """A delta that only continues a value the block's one candidate is reading (its
+        only one, or the leader once every other has failed), with nothing in it to note:
+        the reading steps of _advance and _loop_scan taken whole.
         That is a JSON string (plain characters and two-character escapes, which may span
         deltas: JsonScanner.string_run) or a raw text value (no character a stop begins
         with, no backslash where backslashes escape), with no character a loop marker
         begins with, under the size cap.  False, having done nothing, otherwise."""
         b = self.block
-        if b.phase is not Phase.LEX or b.early is None or len(b.cands) != 1:
+        if b.phase is not Phase.LEX or b.early is None:
             return False
-        c = b.cands[0]
+        if len(b.cands) == 1:
+            c = b.cands[0]
+        elif b.early:
+            c = b.leader  # early with several: every other candidate has failed (_update_early)
+        else:
+            return False
         w = self.window
         at = w.base + len(w.win)
         if c.state is not Reading.WAIT or c.pos != at:
@@ -190,12 +196,14 @@ class Cursor:
         win = self.window.win
         n = len(win)
         first = self._ignore_first(c.g)
-        if lp < n and first is not None and win[lp] not in first:
-            return lp  # nothing ignored can begin here (nor be arriving)
         skipped = True
         while skipped:
+            if lp < n and first is not None and win[lp] not in first:
+                return lp  # nothing ignored can begin here (nor be arriving)
             skipped = False
             for ig in c.g.ignore:
+                if lp < n and ig.pattern.first is not None and win[lp] not in ig.pattern.first:
+                    continue  # it cannot begin here (nor be arriving)
                 m = ig.pattern.regex.match(win, lp)
                 if m is not None and m.end() > lp and (m.end() < n or self.eof or not resumed(ig, win, lp)):
                     lp = m.end()
@@ -224,7 +232,10 @@ class Cursor:
             else:
                 c.state = Reading.WAIT
             return False
-        best, external, wait = self._longest(lex.at(win[lp]), win, lp)
+        terms = lex.at(win[lp])
+        if not terms and not text_ok:
+            return self._unexpected(c, lp)  # nothing the parser accepts can begin here
+        best, external, wait = self._longest(terms, win, lp)
         if best is not None and self.specials is not None and c.g.header.special_tokens == "only":
             if self.specials.ordinary(base + lp, win[lp : best[0]]):
                 # a marker of this family spelled in ordinary tokens is not its marker
@@ -245,7 +256,12 @@ class Cursor:
             c.text_stops, c.text_rx, c.text_first = self._stops(c)
             c.text_tentative = None
             return True
-        self._no_token(c, base + lp, f"unexpected {win[lp]!r}")
+        return self._unexpected(c, lp)
+
+    def _unexpected(self, c: Cand, lp: int) -> bool:
+        """Nothing the parser accepts is at ``lp`` (where ``c`` reads): the block ends, fails,
+        or goes on after the junk (_no_token).  False to stop."""
+        self._no_token(c, self.window.base + lp, f"unexpected {self.window.win[lp]!r}")
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
     def _ignore_first(self, g: CompiledGrammar) -> frozenset[str] | None:
@@ -362,12 +378,13 @@ class Cursor:
     def _no_token(self, c: Cand, pos: int, reason: str) -> None:
         """Nothing the grammar accepts can be read at ``pos``."""
         at_end = pos >= self.window.base + len(self.window.win)
-        if not (c.parser.finished or c.parser.accepts(END)) and c.unloose():
+        ends = c.parser.finished or c.parser.accepts(END)
+        if not ends and c.loose is not None and c.unloose():
             # only bare tokens since the block could end (no marker, no payload): they
             # were prose after the block, which ends where it could
             self._done(c, trail=True)
             return
-        if c.parser.finished or c.parser.accepts(END):
+        if ends:
             if c.whole and (not at_end and _NON_WS.match(self.window.win, pos - self.window.base)):
                 if not c.last_type.startswith("FURNITURE_"):
                     c.fail(pos, Failure.SYNTAX, "text after the payload")
