@@ -49,6 +49,8 @@ class Catalog:
     lines: tuple[CompiledGrammar, ...] = ()  # grammars with a `line` rule (tried where a visible line begins)
     # families that read a special token's text only where token ids wrote that token
     special_only: frozenset[str] = frozenset()
+    # names a family's model writes to call no tool (its header's `no tool:` line), by family
+    no_tool: dict[str, frozenset[str]] = field(default_factory=dict)
     _recovery: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
     # what the engine works out once per grammar and parser state (loop patterns, the stops
     # of text values, accepted terminals), shared by every stream over this catalog
@@ -177,6 +179,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         reply_furniture=tuple(reply_furniture.values()),
         lines=tuple(g for g in grammars if "line" in g.starts),
         special_only=frozenset(g.name for g in grammars if g.header.special_tokens == "only"),
+        no_tool={g.name: frozenset(g.header.no_tool) for g in grammars if g.header.no_tool},
     )
     cat.lead_rx = _lead(cat)
     return cat

@@ -61,8 +61,7 @@ class ToolStream:
         self.policy = policy
         self.families = _families(families)
         catalog = catalog_for(self.families)
-        no_tool = {g.name: frozenset(g.header.no_tool) for g in catalog.grammars if g.header.no_tool}
-        self._engine = Engine(catalog, Binder(toolset, policy, no_tool), policy)
+        self._engine = Engine(catalog, Binder(toolset, policy, catalog.no_tool), policy)
         self._closed = False
         # feed_tokens: token ids decoded here, special tokens written out (tokens.py)
         self._detok = Detokenizer(tokenizer, special_tokens) if tokenizer is not None or special_tokens else None
