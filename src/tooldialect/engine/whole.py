@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 from ..grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import END, LRParser, Node, Tok
 from .cand import Block, Cand, Lexicon, lexicon_at
-from .kinds import Reading
+from .kinds import Reading, Stop
+from .values import TEXT
 
 __all__ = ["WholeBlocks"]
 
@@ -183,10 +184,10 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
     return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
 
 
-def _payload_grammar(g: CompiledGrammar) -> bool:
-    """Whether ``g`` reads no value as raw text or as a quoted string (their scanners decide
-    where such a value ends: the token-by-token reading)."""
-    return not any(t.external and t.name not in JSON_EXTERNALS for t in g.terminals.values())
+def _planned(g: CompiledGrammar) -> bool:
+    """Whether ``g`` reads no value as a quoted string (its scanner decides where such a
+    value ends: the token-by-token reading)."""
+    return not any(t.external and t.name not in JSON_EXTERNALS and t.name != TEXT for t in g.terminals.values())
 
 
 _PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
@@ -196,7 +197,7 @@ def _root(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | N
     """The plan of a block that has read its opener."""
     fired: list[Node] = []
     parser = LRParser(g.tables, "start", fired.append)
-    if not _payload_grammar(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
+    if not _planned(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
         return None  # (a node handed over as the opener was read: the candidate has it)
     return Plan((opener,), tuple(parser.stack), _next(g, parser, opener, accepted))
 
@@ -309,11 +310,15 @@ class WholeBlocks:
         plan: Plan | None = None
         last = start
         at = pos = c.pos - base
+        probe: Cand | None = None  # where a text value's stops are worked out
         while lex is not None:  # (None: the parse finished with the last token)
-            pos = self._skip_ignored(c, at)
-            if lex.text_ok or pos < 0:
-                return None  # a value read as raw text, or an ignored token still arriving
+            # white space is part of a raw text value, else it is skipped
+            pos = at if lex.text_ok else self._skip_ignored(c, at)
+            if pos < 0:
+                return None  # an ignored token still arriving
             if pos >= n:
+                if lex.text_ok:
+                    return None  # a value cut off before its first character, or yet to come
                 break  # the end of the text (so far)
             best, external, wait = self._longest(lex.at(win[pos]), win, pos)
             if wait:
@@ -326,6 +331,12 @@ class WholeBlocks:
                     return None  # not strict JSON, not whole yet, too deep, or past the cap
             elif external is not None:
                 return None  # a quoted string: its scanner reads it
+            elif lex.text_ok:
+                if probe is None:
+                    probe = Cand(g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(g.name, {}))
+                term, end = g.terminals[TEXT], self._text_value(b, probe, last, pos)
+                if end < 0:
+                    return None  # no stop that surely ends it: token by token
             else:
                 break  # nothing the parser accepts: the block ends before this
             if base + end > cap or len(toks) >= MAX_TOKENS:
@@ -348,6 +359,18 @@ class WholeBlocks:
         if not ending.names.isdisjoint(c.reader.member_nodes):
             return None  # members read against the parser's stack as it was then
         return self._replay(b, c, plan, ending, toks, pos)
+
+    def _text_value(self, b: Block, probe: Cand, plan: Plan, lp: int) -> int:
+        """Where the raw text value at ``lp``, read after ``plan``'s tokens, ends: at the
+        first stop that surely ends it, as ``_scan_text`` finds it (``probe`` stands where
+        the candidate's parser would); -1 when no stop is found before the size cap or the
+        end of the window, or the first that may end it is undecided (more text, the tool
+        being called) or only a fallback (``Stop.MAYBE``)."""
+        probe.parser.stack[:] = plan.stack
+        probe.text_stops, probe.text_rx, probe.text_first = self._stops(probe)
+        end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
+        q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
+        return q if q >= 0 and verdict is Stop.YES else -1
 
     def _replay(
         self, b: Block, c: Cand, plan: Plan, ending: Ending, read: list[tuple[Terminal, int, int]], pos: int
@@ -382,7 +405,7 @@ class WholeBlocks:
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         for i, (term, _start, _end) in enumerate(read):
-            if term.external:
+            if term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
                 c.json_start = objs[i + 1].start
             c.note(objs[i + 1], c.g.terminals.get(term.name))
