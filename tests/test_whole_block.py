@@ -544,16 +544,34 @@ def test_the_edges_of_a_whole_block_read_the_same_either_way(title, policy):
     assert batch_difference(text, opts) is None
 
 
-def test_a_block_past_the_longest_plan_is_read_token_by_token():
-    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block is read one token at a
-    time, and reads the same."""
-    body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
-    short = "<|tool_calls_section_begin|>" + body + "<|tool_calls_section_end|>"
-    long = "<|tool_calls_section_begin|>" + body * (MAX_TOKENS // 4 + 1) + "<|tool_calls_section_end|>"
-    assert reads(short, True, families=["kimi_k2"])[0] == 0
-    fast, fast_events = reads(long, True, families=["kimi_k2"])
-    _, slow_events = reads(long, False, families=["kimi_k2"])
-    assert fast > 0 and fast_events == slow_events
+LONG_BODIES = {
+    "kimi_k2": (
+        "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+        '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>',
+        4,
+    ),
+    "invoke_xml": (
+        "<｜DSML｜tool_calls>\n{}</｜DSML｜tool_calls>",
+        '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">x\ny</｜DSML｜parameter>\n</｜DSML｜invoke>\n',
+        16,
+    ),
+}
+
+
+@pytest.mark.parametrize("family", list(LONG_BODIES))
+@pytest.mark.parametrize("tail", ["", "\nDone.", " </｜DSML｜tool_calls"])
+def test_a_block_past_the_longest_plan_reads_the_rest_token_by_token(family, tail):
+    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block has its first tokens read
+    in one step, up to the last that is not a bare one, and the rest one token at a time;
+    it reads the same, fed whole and a character at a time."""
+    block, body, tokens = LONG_BODIES[family]
+    short = block.format(body)
+    long = block.format(body * (MAX_TOKENS // tokens + 1)) + tail
+    assert reads(short, True, families=[family])[0] == 0
+    fast, fast_events = reads(long, True, families=[family])
+    slow, slow_events = reads(long, False, families=[family])
+    assert 0 < fast < slow - MAX_TOKENS // 2 and fast_events == slow_events, (fast, slow)
+    assert difference(long, {"families": [family]}, cuts(long, "chars", len(long))) is None
 
 
 @pytest.mark.parametrize("limit", ["MAX_PLANS", "MAX_ENDING_TOKENS"])

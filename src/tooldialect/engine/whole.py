@@ -339,8 +339,10 @@ class WholeBlocks:
                     return None  # no stop that surely ends it: token by token
             else:
                 break  # nothing the parser accepts: the block ends before this
-            if base + end > cap or len(toks) >= MAX_TOKENS:
+            if base + end > cap:
                 return None
+            if len(toks) >= MAX_TOKENS:
+                return self._first_part(b, c, start, toks)
             toks.append((term, pos, end))
             plan = last = self._plan_after(g, last, term.name)
             if plan is None:
@@ -372,11 +374,37 @@ class WholeBlocks:
         q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
+    def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | None:
+        """A block of more than ``MAX_TOKENS`` tokens: its first ones read in one step, up
+        to the last that is not a bare token (after which the token-by-token reading keeps
+        no place where the block could have ended), and the rest token by token from there
+        (``c`` left reading); None when there is no such token or its plan has no ending."""
+        k = len(toks)
+        while k > 0 and toks[k - 1][0].bare:
+            k -= 1
+        if k == 0:
+            return None
+        plan: Plan | None = start
+        for term, _, _ in toks[:k]:  # (the plans made as the tokens were read)
+            plan = plan.after.get(term.name) if plan is not None else None
+        ending = None if plan is None else self._ending_of(c.g, plan)
+        if plan is None or ending is None or not ending.names.isdisjoint(c.reader.member_nodes):
+            return None
+        return self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True)
+
     def _replay(
-        self, b: Block, c: Cand, plan: Plan, ending: Ending, read: list[tuple[Terminal, int, int]], pos: int
+        self,
+        b: Block,
+        c: Cand,
+        plan: Plan,
+        ending: Ending,
+        read: list[tuple[Terminal, int, int]],
+        pos: int,
+        part: bool = False,
     ) -> bool:
         """Hand the plan's nodes, built from the block's tokens, to ``c`` as its parser
-        would; True when ``c`` then stands as the token-by-token reading leaves it."""
+        would; True when ``c`` then stands as the token-by-token reading leaves it (``part``:
+        the block goes on after these tokens, and ``c`` reads on from there)."""
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
         objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
@@ -392,7 +420,7 @@ class WholeBlocks:
         c.loose = None
         b.sniffed = 0
         waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
-        stage = ending.read if waits else ending.whole
+        stage = ending.read if waits or part else ending.whole
         assert stage is not None
         for name, refs, start, end, size in stage.nodes:
             first = None if start < 0 else objs[start].start
@@ -413,6 +441,8 @@ class WholeBlocks:
         c.last_end = objs[len(read)].end
         if c.bad:
             return False  # the reader says this is no block of the family's
+        if part:
+            return True  # (c.state: Reading.RUN)
         if waits:
             c.state = Reading.WAIT
             return True
