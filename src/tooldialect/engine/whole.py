@@ -1,19 +1,23 @@
 """Whole blocks: a block whose tokens are all in the window when its opener is found —
-markers, bare tokens and strict JSON payloads, in a grammar that reads no value as raw
-text or as a quoted string — is read in one step.
+markers, bare tokens, strict JSON payloads and raw text values, in a grammar that reads no
+value as a quoted string — is read in one step.
 
 The candidate's own reading methods find each token (``_skip_ignored``, ``_longest``,
-``_whole_payload``: the same terminals, tried the same way, at the same places); what the
-step saves is the parser's work and the reading loop around it.  For each token sequence
-met, the grammar's LALR parser is run once on placeholder tokens (a *plan*, kept in a tree
-by token type): the nodes its reductions build, which of them it hands to the candidate's
-``_on_node``, and the stack it ends with.  A block is then read by building those nodes
-from its real tokens and handing them over in the same order, so the candidate's items
-are those the parser gives.  Anything else — a token that may still grow, a payload that
-is not strict JSON or not whole, a block that cannot end where its tokens do, unreadable
-text inside a structure still open, a body the reader refuses — is read token by token
-(on a fresh candidate once the reader has seen the block).  ``Engine.whole_steps`` turns
-this and the payload step off; the differential tests compare the two readings.
+``_whole_payload``, and for a text value the text-values room's stop search,
+``_next_stop``, at the parser stack the plan has there: the same terminals, tried the same
+way, at the same places); what the step saves is the parser's work and the reading loop
+around it.  For each token sequence met, the grammar's LALR parser is run once on
+placeholder tokens (a *plan*, kept in a tree by token type): the nodes its reductions
+build, which of them it hands to the candidate's ``_on_node``, and the stack it ends
+with.  A block is then read by building those nodes from its real tokens and handing them
+over in the same order, so the candidate's items are those the parser gives.  Anything
+else — a token that may still grow, a payload that is not strict JSON or not whole, a text
+value whose first stop does not surely end it, a block that cannot end where its tokens
+do, unreadable text inside a structure still open, a body the reader refuses — is read
+token by token (on a fresh candidate once the reader has seen the block); a block longer
+than ``MAX_TOKENS`` has its first tokens read in one step and the rest token by token.
+``Engine.whole_steps`` turns this and the payload step off; the differential tests
+compare the two readings.
 """
 
 from __future__ import annotations
@@ -184,10 +188,14 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
     return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
 
 
+#: The tokens a scanner reads (the others are markers the lexer matches).
+_SCANNED = JSON_EXTERNALS | {TEXT}
+
+
 def _planned(g: CompiledGrammar) -> bool:
     """Whether ``g`` reads no value as a quoted string (its scanner decides where such a
     value ends: the token-by-token reading)."""
-    return not any(t.external and t.name not in JSON_EXTERNALS and t.name != TEXT for t in g.terminals.values())
+    return not any(t.external and t.name not in _SCANNED for t in g.terminals.values())
 
 
 _PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
@@ -213,9 +221,9 @@ def _child(g: CompiledGrammar, plan: Plan, ttype: str, accepted: dict[Any, Any])
 
 
 def _next(g: CompiledGrammar, parser: LRParser, last: str, accepted: dict[Any, Any]) -> Lexicon | None:
-    if parser.finished and last not in JSON_EXTERNALS:
+    if parser.finished and last not in _SCANNED:
         # a marker that finishes the parse ends the block (Cursor._finish); after a payload
-        # the reading looks once more, as after any payload (Cursor._no_token)
+        # or a text value the reading looks once more (Cursor._no_token)
         return None
     return lexicon_at(g, parser, accepted)
 
@@ -235,7 +243,7 @@ def _ending(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]
     read = dry.stage(0)
     if read is None:
         return None
-    if dry.parser.finished and types[-1] not in JSON_EXTERNALS:
+    if dry.parser.finished and types[-1] not in _SCANNED:
         return Ending(read, _merged(n, read, None), False, _names(dry))
     open_left = bool(probe.open_closers())
     if not dry.parser.accepts(END):
@@ -256,15 +264,13 @@ class WholeBlocks:
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
         ``ttype``), made the first time it is met."""
-        plans = self._plans()
         if plan is not None:
             after = plan.after
         else:
-            after = plans.roots.get(g.name)
-            if after is None:
-                after = plans.roots[g.name] = {}
+            after = self._plans().roots.setdefault(g.name, {})
         got = after.get(ttype, after)
         if got is after:
+            plans = self._plans()
             if plans.made >= MAX_PLANS:
                 return None
             plans.made += 1
