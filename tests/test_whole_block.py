@@ -11,7 +11,8 @@ difference would make what a client sees depend on a speed-up.
 ``Engine.whole_steps`` turns the one-step reading off.  Every golden case and generated
 canonical and near-canonical JSON blocks of every JSON-payload family run both ways, and
 a last test shows the one-step reading is the one canonical JSON actually takes, so the
-comparison is not the scanner against itself.
+comparison is not the scanner against itself.  The same holds for whole blocks (section
+4) and for the text values read in them (section 5).
 """
 
 from __future__ import annotations
@@ -449,7 +450,7 @@ def test_nesting_at_max_depth_is_still_one_step():
 # -- 4. a whole block read in one step --------------------------------------------------------------
 #
 # A block whose tokens are all in the window when its opener is found (markers, bare tokens,
-# strict JSON payloads; no value read as raw text) is read by one plan per token sequence
+# strict JSON payloads, raw text values; no quoted string) is read by one plan per token sequence
 # (engine/whole.py): the candidate's own lexing finds the tokens, and the nodes the parser
 # would build are built from the plan.  The differential tests above turn it off with the
 # payload step; here it is shown taken, and checked where a plan must give way.
@@ -552,7 +553,8 @@ LONG_BODIES = {
     ),
     "invoke_xml": (
         "<｜DSML｜tool_calls>\n{}</｜DSML｜tool_calls>",
-        '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">x\ny</｜DSML｜parameter>\n</｜DSML｜invoke>\n',
+        '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">x\ny</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n",
         16,
     ),
 }
