@@ -104,11 +104,13 @@ class TextValues:
                 lp = m.end()  # an escaped character is the value's, whatever it is
                 continue
             q = m.start()
-            term, stop_end = max(
-                ((t, e) for t in c.text_stops if (e := t.pattern.match_end(win, q)) is not None and e > q),
-                key=lambda te: te[1],
-            )
-            if not self.eof and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
+            term, stop_end = c.text_stops[0], q  # the longest stop matching here (the first on a tie)
+            for t in c.text_stops:
+                m = t.pattern.regex.match(win, q)
+                if m is not None and m.end() > stop_end:
+                    term, stop_end = t, m.end()
+            near_end = not self.eof and q + c.text_first[1] >= len(win)  # (no stop reaches further)
+            if near_end and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
                 return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
             if blind and term.name in c.reader.tool_stops:
                 return q, None, lp
