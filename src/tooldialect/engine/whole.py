@@ -267,7 +267,10 @@ class WholeBlocks:
         if plan is not None:
             after = plan.after
         else:
-            after = self._plans().roots.setdefault(g.name, {})
+            roots = self._plans().roots
+            after = roots.get(g.name)
+            if after is None:
+                after = roots[g.name] = {}
         got = after.get(ttype, after)
         if got is after:
             plans = self._plans()
