@@ -11,7 +11,8 @@ difference would make what a client sees depend on a speed-up.
 ``Engine.whole_steps`` turns the one-step reading off.  Every golden case and generated
 canonical and near-canonical JSON blocks of every JSON-payload family run both ways, and
 a last test shows the one-step reading is the one canonical JSON actually takes, so the
-comparison is not the scanner against itself.
+comparison is not the scanner against itself.  The same holds for whole blocks (section
+4) and for the text values read in them (section 5).
 """
 
 from __future__ import annotations
@@ -449,7 +450,7 @@ def test_nesting_at_max_depth_is_still_one_step():
 # -- 4. a whole block read in one step --------------------------------------------------------------
 #
 # A block whose tokens are all in the window when its opener is found (markers, bare tokens,
-# strict JSON payloads; no value read as raw text) is read by one plan per token sequence
+# strict JSON payloads, raw text values; no quoted string) is read by one plan per token sequence
 # (engine/whole.py): the candidate's own lexing finds the tokens, and the nodes the parser
 # would build are built from the plan.  The differential tests above turn it off with the
 # payload step; here it is shown taken, and checked where a plan must give way.
@@ -461,13 +462,16 @@ def reads(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tu
     return counting(Cursor, "_read_token", text, on, feed, **opts)
 
 
-#: Families whose own rendering of calls is read whole, what follows the calls, and the
-#: tokens still looked for one by one: a block that may go on at the end of the text (Mistral's
-#: calls end with their payload) waits, and its end is read when the stream closes.
+#: Families whose own rendering of calls is read whole (text values too: the last seven), what
+#: follows the calls, and the tokens still looked for one by one: a block that may go on at
+#: the end of the text (Mistral's calls end with their payload) waits, and its end is read
+#: when the stream closes.
 WHOLE = [
     ("hermes", "\nDone.", 0), ("kimi_k2", "\nDone.", 0), ("harmony", "", 0), ("mistral", "", 2),
     ("deepseek", "\nDone.", 0), ("functionary", "\nDone.", 0), ("json_array", "\nDone.", 0),
-    ("solar_open", "\nDone.", 0), ("apertus", "\nDone.", 0),
+    ("solar_open", "\nDone.", 0), ("apertus", "\nDone.", 0), ("qwen3_coder", "\nDone.", 0),
+    ("invoke_xml", "\nDone.", 0), ("glm", "\nDone.", 0), ("minimax_m3", "\nDone.", 0),
+    ("functiongemma", "\nDone.", 0), ("hy3", "\nDone.", 0), ("minicpm5", "\nDone.", 0),
 ]  # fmt: skip
 
 
@@ -541,16 +545,35 @@ def test_the_edges_of_a_whole_block_read_the_same_either_way(title, policy):
     assert batch_difference(text, opts) is None
 
 
-def test_a_block_past_the_longest_plan_is_read_token_by_token():
-    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block is read one token at a
-    time, and reads the same."""
-    body = '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>'
-    short = "<|tool_calls_section_begin|>" + body + "<|tool_calls_section_end|>"
-    long = "<|tool_calls_section_begin|>" + body * (MAX_TOKENS // 4 + 1) + "<|tool_calls_section_end|>"
-    assert reads(short, True, families=["kimi_k2"])[0] == 0
-    fast, fast_events = reads(long, True, families=["kimi_k2"])
-    _, slow_events = reads(long, False, families=["kimi_k2"])
-    assert fast > 0 and fast_events == slow_events
+LONG_BODIES = {
+    "kimi_k2": (
+        "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+        '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>',
+        4,
+    ),
+    "invoke_xml": (
+        "<｜DSML｜tool_calls>\n{}</｜DSML｜tool_calls>",
+        '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">x\ny</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n",
+        16,
+    ),
+}
+
+
+@pytest.mark.parametrize("family", list(LONG_BODIES))
+@pytest.mark.parametrize("tail", ["", "\nDone.", " </｜DSML｜tool_calls"])
+def test_a_block_past_the_longest_plan_reads_the_rest_token_by_token(family, tail):
+    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block has its first tokens read
+    in one step, up to the last that is not a bare one, and the rest one token at a time;
+    it reads the same, fed whole and a character at a time."""
+    block, body, tokens = LONG_BODIES[family]
+    short = block.format(body)
+    long = block.format(body * (MAX_TOKENS // tokens + 1)) + tail
+    assert reads(short, True, families=[family])[0] == 0
+    fast, fast_events = reads(long, True, families=[family])
+    slow, slow_events = reads(long, False, families=[family])
+    assert 0 < fast < slow - MAX_TOKENS // 2 and fast_events == slow_events, (fast, slow)
+    assert difference(long, {"families": [family]}, cuts(long, "chars", len(long))) is None
 
 
 @pytest.mark.parametrize("limit", ["MAX_PLANS", "MAX_ENDING_TOKENS"])
@@ -571,3 +594,189 @@ def test_plans_are_bounded(monkeypatch, limit):
         looks.append(count)
     assert getattr(plans, {"MAX_PLANS": "made", "MAX_ENDING_TOKENS": "tokens"}[limit]) <= 10
     assert looks[0] == 0 and looks[-1] > 0, looks  # the first in one step; the last past the limit
+
+
+# -- 5. text values in a whole block ---------------------------------------------------------------
+#
+# A value written as raw text is found by the text-values room's own search (its stops, the
+# reader's ``stop_ok``), and only a stop that surely ends it lets the plan go on; a stop
+# still undecided, one that only may end it (``Stop.MAYBE``), one whose verdict depends on
+# the tool being called, or no stop at all leaves the block to the token-by-token reading.
+
+#: The families whose values are raw text, spelled as three models write them.
+TEXT_FAMILIES = {
+    "qwen3_coder": (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n{v}\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    ),
+    "invoke_xml": (
+        "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+        "<｜DSML｜parameter name=\"city\" string=\"true\">{v}</｜DSML｜parameter>\n"
+        "<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n"
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
+    ),
+    "glm": "<tool_call>get_weather<arg_key>city</arg_key><arg_value>{v}</arg_value>"
+    "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+}
+#: Each family's closer of the value above, to cut or break.
+VALUE_CLOSERS = {"qwen3_coder": "</parameter>", "invoke_xml": "</｜DSML｜parameter>", "glm": "</arg_value>"}
+FILE_CONTENT = 'def f(a, b):\n    """<tool_call> is text here"""\n    return a < b > 0\n\n\n# </tool_call\n'
+#: Values a model writes, and texts around them (``{c}``: the family's value closer).
+TEXT_VALUES = {
+    "plain": "Paris",
+    "an empty value": "",
+    "only newlines": "\n\n\n",
+    "a partial closer": "Paris {c_}",
+    "a partial closer then more": "a {c_} b",
+    "another family's marker": "<tool_call></arg_value></parameter><|tool_call_end|>]<]minimax[>[</x>",
+    "a multi-line file": FILE_CONTENT,
+    "past the smallest cap": "Paris, " * 36,
+    "backslashes and quotes": 'C:\\\\new\\n "q" \\\\',
+    "a parameter opener": "x\n<parameter=days>\n4",
+    "a stray opener": "x\n<parameter=unknown>\ny",
+    "a closer followed by text": "a{c}b",
+}
+TEXT_AROUND = {
+    "whole": "{block}\nDone.",
+    "at the end of the text": "{block}",
+    "a cut stop": "{cut}",
+    "no value closer at the end": "{bare}",
+    "no block closer at the end": "{open}",
+    "two blocks": "{block}\n{block}",
+    "after prose": "Sure. {block} ok",
+}
+
+
+def _text_reply(family: str, value: str, around: str) -> str:
+    closer = VALUE_CLOSERS[family]
+    value = value.replace("{c_}", closer[:-1]).replace("{c}", closer)
+    block = TEXT_FAMILIES[family].replace("{v}", value)
+    first = block.index(closer, block.index(value) + len(value))  # where the value's closer is
+    cut, bare, unclosed = block[: first + len(closer) - 2], block[:first], block[: block.rindex("<")]
+    return around.format(block=block, cut=cut, bare=bare, open=unclosed)
+
+
+TEXT_POLICIES = {
+    "default": {},
+    "the smallest cap": {"max_block_chars": 256},
+    "one call at most": {"max_calls": 1},
+    "partial calls kept": {"truncated": "keep"},
+    "calls in reasoning accepted": {"calls_in_reasoning": "accept"},
+}
+
+
+@pytest.mark.parametrize("policy", list(TEXT_POLICIES))
+@pytest.mark.parametrize("around", list(TEXT_AROUND))
+@pytest.mark.parametrize("value", list(TEXT_VALUES))
+@pytest.mark.parametrize("family", list(TEXT_FAMILIES))
+def test_the_edges_of_a_text_value_read_the_same_either_way(family, value, around, policy):
+    """A text value at the edges of its stops (cut, partial, another family's, empty, only
+    newlines, a file's lines, a parameter's opener inside it, no closer at all), fed whole,
+    cut after the opener and a character at a time, and parsed: the same events both ways."""
+    text = _text_reply(family, TEXT_VALUES[value], TEXT_AROUND[around])
+    opts: dict[str, Any] = {"policy": td.Policy(**TEXT_POLICIES[policy]), "families": [family, "hermes"]}
+    if policy != "default":
+        opts["tools"] = toolset_for({"name": "get_weather", "arguments": {"city": "x", "days": 1}})
+    for at in ([], [text.find(">") + 1], cuts(text, "chars", len(text))):
+        found = difference(text, opts, at)
+        assert found is None, f"{family}, {value}, {around}, {policy}, cut at {at[:3]}: {found}"
+    assert batch_difference(text, opts) is None
+
+
+WEATHER_TOOLS = {"name": "get_weather", "arguments": {"city": "x", "days": 1}}
+
+
+@pytest.mark.parametrize("family", list(TEXT_FAMILIES))
+def test_a_text_block_reads_no_token_one_by_one(family):
+    """These spellings, a file's lines in a value, are read by a plan, and the call is the
+    token-by-token reading's."""
+    text = _text_reply(family, FILE_CONTENT, TEXT_AROUND["whole"])
+    tools = toolset_for(WEATHER_TOOLS)
+    fast, fast_events = reads(text, True, tools=tools, families=[family])
+    slow, slow_events = reads(text, False, tools=tools, families=[family])
+    assert fast == 0 and slow > 0, (fast, slow)
+    assert fast_events == slow_events
+    (call,) = td.parse(text, tools=tools, families=[family]).calls
+    assert call.arguments["city"].strip("\n") == FILE_CONTENT.strip("\n")
+
+
+#: Text values whose end the plan does not decide: (family, value, with the toolset).
+TEXT_FALLBACKS = {
+    "a stop whose verdict depends on the tool": ("qwen3_coder", "x\n<parameter=days>\n4", True),
+    "a closer that only may end the value": ("qwen3_coder", "a{c}b", False),
+    "a closer followed by text it cannot precede": ("glm", "a{c}b", False),
+    "a value cut off": ("invoke_xml", "Paris", False),
+}
+
+
+@pytest.mark.parametrize("title", list(TEXT_FALLBACKS))
+def test_an_undecided_text_value_is_read_token_by_token(title):
+    """Where the first stop does not surely end the value (or none comes), the block is
+    read token by token, with the same events as with the one step off."""
+    family, value, with_tools = TEXT_FALLBACKS[title]
+    around = TEXT_AROUND["a cut stop" if title == "a value cut off" else "whole"]
+    text = _text_reply(family, value, around)
+    opts: dict[str, Any] = {"families": [family]}
+    if with_tools:
+        opts["tools"] = toolset_for(WEATHER_TOOLS)
+    fast, fast_events = reads(text, True, **opts)
+    slow, slow_events = reads(text, False, **opts)
+    assert fast > 0 and fast_events == slow_events, (fast, slow)
+
+
+#: Pieces of text values: characters, and markers of these families whole and cut.
+TEXT_PIECES = CHARS | st.sampled_from(
+    ("</parameter>", "</parameter", "<parameter=days>", "<parameter=", "</function>", "</arg_value>",
+     "<arg_key>", "</｜DSML｜parameter>", "</｜DSML｜invoke>", "<tool_call>", "</tool_call>", "\\", "\n", "\r\n")
+)  # fmt: skip
+
+
+@st.composite
+def text_blocks(draw: Callable[[Any], Any], broken: bool) -> Block:
+    """A block of a text-value family as its writer renders it (values of text and of
+    markers), then, when ``broken``, cut anywhere, followed by text, or with a character
+    taken out; after prose as drawn."""
+    family = draw(st.sampled_from(("qwen3_coder", "invoke_xml", "glm", "minimax_m3", "hy3", "minicpm5")))
+    fam = td.families.get(family)
+    # text values are written in after rendering (the writer refuses a value holding its stops)
+    raw = [draw(st.lists(TEXT_PIECES, max_size=6).map("".join)) for _ in range(4)]
+    values = st.sampled_from([f"VALUE{i}" for i in range(len(raw))]) | st.integers(-5, 5) | st.booleans()
+    args = draw(st.dictionaries(st.sampled_from(("city", "days", "path", "q")), values, min_size=1, max_size=3))
+    calls = [{"name": draw(st.sampled_from(("get_weather", "f"))), "arguments": args}]
+    if fam.shape.parallel and draw(st.booleans()):
+        calls.append({"name": "f", "arguments": {"a": draw(values)}})
+    text = fam.render_calls(calls)
+    for i, value in enumerate(raw):
+        text = text.replace(f"VALUE{i}", value)
+    plan = [family]
+    if broken:
+        how = draw(st.sampled_from(("cut anywhere", "text after", "a character out")))
+        plan.append(how)
+        if how == "cut anywhere":
+            text = text[: draw(st.integers(0, len(text)))]
+        elif how == "text after":
+            text += draw(st.sampled_from(TAILS) | st.lists(TEXT_PIECES, max_size=4).map("".join))
+        else:
+            at = draw(st.integers(0, len(text) - 1))
+            text = text[:at] + text[at + 1 :]
+    text = draw(st.sampled_from(PREFIXES)) + text
+    opts: dict[str, Any] = {"policy": _policy(draw, text)}
+    if draw(st.booleans()):
+        opts["tools"] = toolset_for(*calls)
+    chunking = draw(st.sampled_from(("random", "threes", "chars")))
+    return Block(text, opts, chunking, cuts(text, chunking, draw(st.integers(0, 2**16))), plan)
+
+
+@budget(150)
+@given(block=text_blocks(False))
+def test_canonical_text_blocks_read_the_same_either_way(block):
+    """What a writer of text values renders is what the one step reads."""
+    _check(block)
+
+
+@budget(400)
+@given(block=text_blocks(True))
+def test_near_canonical_text_blocks_read_the_same_either_way(block):
+    """A text block cut, followed by text or missing a character: the one step reads what
+    the token-by-token reading reads, or leaves the block to it."""
+    _check(block)

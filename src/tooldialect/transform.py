@@ -106,6 +106,9 @@ class Reader(Salvage):
     call_nodes: frozenset[str] = CALL_NODES
     read_nodes: frozenset[str] = READ_NODES
     picked_nodes: Mapping[str, frozenset[str]] = PICKED_NODES
+    #: The stops whose verdict (:meth:`stop_ok`) reads ``tool``, the tool being called: a
+    #: whole block read in one step does not know it, and leaves such a stop undecided.
+    tool_stops: frozenset[str] = frozenset()
 
     __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools")
 

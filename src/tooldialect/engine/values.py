@@ -53,13 +53,9 @@ class TextValues:
         n = len(win)
         end = min(n, b.start + self.policy.max_block_chars + 1 - base)
         lp = c.pos - base
-        rx = c.text_rx
         while True:
-            m = rx.search(win, lp, end) if rx is not None else None
-            if m is not None and m.lastgroup == ESCAPE_GROUP:
-                lp = m.end()  # an escaped character is the value's, whatever it is
-                continue
-            if m is None:
+            q, verdict, lp = self._next_stop(c, lp, end)
+            if q < 0:
                 if self.eof and end == n:
                     if c.text_tentative is not None:
                         self._rewind(c.text_tentative)  # read on from there (once, at the end)
@@ -70,6 +66,7 @@ class TextValues:
                     c.fail(c.text_start, Failure.CUT, "value cut off by the end of the text")
                     return False
                 hold = end
+                rx = c.text_rx
                 if rx is not None and ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
                 if not self.eof:
@@ -79,25 +76,47 @@ class TextValues:
                 c.pos = base + hold
                 c.state = Reading.WAIT
                 return False
-            q = m.start()
-            term, stop_end = max(
-                ((t, e) for t in c.text_stops if (e := t.pattern.match_end(win, q)) is not None and e > q),
-                key=lambda te: te[1],
-            )
-            if not self.eof and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
-                # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
-                c.pos = base + q
-                c.state = Reading.WAIT
-                return False
-            verdict = self._stop_valid(c, term, q, stop_end)
             if verdict is None:  # undecided until more text arrives
                 c.pos = base + q
                 c.state = Reading.WAIT
                 return False
             if verdict is Stop.YES:
                 return self._end_text(c, base + q)
-            if verdict is Stop.MAYBE and c.text_tentative is None:
-                c.text_tentative = base + q
+            if c.text_tentative is None:
+                c.text_tentative = base + q  # Stop.MAYBE
+            lp = q + 1
+
+    def _next_stop(self, c: Cand, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
+        """The first stop of ``c``'s text value in ``win[lp:end]`` that may end it, past
+        escaped characters and stops that cannot (``Stop.NO``): ``(where it begins, Stop.YES
+        or Stop.MAYBE, lp)``, or None in place of the verdict when more text is needed (a
+        longer stop may still match there, or the stop is undecided); ``(-1, None, lp)``
+        when none is found, ``lp`` where the last search began.  ``blind``: the tool being
+        called is not known (a whole block read in one step), so a stop whose verdict
+        depends on it (``Reader.tool_stops``) is undecided too."""
+        win = self.window.win
+        rx = c.text_rx
+        while True:
+            m = rx.search(win, lp, end) if rx is not None else None
+            if m is None:
+                return -1, None, lp
+            if m.lastgroup == ESCAPE_GROUP:
+                lp = m.end()  # an escaped character is the value's, whatever it is
+                continue
+            q = m.start()
+            term, stop_end = c.text_stops[0], q  # the longest stop matching here (the first on a tie)
+            for t in c.text_stops:
+                m = t.pattern.regex.match(win, q)
+                if m is not None and m.end() > stop_end:
+                    term, stop_end = t, m.end()
+            near_end = not self.eof and q + c.text_first[1] >= len(win)  # (no stop reaches further)
+            if near_end and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
+                return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
+            if blind and term.name in c.reader.tool_stops:
+                return q, None, lp
+            verdict = self._stop_valid(c, term, q, stop_end)
+            if verdict is not Stop.NO:
+                return q, verdict, lp
             lp = q + 1
 
     def _end_text(self, c: Cand, at: int) -> bool:

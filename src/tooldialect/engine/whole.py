@@ -1,19 +1,23 @@
 """Whole blocks: a block whose tokens are all in the window when its opener is found —
-markers, bare tokens and strict JSON payloads, in a grammar that reads no value as raw
-text or as a quoted string — is read in one step.
+markers, bare tokens, strict JSON payloads and raw text values, in a grammar that reads no
+value as a quoted string — is read in one step.
 
 The candidate's own reading methods find each token (``_skip_ignored``, ``_longest``,
-``_whole_payload``: the same terminals, tried the same way, at the same places); what the
-step saves is the parser's work and the reading loop around it.  For each token sequence
-met, the grammar's LALR parser is run once on placeholder tokens (a *plan*, kept in a tree
-by token type): the nodes its reductions build, which of them it hands to the candidate's
-``_on_node``, and the stack it ends with.  A block is then read by building those nodes
-from its real tokens and handing them over in the same order, so the candidate's items
-are those the parser gives.  Anything else — a token that may still grow, a payload that
-is not strict JSON or not whole, a block that cannot end where its tokens do, unreadable
-text inside a structure still open, a body the reader refuses — is read token by token
-(on a fresh candidate once the reader has seen the block).  ``Engine.whole_steps`` turns
-this and the payload step off; the differential tests compare the two readings.
+``_whole_payload``, and for a text value the text-values room's stop search,
+``_next_stop``, at the parser stack the plan has there: the same terminals, tried the same
+way, at the same places); what the step saves is the parser's work and the reading loop
+around it.  For each token sequence met, the grammar's LALR parser is run once on
+placeholder tokens (a *plan*, kept in a tree by token type): the nodes its reductions
+build, which of them it hands to the candidate's ``_on_node``, and the stack it ends
+with.  A block is then read by building those nodes from its real tokens and handing them
+over in the same order, so the candidate's items are those the parser gives.  Anything
+else — a token that may still grow, a payload that is not strict JSON or not whole, a text
+value whose first stop does not surely end it, a block that cannot end where its tokens
+do, unreadable text inside a structure still open, a body the reader refuses — is read
+token by token (on a fresh candidate once the reader has seen the block); a block longer
+than ``MAX_TOKENS`` has its first tokens read in one step and the rest token by token.
+``Engine.whole_steps`` turns this and the payload step off; the differential tests
+compare the two readings.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from typing import Any, NamedTuple
 from ..grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import END, LRParser, Node, Tok
 from .cand import Block, Cand, Lexicon, lexicon_at
-from .kinds import Reading
+from .kinds import Reading, Stop
+from .values import TEXT
 
 __all__ = ["WholeBlocks"]
 
@@ -183,10 +188,14 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
     return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
 
 
-def _payload_grammar(g: CompiledGrammar) -> bool:
-    """Whether ``g`` reads no value as raw text or as a quoted string (their scanners decide
-    where such a value ends: the token-by-token reading)."""
-    return not any(t.external and t.name not in JSON_EXTERNALS for t in g.terminals.values())
+#: The tokens a scanner reads (the others are markers the lexer matches).
+_SCANNED = JSON_EXTERNALS | {TEXT}
+
+
+def _planned(g: CompiledGrammar) -> bool:
+    """Whether ``g`` reads no value as a quoted string (its scanner decides where such a
+    value ends: the token-by-token reading)."""
+    return not any(t.external and t.name not in _SCANNED for t in g.terminals.values())
 
 
 _PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
@@ -196,7 +205,7 @@ def _root(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | N
     """The plan of a block that has read its opener."""
     fired: list[Node] = []
     parser = LRParser(g.tables, "start", fired.append)
-    if not _payload_grammar(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
+    if not _planned(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
         return None  # (a node handed over as the opener was read: the candidate has it)
     return Plan((opener,), tuple(parser.stack), _next(g, parser, opener, accepted))
 
@@ -212,9 +221,9 @@ def _child(g: CompiledGrammar, plan: Plan, ttype: str, accepted: dict[Any, Any])
 
 
 def _next(g: CompiledGrammar, parser: LRParser, last: str, accepted: dict[Any, Any]) -> Lexicon | None:
-    if parser.finished and last not in JSON_EXTERNALS:
+    if parser.finished and last not in _SCANNED:
         # a marker that finishes the parse ends the block (Cursor._finish); after a payload
-        # the reading looks once more, as after any payload (Cursor._no_token)
+        # or a text value the reading looks once more (Cursor._no_token)
         return None
     return lexicon_at(g, parser, accepted)
 
@@ -234,7 +243,7 @@ def _ending(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]
     read = dry.stage(0)
     if read is None:
         return None
-    if dry.parser.finished and types[-1] not in JSON_EXTERNALS:
+    if dry.parser.finished and types[-1] not in _SCANNED:
         return Ending(read, _merged(n, read, None), False, _names(dry))
     open_left = bool(probe.open_closers())
     if not dry.parser.accepts(END):
@@ -255,15 +264,16 @@ class WholeBlocks:
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
         ``ttype``), made the first time it is met."""
-        plans = self._plans()
         if plan is not None:
             after = plan.after
         else:
-            after = plans.roots.get(g.name)
+            roots = self._plans().roots
+            after = roots.get(g.name)
             if after is None:
-                after = plans.roots[g.name] = {}
+                after = roots[g.name] = {}
         got = after.get(ttype, after)
         if got is after:
+            plans = self._plans()
             if plans.made >= MAX_PLANS:
                 return None
             plans.made += 1
@@ -309,11 +319,15 @@ class WholeBlocks:
         plan: Plan | None = None
         last = start
         at = pos = c.pos - base
+        probe: Cand | None = None  # where a text value's stops are worked out
         while lex is not None:  # (None: the parse finished with the last token)
-            pos = self._skip_ignored(c, at)
-            if lex.text_ok or pos < 0:
-                return None  # a value read as raw text, or an ignored token still arriving
+            # white space is part of a raw text value, else it is skipped
+            pos = at if lex.text_ok else self._skip_ignored(c, at)
+            if pos < 0:
+                return None  # an ignored token still arriving
             if pos >= n:
+                if lex.text_ok:
+                    return None  # a value cut off before its first character, or yet to come
                 break  # the end of the text (so far)
             best, external, wait = self._longest(lex.at(win[pos]), win, pos)
             if wait:
@@ -326,10 +340,18 @@ class WholeBlocks:
                     return None  # not strict JSON, not whole yet, too deep, or past the cap
             elif external is not None:
                 return None  # a quoted string: its scanner reads it
+            elif lex.text_ok:
+                if probe is None:
+                    probe = Cand(g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(g.name, {}))
+                term, end = g.terminals[TEXT], self._text_value(b, probe, last, pos)
+                if end < 0:
+                    return None  # no stop that surely ends it: token by token
             else:
                 break  # nothing the parser accepts: the block ends before this
-            if base + end > cap or len(toks) >= MAX_TOKENS:
+            if base + end > cap:
                 return None
+            if len(toks) >= MAX_TOKENS:
+                return self._first_part(b, c, start, toks)
             toks.append((term, pos, end))
             plan = last = self._plan_after(g, last, term.name)
             if plan is None:
@@ -349,11 +371,49 @@ class WholeBlocks:
             return None  # members read against the parser's stack as it was then
         return self._replay(b, c, plan, ending, toks, pos)
 
+    def _text_value(self, b: Block, probe: Cand, plan: Plan, lp: int) -> int:
+        """Where the raw text value at ``lp``, read after ``plan``'s tokens, ends: at the
+        first stop that surely ends it, as ``_scan_text`` finds it (``probe`` stands where
+        the candidate's parser would); -1 when no stop is found before the size cap or the
+        end of the window, or the first that may end it is undecided (more text, the tool
+        being called) or only a fallback (``Stop.MAYBE``)."""
+        probe.parser.stack[:] = plan.stack
+        probe.text_stops, probe.text_rx, probe.text_first = self._stops(probe)
+        end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
+        q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
+        return q if q >= 0 and verdict is Stop.YES else -1
+
+    def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | None:
+        """A block of more than ``MAX_TOKENS`` tokens: its first ones read in one step, up
+        to the last that is not a bare token (after which the token-by-token reading keeps
+        no place where the block could have ended), and the rest token by token from there
+        (``c`` left reading); None when there is no such token or its plan has no ending."""
+        k = len(toks)
+        while k > 0 and toks[k - 1][0].bare:
+            k -= 1
+        if k == 0:
+            return None
+        plan: Plan | None = start
+        for term, _, _ in toks[:k]:  # (the plans made as the tokens were read)
+            plan = plan.after.get(term.name) if plan is not None else None
+        ending = None if plan is None else self._ending_of(c.g, plan)
+        if plan is None or ending is None or not ending.names.isdisjoint(c.reader.member_nodes):
+            return None
+        return self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True)
+
     def _replay(
-        self, b: Block, c: Cand, plan: Plan, ending: Ending, read: list[tuple[Terminal, int, int]], pos: int
+        self,
+        b: Block,
+        c: Cand,
+        plan: Plan,
+        ending: Ending,
+        read: list[tuple[Terminal, int, int]],
+        pos: int,
+        part: bool = False,
     ) -> bool:
         """Hand the plan's nodes, built from the block's tokens, to ``c`` as its parser
-        would; True when ``c`` then stands as the token-by-token reading leaves it."""
+        would; True when ``c`` then stands as the token-by-token reading leaves it (``part``:
+        the block goes on after these tokens, and ``c`` reads on from there)."""
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
         objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
@@ -369,7 +429,7 @@ class WholeBlocks:
         c.loose = None
         b.sniffed = 0
         waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
-        stage = ending.read if waits else ending.whole
+        stage = ending.read if waits or part else ending.whole
         assert stage is not None
         for name, refs, start, end, size in stage.nodes:
             first = None if start < 0 else objs[start].start
@@ -382,7 +442,7 @@ class WholeBlocks:
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         for i, (term, _start, _end) in enumerate(read):
-            if term.external:
+            if term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
                 c.json_start = objs[i + 1].start
             c.note(objs[i + 1], c.g.terminals.get(term.name))
@@ -390,6 +450,8 @@ class WholeBlocks:
         c.last_end = objs[len(read)].end
         if c.bad:
             return False  # the reader says this is no block of the family's
+        if part:
+            return True  # (c.state: Reading.RUN)
         if waits:
             c.state = Reading.WAIT
             return True

@@ -18,6 +18,8 @@ _NAME_END = re.compile(r"[^>\s]{0,256}>")
 
 
 class Reader(GenericReader):
+    tool_stops = frozenset({"PARAM_OPEN"})
+
     def stop_ok(self, terminal: str, text: str, end: int, tool: str | None, eof: bool) -> bool | None:
         if terminal in ("PARAM_CLOSE", "FUNCTION_CLOSE"):
             return True
