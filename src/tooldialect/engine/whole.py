@@ -329,7 +329,10 @@ class WholeBlocks:
                 if lex.text_ok:
                     return None  # a value cut off before its first character, or yet to come
                 break  # the end of the text (so far)
-            best, external, wait = self._longest(lex.at(win[pos]), win, pos)
+            terms = lex.at(win[pos])
+            if not terms and not lex.text_ok:
+                break  # nothing the parser accepts begins here: the block ends before this
+            best, external, wait = self._longest(terms, win, pos)
             if wait:
                 return None  # a token that may still grow
             if best is not None:
