@@ -54,5 +54,8 @@ def node_text(item: Any) -> str:
     if isinstance(item, Tok):
         return item.value
     if isinstance(item, Node):
-        return "".join(node_text(c) for c in item.children)
+        children = item.children
+        if len(children) == 1 and type(children[0]) is Tok:
+            return children[0].value  # a name, an id, a value: one token
+        return "".join(node_text(c) for c in children)
     return ""
