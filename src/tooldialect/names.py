@@ -113,9 +113,8 @@ class NameIndex:
         return got
 
     def resolve(self, raw: str) -> Resolution:
-        exact = self._exact.get(raw)
-        if exact is not None:
-            return exact
+        if raw in self._exact:
+            return self._exact[raw]
         trimmed = self._trim(raw)
         if trimmed and trimmed in self.names:
             return Resolution(trimmed, True, "trimmed")
