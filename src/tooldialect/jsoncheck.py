@@ -168,20 +168,8 @@ def _every(checks: list[Check]) -> Check:
 
 def _of_class(cls: type, rest: list[Check]) -> Check:
     """``isinstance(x, cls)`` and every check of ``rest``."""
-    if len(rest) == 1:
-        (only,) = rest
-        return lambda x: isinstance(x, cls) and only(x)
-    fixed = tuple(rest)
-
-    def of_class(x: Any) -> bool:
-        if not isinstance(x, cls):
-            return False
-        for check in fixed:
-            if not check(x):
-                return False
-        return True
-
-    return of_class
+    rest_check = _every(rest)
+    return lambda x: isinstance(x, cls) and rest_check(x)
 
 
 def _passes(fn: Any, validator: Any, value: Any, instance: Any, schema: Any) -> bool:
