@@ -88,8 +88,7 @@ class Binder:
             msg = f"{raw.name!r} is how the model says it calls no tool; the call is not returned"
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
             return None, diags
-        # a name written exactly, the common case, is one look-up in the toolset's index
-        res = self._resolve(raw.name) if self._resolve is not None and not raw.gated else self.resolve(raw.name, raw.gated)
+        res = self.resolve(raw.name, raw.gated)
         name = res.name
         if res.how is not None:
             diags.append(self.diagnostic(renamed(raw.name, name, res.how, raw.span), raw.family))
