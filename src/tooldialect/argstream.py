@@ -410,11 +410,10 @@ def _is_number(tok: str) -> bool:
 
 
 #: one encoder (json.dumps with a keyword builds a new one per call)
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _dumps(value: Any) -> str:
-    return _ENCODE(value)
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call; and
+#: what it writes for a string (a member's key), in one C call.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+_quoted = json.encoder.encode_basestring
 
 
 def args_prefix(text: str, *, keys: tuple[str, ...], coarse: bool, elem: int = 0, max_depth: int = 64) -> str:
@@ -563,4 +562,4 @@ def _steps(prefix: str) -> list[Any] | None:
 
 def member(key: str, value: Any, first: bool) -> str:
     """One ``"key": value`` member of an arguments object, as ``json.dumps`` writes it."""
-    return ("" if first else ", ") + _dumps(key) + ": " + _dumps(value)
+    return ("" if first else ", ") + _quoted(key) + ": " + _dumps(value)

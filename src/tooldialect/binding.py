@@ -30,7 +30,7 @@ _UNTYPED = ValueTyping(None)  # a parameter no schema describes
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only")
+    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only", "_resolve")
 
     def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
@@ -40,6 +40,7 @@ class Binder:
         # the toolset's own name index and typings: built once per toolset, not per parse
         self.index: NameIndex | None = tools.name_index() if tools is not None else None
         self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
+        self._resolve = self.index.resolve if self.index is not None else None
         # how each parameter of a tool is typed, worked out when first typed
         self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
         # Policy.tool_choice: the one tool calls may name ("" for none at all), or None: any
@@ -54,11 +55,11 @@ class Binder:
     def resolve(self, name: str, gated: bool = False) -> Resolution:
         """What a written name resolves to.  Without a toolset it passes through unchanged;
         a registry-gated body binds its exact name only."""
-        if self.index is None:
+        if self._resolve is None:
             return Resolution(name, True, None)
         if gated:
             return Resolution(name, name in self.known, None)
-        return self.index.resolve(name)
+        return self._resolve(name)
 
     def announce(self, name: str, family: str | None = None) -> str | None:
         """The name a stream may announce before the call completes, or None to wait."""
@@ -81,8 +82,8 @@ class Binder:
         return not (res.known and res.name in names)
 
     def bind(self, raw: RawCall) -> tuple[ToolCall | None, list[Diagnostic]]:
-        diags = [self.diagnostic(note, raw.family) for note in raw.notes]
-        if self.declines(raw.name, raw.family):
+        diags = [self.diagnostic(note, raw.family) for note in raw.notes] if raw.notes else []
+        if self.no_tool and self.declines(raw.name, raw.family):
             detail = {"name": raw.name, "policy": "drop", "reason": "no tool"}
             msg = f"{raw.name!r} is how the model says it calls no tool; the call is not returned"
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
@@ -117,7 +118,7 @@ class Binder:
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
             if action != "keep":
                 return None, diags
-        elif self.tools is not None:
+        elif self.tools is not None and len(arguments) == 1:
             unwrapped = self._unwrap(name, arguments)
             if unwrapped is not None:
                 key, arguments = unwrapped
@@ -136,8 +137,8 @@ class Binder:
         if self._only is not None and name != self._only:
             diags.append(self.diagnostic(self._not_chosen(name, arguments, raw), raw.family))
             return None, diags
-        if res.known and self.tools is not None:
-            diags.extend(self._validate(name, arguments, raw))
+        if res.known and self.tools is not None and not self.tools.accepts(name, arguments):
+            diags += self._invalid(name, arguments, raw)
         return _tool_call(name, arguments, arguments_json, raw.id, raw.family, raw.span), diags
 
     def _not_chosen(self, name: str, arguments: Any, raw: RawCall) -> Issue:
@@ -209,14 +210,13 @@ class Binder:
             return None
         return key, inner
 
-    def _validate(self, name: str, arguments: dict[str, Any], raw: RawCall) -> list[Diagnostic]:
-        """``arguments_invalid`` for each of jsonschema's errors, sorted by path. Valid
-        arguments, the common case, are recognised by the tool's compiled validator, whose
-        verdicts are jsonschema's (tests/test_validation.py); only the others pay for
-        jsonschema's walk, which gives each error's path and message."""
+    def _invalid(self, name: str, arguments: dict[str, Any], raw: RawCall) -> list[Diagnostic]:
+        """``arguments_invalid`` for each of jsonschema's errors, sorted by path, for
+        arguments the tool does not accept. Valid arguments, the common case, are
+        recognised by the tool's compiled validator (``Toolset.accepts``), whose verdicts
+        are jsonschema's (tests/test_validation.py); only the others pay for jsonschema's
+        walk, which gives each error's path and message."""
         assert self.tools is not None
-        if self.tools.accepts(name, arguments):
-            return []
         validator = self.tools.validator(name)
         out = []
         try:

@@ -147,6 +147,11 @@ def _every(checks: list[Check]) -> Check:
         return _always
     if len(checks) == 1:
         return checks[0]
+    kinds = [_CLASS_OF[check] for check in checks if check in _CLASS_OF]
+    if len(kinds) == 1:
+        # a type beside other keywords (an object with properties): tested inline, first
+        # (the checks are pure, so the order changes no verdict)
+        return _of_class(kinds[0], [check for check in checks if check not in _CLASS_OF])
     if len(checks) == 2:
         first, second = checks
         return lambda x: first(x) and second(x)
@@ -159,6 +164,12 @@ def _every(checks: list[Check]) -> Check:
         return True
 
     return every
+
+
+def _of_class(cls: type, rest: list[Check]) -> Check:
+    """``isinstance(x, cls)`` and every check of ``rest``."""
+    rest_check = _every(rest)
+    return lambda x: isinstance(x, cls) and rest_check(x)
 
 
 def _passes(fn: Any, validator: Any, value: Any, instance: Any, schema: Any) -> bool:
@@ -190,6 +201,11 @@ def _is_integer(x: Any) -> bool:
 
 
 _CLASSES = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
+#: One ``isinstance`` check per class a ``type`` names alone, and the class of each: where
+#: such a check stands beside others (``_every``) or under ``properties``, the class is
+#: tested inline rather than through the check.
+_INSTANCE: dict[type, Check] = {cls: (lambda x, cls=cls: isinstance(x, cls)) for cls in _CLASSES.values()}
+_CLASS_OF: dict[Check, type] = {check: cls for cls, check in _INSTANCE.items()}
 
 
 def _type(c: _Compiler, types: Any, node: Any, depth: int) -> Check:
@@ -202,8 +218,7 @@ def _type(c: _Compiler, types: Any, node: Any, depth: int) -> Check:
     numeric = _is_number if "number" in names else _is_integer if "integer" in names else None
     if numeric is None:
         if len(classes) == 1:
-            (cls,) = classes
-            return lambda x: isinstance(x, cls)
+            return _INSTANCE[classes[0]]
         return lambda x: isinstance(x, classes)
     if not classes:
         return numeric
@@ -216,11 +231,11 @@ def _type(c: _Compiler, types: Any, node: Any, depth: int) -> Check:
 def _properties(c: _Compiler, props: Any, node: Any, depth: int) -> Check | None:
     if not isinstance(props, dict):
         raise Unsupported(props)
-    subs = {}
+    subs: dict[str, tuple[type | None, Check]] = {}
     for key, sub in props.items():
         check = c.node(sub, depth)
         if check is not _always:
-            subs[key] = check
+            subs[key] = (_CLASS_OF.get(check), check)  # a value of one type: its class
     if not subs:
         return None
     get = subs.get
@@ -228,9 +243,11 @@ def _properties(c: _Compiler, props: Any, node: Any, depth: int) -> Check | None
     def properties(x: Any) -> bool:
         if isinstance(x, dict):
             for key, value in x.items():
-                check = get(key)
-                if check is not None and not check(value):
-                    return False
+                entry = get(key)
+                if entry is not None:
+                    cls, check = entry
+                    if not (isinstance(value, cls) if cls is not None else check(value)):
+                        return False
         return True
 
     return properties

@@ -86,10 +86,12 @@ def _distance(a: str, b: str, limit: int) -> int:
 class NameIndex:
     """The names of a toolset, indexed for resolution (built once per toolset)."""
 
-    __slots__ = ("names", "_normal", "_stripped", "_lines")
+    __slots__ = ("names", "_exact", "_normal", "_stripped", "_lines")
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names = frozenset(names)
+        # each name written exactly resolves to itself: one answer per name, built once
+        self._exact = {n: Resolution(n, True, None) for n in self.names}
         self._lines: tuple[re.Pattern[str], re.Pattern[str]] | None = None
         self._normal: dict[str, list[str]] = {}
         self._stripped: dict[str, list[str]] = {}
@@ -111,8 +113,8 @@ class NameIndex:
         return got
 
     def resolve(self, raw: str) -> Resolution:
-        if raw in self.names:
-            return Resolution(raw, True, None)
+        if raw in self._exact:
+            return self._exact[raw]
         trimmed = self._trim(raw)
         if trimmed and trimmed in self.names:
             return Resolution(trimmed, True, "trimmed")

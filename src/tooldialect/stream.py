@@ -136,6 +136,9 @@ class Translator:
         raise NotImplementedError
 
 
+_TEXT, _REASONING, _CALL_END, _DIAGNOSTIC = TextDelta.type, ReasoningDelta.type, CallEnd.type, DiagnosticEvent.type
+
+
 def collect(events: Iterable[Event]) -> ParseResult:
     """Fold a complete event sequence into the result ``parse()`` returns."""
     text: list[str] = []
@@ -143,13 +146,14 @@ def collect(events: Iterable[Event]) -> ParseResult:
     calls = []
     diagnostics = []
     for ev in events:
-        if isinstance(ev, TextDelta):
+        kind = ev.type  # each event class's tag: one attribute read, not a chain of class tests
+        if kind == _TEXT:
             text.append(ev.text)
-        elif isinstance(ev, ReasoningDelta):
+        elif kind == _REASONING:
             reasoning.append(ev.text)
-        elif isinstance(ev, CallEnd):
+        elif kind == _CALL_END:
             calls.append(ev.call)
-        elif isinstance(ev, DiagnosticEvent):
+        elif kind == _DIAGNOSTIC:
             diagnostics.append(ev.diagnostic)
     return ParseResult.model_construct(
         text="".join(text), reasoning="".join(reasoning), calls=calls, diagnostics=diagnostics

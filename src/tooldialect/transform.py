@@ -198,18 +198,19 @@ class Reader(Salvage):
     # -- grammar-spelled calls ------------------------------------------------------------
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
-        name_node = node.find("name")
-        args_node = node.find("arguments")
-        id_node = node.find("call_id")
+        parts = _call_parts(node)
+        name_node, args_node, id_node = parts.get("name"), parts.get("arguments"), parts.get("call_id")
         name = node_text(name_node).strip() if name_node is not None else ""
         span = (node.start or 0, node.end or 0)
         if not name:
             return [], [Issue("malformed_block", {"reason": "call without a name"}, span, "call without a name")]
         call_id = node_text(id_node).strip() or None if id_node is not None else None
-        params = [c for c in node.children if isinstance(c, Node) and c.name == "param"]
+        params = parts.get("param")
         if params:
             return [RawCall(name, None, None, call_id, span, self.family, text_params=self.params(params))], []
-        items = literal_items(node)
+        items = parts.get(_LITERAL)
+        if not items and type(args_node) is Node and node.name != "arguments":
+            items = literal_items(args_node)  # the arguments written as code inside an ``arguments`` node
         if items:
             return self.literal_call(name, items, call_id, span)
         if args_node is None:
@@ -299,7 +300,7 @@ class Reader(Salvage):
         exact = None if repairs else text
         # a payload that is one call object, or an array of them, streams (RawCall.elem)
         places = {id(v): i for i, v in enumerate(value)} if isinstance(value, list) else {}
-        for obj, start, end in self._call_objects(value, exact, 0, len(text)):
+        for obj, start, end in self._call_objects(value, exact, 0, len(text), []):
             elem = 0 if obj is value else places.get(id(obj), -1)
             got, notes = (
                 self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, dict) else ([], [])
@@ -311,8 +312,8 @@ class Reader(Salvage):
             for call in got:
                 if repairs:
                     call.notes.insert(0, _repaired(call.name, repairs, call.span))
-            calls.extend(got)
-            issues.extend(notes)
+            calls += got
+            issues += notes
         if calls:
             # an element that is not a call, beside ones that are, is reported, not dropped
             for start, end, elem in skipped:
@@ -325,7 +326,8 @@ class Reader(Salvage):
                         elem,
                     )
                 )
-            issues.sort(key=lambda i: i.span[0] if i.span else 0)
+            if len(issues) > 1:
+                issues.sort(key=lambda i: i.span[0] if i.span else 0)
         return calls, issues
 
     def _load(self, text: str) -> tuple[Any, list[str]]:
@@ -340,30 +342,35 @@ class Reader(Salvage):
             except RepairFailed:
                 raise strict from None
 
-    def _call_objects(self, value: Any, text: str | None, start: int, end: int):
-        """Yield (element, start, end) for every candidate call object in a payload value.
+    def _call_objects(
+        self, value: Any, text: str | None, start: int, end: int, out: list[tuple[Any, int, int]]
+    ) -> list[tuple[Any, int, int]]:
+        """(element, start, end) of every candidate call object in a payload value, added
+        to ``out``.
 
         ``text`` is the payload when it is strict JSON (for exact spans), else None (every
         element then spans the whole payload)."""
         if isinstance(value, list):
             spans = strict_element_spans(text, start) if text is not None else [(start, end)] * len(value)
-            yield from ((item, s, e) for item, (s, e) in zip(value, spans))
-            return
+            out += ((item, s, e) for item, (s, e) in zip(value, spans))
+            return out
         if not isinstance(value, dict):
-            return
-        wrapped = value.get("tool_calls")
-        if isinstance(wrapped, list) and wrapped:
-            inner = member_span(text, start, "tool_calls") if text is not None else (start, end)
-            if inner is not None:
-                yield from self._call_objects(wrapped, text, inner[0], inner[1])
-                return
-        single = value.get("tool_call")
-        if isinstance(single, dict) and len(value) == 1:
-            inner = member_span(text, start, "tool_call") if text is not None else (start, end)
-            if inner is not None:
-                yield single, inner[0], inner[1]
-                return
-        yield value, start, end
+            return out
+        if "tool_calls" in value:
+            wrapped = value["tool_calls"]
+            if isinstance(wrapped, list) and wrapped:
+                inner = member_span(text, start, "tool_calls") if text is not None else (start, end)
+                if inner is not None:
+                    return self._call_objects(wrapped, text, inner[0], inner[1], out)
+        if "tool_call" in value:
+            single = value["tool_call"]
+            if isinstance(single, dict) and len(value) == 1:
+                inner = member_span(text, start, "tool_call") if text is not None else (start, end)
+                if inner is not None:
+                    out.append((single, inner[0], inner[1]))
+                    return out
+        out.append((value, start, end))
+        return out
 
     def _read_object(
         self,
@@ -395,16 +402,24 @@ class Reader(Salvage):
             holder_start = member_span(text, start, "function")[0] if text is not None else start
             name = fn["name"]
         else:
-            name = next((obj[k] for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
+            name = None
+            for k in NAME_KEYS:
+                value = obj.get(k)
+                if isinstance(value, str):
+                    name = value
+                    break
         if name is None or not name.strip():
             return [], []
-        key = next((k for k in holder if k in ARGUMENT_KEYS), None)  # the first one written
-        if _looks_like_tool_definition(holder, key):
+        key = None
+        for k in holder:
+            if k in ARGUMENT_KEYS:
+                key = k  # the first one written
+                break
+        if key == "parameters" and _looks_like_tool_definition(holder, key):
             return [], []
         if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
             return [], []
-        call_id = next((obj[k] for k in ID_KEYS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
-        call_id = str(call_id) if call_id is not None and not isinstance(call_id, bool) else None
+        call_id = _call_id(obj)
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw = None
@@ -446,6 +461,42 @@ class Reader(Salvage):
             text = raw if raw is not None else json.dumps(value, ensure_ascii=False)
             return [RawCall(name, value, text, call_id, span, self.family, notes)], []
         return [], [_not_object(name, value, span)]
+
+
+#: The key under which :func:`_call_parts` keeps a call's literal items.
+_LITERAL = "py_kwarg"
+
+
+def _call_parts(node: Node) -> dict[str, Any]:
+    """A call's child nodes by name, in one pass over its children: the first of each name
+    (as ``Node.find`` finds it), and every ``param`` and every literal item (``py_kwarg``
+    or ``py_value``, under ``_LITERAL``) in source order, as lists."""
+    parts: dict[str, Any] = {}
+    for child in node.children:
+        if type(child) is not Node:
+            continue
+        name = child.name
+        if name == "param" or name in LITERAL_ITEMS:
+            key = name if name == "param" else _LITERAL
+            got = parts.get(key)
+            if got is None:
+                parts[key] = [child]
+            else:
+                got.append(child)
+        elif name not in parts:
+            parts[name] = child
+    return parts
+
+
+def _call_id(obj: Mapping[str, Any]) -> str | None:
+    """The id a call object gives itself: the first non-empty string or integer among
+    ``ID_KEYS`` (a boolean is no id)."""
+    for k in ID_KEYS:
+        if k in obj:
+            value = obj[k]
+            if isinstance(value, (str, int)) and value != "":
+                return str(value) if not isinstance(value, bool) else None
+    return None
 
 
 def _repaired(name: str, repairs: list[str], span: tuple[int, int]) -> Issue:

@@ -51,8 +51,15 @@ def first_token(node: Node) -> Tok | None:
 
 
 def node_text(item: Any) -> str:
-    if isinstance(item, Tok):
+    """The text under a tree item: a token's text, a node's tokens' texts joined."""
+    cls = type(item)
+    if cls is not Tok and cls is not Node:  # a subclass, or no tree item at all
+        cls = Tok if isinstance(item, Tok) else Node if isinstance(item, Node) else None
+    if cls is Tok:
         return item.value
-    if isinstance(item, Node):
-        return "".join(node_text(c) for c in item.children)
+    if cls is Node:
+        children = item.children
+        if len(children) == 1 and type(children[0]) is Tok:
+            return children[0].value  # a name, an id, a value: one token
+        return "".join(node_text(c) for c in children)
     return ""

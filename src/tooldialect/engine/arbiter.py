@@ -120,7 +120,7 @@ class Arbiter:
         if done:
             # a candidate that read the block to its end beats one that stopped at text it
             # could not read (that text may be another family's body); then the best rank
-            winner = min(done, key=lambda c: (c.trail, c.junk, rank[c.g.name]))
+            winner = done[0] if len(done) == 1 else min(done, key=lambda c: (c.trail, c.junk, rank[c.g.name]))
             # but a call found by passing over text loses to a committed candidate that read
             # that text as its own body and found it broken or cut off: the block is that
             # candidate's, malformed or truncated
@@ -249,7 +249,8 @@ class Arbiter:
         for item in c.items[b.emitted :]:
             self._emit_item(b, item)
         b.emitted = len(c.items)
-        self._abort_started(b, "no call")
+        if b.started:  # a call announced that the block did not complete
+            self._abort_started(b, "no call")
         self._rewind(end)
         self.block = None
 

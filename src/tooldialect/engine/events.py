@@ -82,7 +82,8 @@ class Sink:
             self.out.append(text_delta(s) if self._pend_kind is Channel.TEXT else reasoning_delta(s))
 
     def event(self, ev: Event) -> None:
-        self.flush()
+        if self._pend:
+            self.flush()
         self.out.append(ev)
 
     def diag(self, issue: Issue, family: str | None) -> None:

@@ -99,8 +99,7 @@ class Ledger:
     def _early(self, b: Block) -> None:
         c = b.leader
         assert c is not None
-        while b.emitted < len(c.items):
-            item = c.items[b.emitted]
+        for item in c.items[b.emitted :]:  # (emitting an item adds none)
             kind = item.kind
             if (kind is Kind.CALL or kind is Kind.ISSUE) and item_end(item.obj) > b.loop_clear:
                 return  # not before the loop scan has cleared its text (every chunking agrees)
