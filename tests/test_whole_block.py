@@ -545,35 +545,131 @@ def test_the_edges_of_a_whole_block_read_the_same_either_way(title, policy):
     assert batch_difference(text, opts) is None
 
 
-LONG_BODIES = {
-    "kimi_k2": (
-        "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
-        '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>',
-        4,
-    ),
-    "invoke_xml": (
-        "<｜DSML｜tool_calls>\n{}</｜DSML｜tool_calls>",
-        '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">x\ny</｜DSML｜parameter>\n'
-        "</｜DSML｜invoke>\n",
-        16,
-    ),
+def _dsml(n: int, param: str = "city") -> str:
+    """A DeepSeek V4 DSML block of ``n`` calls (every call of a turn in one block)."""
+    calls = "".join(
+        f'<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="{param}" string="true">Paris {i}'
+        "</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+        for i in range(n)
+    )
+    return f"<｜DSML｜tool_calls>\n{calls}</｜DSML｜tool_calls>"
+
+
+def _rendered(family: str, n: int) -> str:
+    return td.families.get(family).render_calls([{"name": "get_weather", "arguments": {"city": f"P{i}"}} for i in range(n)])
+
+
+#: Blocks of many more tokens than ``MAX_TOKENS``, the calls a block holds, and the tokens still
+#: looked for one by one, as in a short block of the family: Mistral's last call waits at the
+#: end of the text, and prose after its calls begins like a name (a short block is then read
+#: token by token, and a long one's last chunk: None).
+LONG_BLOCKS = {
+    "DSML, 20 calls": ("invoke_xml", _dsml(20), 20, (0, 0)),
+    "DSML, 40 calls": ("invoke_xml", _dsml(40), 40, (0, 0)),
+    "DSML, 100 calls": ("invoke_xml", _dsml(100), 100, (0, 0)),
+    "a Kimi K2 section of 40 calls": ("kimi_k2", _rendered("kimi_k2", 40), 40, (0, 0)),
+    "Mistral v11, 40 calls": ("mistral", _rendered("mistral", 40), 40, (2, None)),
 }
 
 
-@pytest.mark.parametrize("family", list(LONG_BODIES))
-@pytest.mark.parametrize("tail", ["", "\nDone.", " </｜DSML｜tool_calls"])
-def test_a_block_past_the_longest_plan_reads_the_rest_token_by_token(family, tail):
-    """A plan covers at most ``MAX_TOKENS`` tokens: a longer block has its first tokens read
-    in one step, up to the last that is not a bare one, and the rest one token at a time;
-    it reads the same, fed whole and a character at a time."""
-    block, body, tokens = LONG_BODIES[family]
-    short = block.format(body)
-    long = block.format(body * (MAX_TOKENS // tokens + 1)) + tail
-    assert reads(short, True, families=[family])[0] == 0
-    fast, fast_events = reads(long, True, families=[family])
-    slow, slow_events = reads(long, False, families=[family])
-    assert 0 < fast < slow - MAX_TOKENS // 2 and fast_events == slow_events, (fast, slow)
-    assert difference(long, {"families": [family]}, cuts(long, "chars", len(long))) is None
+@pytest.mark.parametrize("title", list(LONG_BLOCKS))
+@pytest.mark.parametrize("tail", ["", "\nDone."])
+def test_a_long_block_is_read_in_chunks_with_no_token_one_by_one(title, tail):
+    """A plan covers at most ``MAX_TOKENS`` tokens; a longer block is read in chunks, each
+    from the parser's stack where the last left it: no token is looked for one by one past
+    the first chunk (no more than in a short block), and the events are those of the
+    token-by-token reading."""
+    family, block, calls, looks = LONG_BLOCKS[title]
+    text = "Sure.\n" + block + tail
+    fast, fast_events = reads(text, True, families=[family])
+    slow, slow_events = reads(text, False, families=[family])
+    expected = looks[1 if tail else 0]
+    if expected is None:
+        assert 0 < fast < MAX_TOKENS // 2 < slow, (fast, slow)  # the last chunk only
+    else:
+        assert fast == expected and slow > MAX_TOKENS, (fast, slow)
+    assert fast_events == slow_events
+    assert len(td.parse(text, families=[family]).calls) == calls
+
+
+@pytest.mark.parametrize("title", list(LONG_BLOCKS))
+def test_long_blocks_read_the_same_either_way(title):
+    """Fed whole, in random cuts and (the shorter ones) a character at a time."""
+    family, block, _, _ = LONG_BLOCKS[title]
+    text = "Sure.\n" + block + "\nDone."
+    feeds = [[], cuts(text, "random", 1), cuts(text, "random", 2)]
+    if len(text) < 6000:
+        feeds.append(cuts(text, "chars"))
+    for at in feeds:
+        found = difference(text, {"families": [family]}, at)
+        assert found is None, f"{title}, {len(at)} cuts: {found}"
+    assert batch_difference(text, {"families": [family]}) is None
+
+
+_FORTY = "Sure.\n" + _dsml(40) + "\nDone."
+_CALL30 = _FORTY.index('name="get_weather">', _FORTY.index("Paris 29"))
+#: A later chunk that does not fit: damage, the end of the text, the size cap.
+LONG_EDGES = {
+    "a broken parameter closer in call 30": (
+        _FORTY[:_CALL30] + _FORTY[_CALL30:].replace("</｜DSML｜parameter>", "</｜DSML｜paramter>", 1),
+        {},
+    ),
+    "prose inside call 30": (_FORTY[:_CALL30] + "oops " + _FORTY[_CALL30:], {}),
+    "a parameter name never closed in call 30": (
+        _FORTY[:_CALL30] + _FORTY[_CALL30:].replace('name="city"', 'name="city', 1),
+        {},
+    ),
+    "cut off inside call 30": (_FORTY[: _CALL30 + 40], {}),
+    "cut off inside a value": (_FORTY[: _FORTY.index("Paris 33") + 3], {}),
+    "cut off after a call": (_FORTY[: _FORTY.index("</｜DSML｜invoke>", _CALL30) + 16], {}),
+    "the size cap inside chunk 3": (_FORTY, {"policy": td.Policy(max_block_chars=_FORTY.index("Paris 25"))}),
+    "the size cap at a call's end": (
+        _FORTY,
+        {"policy": td.Policy(max_block_chars=_FORTY.index("</｜DSML｜invoke>", _CALL30) + 16 - len("Sure.\n"))},
+    ),
+    "one call at most": (_FORTY, {"policy": td.Policy(max_calls=1)}),
+}
+
+
+@pytest.mark.parametrize("title", list(LONG_EDGES))
+def test_a_later_chunk_that_does_not_fit_reads_the_same_either_way(title):
+    """Where a chunk past the first meets damage, the end of the text or the size cap, the
+    reading goes on token by token from where the last chunk left it, or begins again on a
+    new candidate: the same events as the token-by-token reading, fed whole, in random cuts
+    and two parts."""
+    text, opts = LONG_EDGES[title]
+    opts = {"families": ["invoke_xml"], **opts}
+    for at in ([], cuts(text, "random", 3), [len(text) // 2]):
+        found = difference(text, opts, at)
+        assert found is None, f"{title}, cut at {at[:3]}: {found}"
+    assert batch_difference(text, opts) is None
+
+
+def test_a_chunk_that_does_not_fit_is_read_token_by_token():
+    """Damage in call 30 of 40 leaves the chunks before it read in one step and the rest
+    token by token: some tokens are looked for one by one, far fewer than with no step."""
+    text = LONG_EDGES["prose inside call 30"][0]
+    fast, fast_events = reads(text, True, families=["invoke_xml"])
+    slow, slow_events = reads(text, False, families=["invoke_xml"])
+    assert 0 < fast < slow // 2 and fast_events == slow_events, (fast, slow)
+
+
+def test_many_long_blocks_keep_the_plans_within_budget(monkeypatch):
+    """Distinct long blocks make chained roots and plans from them, all counted against
+    ``MAX_PLANS``: past it, the rest of a block is read token by token, with the same
+    events."""
+    monkeypatch.setattr(whole, "MAX_PLANS", 600)
+    plans = whole.Plans()
+    monkeypatch.setitem(catalog_for(("invoke_xml",)).engine_cache, "whole blocks", plans)
+    looks = []
+    for n in range(6, 60, 3):
+        params = "".join(f'<｜DSML｜parameter name="p{j}" string="true">v{j}</｜DSML｜parameter>\n' for j in range(n % 7 + 1))
+        text = _dsml(n).replace("</｜DSML｜invoke>", params + "</｜DSML｜invoke>", n % 5 + 1)
+        count, events = reads(text, True, families=["invoke_xml"])
+        assert reads(text, False, families=["invoke_xml"])[1] == events
+        looks.append(count)
+    assert 0 < plans.made <= 600 and plans.chained
+    assert 0 in looks and looks[-1] > 0, looks  # some read in one step; the last past the budget
 
 
 @pytest.mark.parametrize("limit", ["MAX_PLANS", "MAX_ENDING_TOKENS"])

@@ -15,247 +15,33 @@ else — a token that may still grow, a payload that is not strict JSON or not w
 value whose first stop does not surely end it, a block that cannot end where its tokens
 do, unreadable text inside a structure still open, a body the reader refuses — is read
 token by token (on a fresh candidate once the reader has seen the block); a block longer
-than ``MAX_TOKENS`` has its first tokens read in one step and the rest token by token.
+than ``MAX_TOKENS`` is read in chunks: each chunk's plan starts from the parser's stack
+where the last one left it (a root kept by that stack and the shapes of the values on it,
+``_chained_root``), so a block of many calls is read in one step all the way.
 ``Engine.whole_steps`` turns this and the payload step off; the differential tests
 compare the two readings.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
-from ..lalr import END, LRParser, Node, Tok
-from .cand import Block, Cand, Lexicon, lexicon_at
+from ..lalr import Node, Tok
+from .cand import Block, Cand, Lexicon
 from .kinds import Reading, Stop
+from .plans import Ending, Plan, Plans, child_plan, ending_for, root_plan, shape_of, spliced
 from .values import TEXT
 
-__all__ = ["WholeBlocks"]
+__all__ = ["Plans", "WholeBlocks"]
 
-
-class Stage(NamedTuple):
-    """What the parser does as a run of tokens is fed: the nodes its reductions build (each
-    ``(name, child refs, start ref, end ref, size)``; a ref is a token's place in the run,
-    then a node's place after the tokens), which of them it hands over, in order, each with
-    the last payload token read when it was (-1: none yet), and the stack and values it is
-    left with (values as refs)."""
-
-    nodes: tuple[tuple[str, tuple[int, ...], int, int, int], ...]
-    fired: tuple[tuple[int, int], ...]
-    stack: tuple[int, ...]
-    values: tuple[int, ...]
-
-
-class Ending(NamedTuple):
-    """What the parser does for a whole token sequence: the stage up to its last token
-    (where a reading that waits for more text stands); the stages up to the block's end,
-    merged into one that builds only the nodes handed over or left on the stack (None when
-    the block cannot end there); whether a structure the tokens opened is still open (the
-    reading then looks past unreadable text for its closer); and the names of the nodes
-    handed over."""
-
-    read: Stage
-    whole: Stage | None
-    open_left: bool
-    names: frozenset[str]
-
-
-class Plan:
-    """A token sequence the one-step reading has met, in a tree by token type: the parser's
-    stack after it, what the parser accepts next (None: the parse is finished), the
-    sequences one token longer, and, once a block has ended here, its ``Ending``."""
-
-    __slots__ = ("after", "ended", "ending", "lex", "stack", "types")
-
-    def __init__(self, types: tuple[str, ...], stack: tuple[int, ...], lex: Lexicon | None) -> None:
-        self.types = types
-        self.stack = stack
-        self.lex = lex
-        self.after: dict[str, Plan | None] = {}
-        self.ended = False  # whether ``ending`` was worked out (None: the parser refuses it)
-        self.ending: Ending | None = None
-
-
-class Plans:
-    """A catalog's plans: a tree per grammar, by opener, and what has been spent on them."""
-
-    __slots__ = ("made", "roots", "tokens")
-
-    def __init__(self) -> None:
-        self.roots: dict[str, dict[str, Plan | None]] = {}  # grammar -> opener type -> plan
-        self.made = 0  # plans made
-        self.tokens = 0  # tokens of the endings worked out
-
-
-_NO_REF = -1
+_PART = "part"  # a chunk read, the block going on
 #: A block of more tokens than this is read token by token.
 MAX_TOKENS = 128
 #: Plans kept per catalog, and the tokens their endings hold in all; past either, new
 #: sequences are read token by token (the plans already made stay).
 MAX_PLANS = 4096
 MAX_ENDING_TOKENS = 1 << 16
-
-
-class _Dry:
-    """The grammar's parser run on placeholder tokens, recording what it builds."""
-
-    def __init__(self, g: CompiledGrammar) -> None:
-        # (node, its children when handed over, the last payload token read by then)
-        self.fired: list[tuple[Node, int, int]] = []
-        self.payload = -1
-        self.parser = LRParser(g.tables, "start", lambda n: self.fired.append((n, len(n.children), self.payload)))
-        self.refs: dict[int, int] = {}  # id(token or node) -> ref
-        self.toks: list[Tok] = []
-        self.kept: list[Any] = []  # every token and node given a ref, kept alive (refs are by id)
-
-    def feed(self, ttype: str) -> bool:
-        i = len(self.toks)
-        tok = Tok(ttype, "", 2 * i, 2 * i + 1)  # distinct places: a node's span names its tokens
-        self.toks.append(tok)
-        if ttype in JSON_EXTERNALS:
-            self.payload = i  # (a candidate notes a payload's start before feeding it)
-        return self.parser.feed(tok)
-
-    def stage(self, since: int) -> Stage | None:
-        """The nodes built and handed over since ``since`` fired nodes, and where the parser is."""
-        for tok in self.toks:
-            if id(tok) not in self.refs:
-                self.refs[id(tok)] = len(self.refs)
-                self.kept.append(tok)
-        nodes: list[tuple[str, tuple[int, ...], int, int, int]] = []
-        for node, n, _ in self.fired[since:]:
-            if n != len(node.children):
-                return None  # a node that grew after it was handed over
-        roots = [n for n, _, _ in self.fired[since:]] + [v for v in self.parser.values if type(v) is Node]
-        for root in roots:
-            if not self._build(root, nodes):
-                return None
-        fired: list[tuple[int, int]] = []
-        for node, _, payload in self.fired[since:]:
-            fired.append((self.refs[id(node)], payload))
-        values = []
-        for v in self.parser.values:
-            ref = self.refs.get(id(v))
-            if ref is None:
-                return None
-            values.append(ref)
-        return Stage(tuple(nodes), tuple(fired), tuple(self.parser.stack), tuple(values))
-
-    def _build(self, node: Node, out: list[tuple[str, tuple[int, ...], int, int, int]]) -> bool:
-        if id(node) in self.refs:
-            return True
-        refs = []
-        for child in node.children:
-            if type(child) is Node:
-                if not self._build(child, out):
-                    return False
-            elif id(child) not in self.refs:
-                return False  # a value the run did not make
-            refs.append(self.refs[id(child)])
-        start = _NO_REF if node.start is None else self._place(node.start)
-        end = _NO_REF if node.end is None else self._place(node.end - 1)
-        if start is None or end is None:
-            return False
-        self.refs[id(node)] = len(self.refs)
-        self.kept.append(node)
-        out.append((node.name, tuple(refs), start, end, node.size))
-        return True
-
-    def _place(self, at: int) -> int | None:
-        i = at // 2
-        return i if 0 <= i < len(self.toks) else None
-
-
-def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
-    """``first`` and ``then`` as one stage that builds only the nodes handed over or left on
-    the stack (and their children)."""
-    nodes = first.nodes + (then.nodes if then is not None else ())
-    last = then if then is not None else first
-    fired = first.fired + (then.fired if then is not None else ())
-    need: set[int] = set()
-    todo = [r for r, _ in fired if r >= toks] + [r for r in last.values if r >= toks]
-    while todo:
-        r = todo.pop()
-        if r not in need:
-            need.add(r)
-            todo.extend(c for c in nodes[r - toks][1] if c >= toks)
-    remap = {i: i for i in range(toks)}
-    kept = []
-    for i, (name, refs, start, end, size) in enumerate(nodes):
-        if toks + i in need:
-            remap[toks + i] = toks + len(kept)
-            kept.append((name, tuple(remap[r] for r in refs), start, end, size))
-    return Stage(tuple(kept), tuple((remap[r], p) for r, p in fired), last.stack, tuple(remap[r] for r in last.values))
-
-
-#: The tokens a scanner reads (the others are markers the lexer matches).
-_SCANNED = JSON_EXTERNALS | {TEXT}
-
-
-def _planned(g: CompiledGrammar) -> bool:
-    """Whether ``g`` reads no value as a quoted string (its scanner decides where such a
-    value ends: the token-by-token reading)."""
-    return not any(t.external and t.name not in _SCANNED for t in g.terminals.values())
-
-
-_PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
-
-
-def _root(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | None:
-    """The plan of a block that has read its opener."""
-    fired: list[Node] = []
-    parser = LRParser(g.tables, "start", fired.append)
-    if not _planned(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
-        return None  # (a node handed over as the opener was read: the candidate has it)
-    return Plan((opener,), tuple(parser.stack), _next(g, parser, opener, accepted))
-
-
-def _child(g: CompiledGrammar, plan: Plan, ttype: str, accepted: dict[Any, Any]) -> Plan | None:
-    """The plan one token longer than ``plan``, or None when the parser refuses it."""
-    parser = LRParser(g.tables, "start")
-    parser.stack[:] = plan.stack
-    parser.values[:] = [_PLACE] * (len(plan.stack) - 1)
-    if not parser.feed(Tok(ttype, "", 0, 1)) or len(parser.stack) > 64:
-        return None  # (the cursor caps a deep parse against max_depth)
-    return Plan((*plan.types, ttype), tuple(parser.stack), _next(g, parser, ttype, accepted))
-
-
-def _next(g: CompiledGrammar, parser: LRParser, last: str, accepted: dict[Any, Any]) -> Lexicon | None:
-    if parser.finished and last not in _SCANNED:
-        # a marker that finishes the parse ends the block (Cursor._finish); after a payload
-        # or a text value the reading looks once more (Cursor._no_token)
-        return None
-    return lexicon_at(g, parser, accepted)
-
-
-def _ending(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any]) -> Ending | None:
-    """The parser's work for the whole sequence, run once on placeholder tokens."""
-    dry = _Dry(g)
-    for t in types:
-        if not dry.feed(t):
-            return None  # (a plan is made only for sequences the parser reads)
-    # the structures the tokens leave open, as a candidate notes them
-    probe = Cand(g, "start", 0, False, None, accepted)  # type: ignore[arg-type]
-    probe.parser = dry.parser
-    for tok in dry.toks:
-        probe.note(tok, g.terminals.get(tok.type))
-    n = len(types)
-    read = dry.stage(0)
-    if read is None:
-        return None
-    if dry.parser.finished and types[-1] not in _SCANNED:
-        return Ending(read, _merged(n, read, None), False, _names(dry))
-    open_left = bool(probe.open_closers())
-    if not dry.parser.accepts(END):
-        return Ending(read, None, open_left, _names(dry))  # the block cannot end here
-    before = len(dry.fired)
-    dry.parser.end()
-    ended = dry.stage(before)
-    return None if ended is None else Ending(read, _merged(n, read, ended), open_left, _names(dry))
-
-
-def _names(dry: _Dry) -> frozenset[str]:
-    return frozenset(node.name for node, _, _ in dry.fired)
 
 
 class WholeBlocks:
@@ -278,7 +64,7 @@ class WholeBlocks:
                 return None
             plans.made += 1
             accepted = self._accepted.setdefault(g.name, {})
-            got = after[ttype] = _root(g, ttype, accepted) if plan is None else _child(g, plan, ttype, accepted)
+            got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
         return got
 
     def _ending_of(self, g: CompiledGrammar, plan: Plan) -> Ending | None:
@@ -287,7 +73,7 @@ class WholeBlocks:
             if plans.tokens + len(plan.types) > MAX_ENDING_TOKENS:
                 return None
             plans.tokens += len(plan.types)
-            plan.ending = _ending(g, plan.types, self._accepted.setdefault(g.name, {}))
+            plan.ending = ending_for(g, plan.types, self._accepted.setdefault(g.name, {}), plan.base)
             plan.ended = True
         return plan.ending
 
@@ -308,12 +94,26 @@ class WholeBlocks:
             # a tentative opener, a reply read whole, a registry-gated body, or token ids:
             # read token by token
             return None
-        win, base = self.window.win, self.window.base
-        n = len(win)
-        cap = b.start + self.policy.max_block_chars
         start = self._plan_after(g, None, c.last_type)
         if start is None or start.lex is None:
             return None
+        got = self._read_from(b, c, start)
+        while got is _PART:
+            # the block goes on past a plan's tokens: the next chunk from the parser's stack
+            # there (and where it does not fit, token by token from there)
+            start = self._chained_root(c)
+            got = True if start is None or start.lex is None else self._read_from(b, c, start)
+            if got is None:
+                return True  # (c stands where the last chunk left it, reading on)
+        return got
+
+    def _read_from(self, b: Block, c: Cand, start: Plan) -> bool | str | None:
+        """Read the block on from ``start`` (``c`` stands there) as ``_whole_block`` does;
+        ``_PART`` when the first ``MAX_TOKENS`` tokens were read and the block goes on."""
+        g = c.g
+        win, base = self.window.win, self.window.base
+        n = len(win)
+        cap = b.start + self.policy.max_block_chars
         toks: list[tuple[Terminal, int, int]] = []
         lex: Lexicon | None = start.lex
         plan: Plan | None = None
@@ -368,7 +168,7 @@ class WholeBlocks:
             return None
         if ending.whole is None and (pos < n or self.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
-        if pos < n and plan.lex is not None and ending.open_left:
+        if pos < n and plan.lex is not None and self._open_left(c, plan, ending, toks):
             return None  # unreadable text inside a structure still open: looked past for its closer
         if not ending.names.isdisjoint(c.reader.member_nodes):
             return None  # members read against the parser's stack as it was then
@@ -386,11 +186,47 @@ class WholeBlocks:
         q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
-    def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | None:
+    def _open_left(self, c: Cand, plan: Plan, ending: Ending, toks: list[tuple[Terminal, int, int]]) -> bool:
+        """Whether a structure is still open after ``plan``'s tokens (a chained plan's: as
+        the candidate counts them, with the tokens noted on a probe that stands there)."""
+        if plan.base is None:
+            return ending.open_left
+        probe = Cand(c.g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(c.g.name, {}))
+        probe.opens = dict(c.opens)
+        probe.parser.stack[:] = plan.stack
+        for term, _, _ in toks:
+            probe.note(Tok(term.name, "", -1, -1), term)
+        return bool(probe.open_closers())
+
+    def _chained_root(self, c: Cand) -> Plan | None:
+        """The plan that starts where ``c``'s parser stands (after a chunk), made the first
+        time that stack and the shapes of its values are met; None when a value is of no
+        shape a plan stands for (``_shape``) or past the budget."""
+        parser = c.parser
+        if parser.finished or len(parser.stack) > 64:
+            return None
+        shapes = []
+        for v in parser.values:
+            shape = shape_of(v)
+            if shape is False:
+                return None
+            shapes.append(shape)
+        key = (c.g.name, (tuple(parser.stack), tuple(shapes)))
+        chained = self._plans().chained
+        got = chained.get(key, chained)
+        if got is chained:
+            plans = self._plans()
+            if plans.made >= MAX_PLANS:
+                return None
+            plans.made += 1
+            got = chained[key] = Plan((), key[1][0], c.lexicon(), key[1])
+        return got
+
+    def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
         """A block of more than ``MAX_TOKENS`` tokens: its first ones read in one step, up
         to the last that is not a bare token (after which the token-by-token reading keeps
-        no place where the block could have ended), and the rest token by token from there
-        (``c`` left reading); None when there is no such token or its plan has no ending."""
+        no place where the block could have ended), ``c`` left reading on from there
+        (``_PART``); None when there is no such token or its plan has no ending."""
         k = len(toks)
         while k > 0 and toks[k - 1][0].bare:
             k -= 1
@@ -402,7 +238,9 @@ class WholeBlocks:
         ending = None if plan is None else self._ending_of(c.g, plan)
         if plan is None or ending is None or not ending.names.isdisjoint(c.reader.member_nodes):
             return None
-        return self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True)
+        if not self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True):
+            return False
+        return _PART
 
     def _replay(
         self,
@@ -419,14 +257,19 @@ class WholeBlocks:
         the block goes on after these tokens, and ``c`` reads on from there)."""
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
-        objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+        if plan.base is None:
+            objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+        else:
+            objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
+        lead = len(objs)
         payload_at = -1
         for term, start, end in read:
             objs.append(Tok(term.name, win[start:end], base + start, base + end))
             if term.external and payload_at < 0:
                 payload_at = base + start
         # what _read_token and _begin_payload note as the tokens are read
-        c.body_at = objs[1].start
+        if plan.base is None:
+            c.body_at = objs[1].start
         if c.payload_at < 0:
             c.payload_at = payload_at
         c.loose = None
@@ -434,23 +277,30 @@ class WholeBlocks:
         waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
         stage = ending.read if waits or part else ending.whole
         assert stage is not None
-        for name, refs, start, end, size in stage.nodes:
+        # the children each value on a chained plan's stack has before the plan's nodes take over its list
+        had = [len(v.children) if type(v) is Node else 0 for v in objs[:lead]] if plan.base is not None else []
+        for name, refs, start, end, size, take in stage.nodes:
             first = None if start < 0 else objs[start].start
-            node = Node(name, [objs[r] for r in refs], first, None if end < 0 else objs[end].end)
-            node.size = size
+            if take == -1:
+                node = Node(name, [objs[r] for r in refs], first, None if end < 0 else objs[end].end)
+                node.size = size
+            else:
+                node = spliced(name, refs, size, take, objs, had)
+                node.start, node.end = first, None if end < 0 else objs[end].end
             objs.append(node)
+        json_start = c.json_start  # the last payload read before these tokens
         for ref, payload in stage.fired:
-            c.json_start = objs[payload].start if payload >= 0 else -1
+            c.json_start = objs[payload].start if payload >= 0 else json_start
             c._on_node(objs[ref])
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         for i, (term, _start, _end) in enumerate(read):
             if term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
-                c.json_start = objs[i + 1].start
-            c.note(objs[i + 1], c.g.terminals.get(term.name))
+                c.json_start = objs[lead + i].start
+            c.note(objs[lead + i], c.g.terminals.get(term.name))
         c.pos = base + pos
-        c.last_end = objs[len(read)].end
+        c.last_end = objs[lead + len(read) - 1].end
         if c.bad:
             return False  # the reader says this is no block of the family's
         if part:
