@@ -168,7 +168,7 @@ class WholeBlocks:
             return None
         if ending.whole is None and (pos < n or self.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
-        if pos < n and plan.lex is not None and self._open_left(c, plan, ending, toks):
+        if pos < n and plan.lex is not None and (ending.open_left if plan.base is None else self._open_left(c, plan, toks)):
             return None  # unreadable text inside a structure still open: looked past for its closer
         if not ending.names.isdisjoint(c.reader.member_nodes):
             return None  # members read against the parser's stack as it was then
@@ -186,11 +186,10 @@ class WholeBlocks:
         q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
-    def _open_left(self, c: Cand, plan: Plan, ending: Ending, toks: list[tuple[Terminal, int, int]]) -> bool:
-        """Whether a structure is still open after ``plan``'s tokens (a chained plan's: as
-        the candidate counts them, with the tokens noted on a probe that stands there)."""
-        if plan.base is None:
-            return ending.open_left
+    def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
+        """Whether a structure is still open after a chained ``plan``'s tokens: as ``c``
+        counts them, with the tokens noted on a probe that stands there (a plan from an
+        opener knows: ``Ending.open_left``)."""
         probe = Cand(c.g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(c.g.name, {}))
         probe.opens = dict(c.opens)
         probe.parser.stack[:] = plan.stack
@@ -259,9 +258,10 @@ class WholeBlocks:
         at_end = pos >= len(win)
         if plan.base is None:
             objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+            lead = 1
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
-        lead = len(objs)
+            lead = len(objs)
         payload_at = -1
         for term, start, end in read:
             objs.append(Tok(term.name, win[start:end], base + start, base + end))
