@@ -606,6 +606,42 @@ def test_long_blocks_read_the_same_either_way(title):
     assert batch_difference(text, {"families": [family]}) is None
 
 
+_WORDS = st.sampled_from(["Paris", "a b", "x\ny", "1", "<b>", "日本", "  v  "])
+
+
+@st.composite
+def long_blocks(draw: st.DrawFn) -> tuple[str, str]:
+    """A block of 30 to 60 calls of DSML, Kimi K2 or Mistral v11 (each call with its own
+    number of arguments and values), then prose or nothing: far longer than one plan."""
+    family = draw(st.sampled_from(["invoke_xml", "kimi_k2", "mistral"]))
+    calls = []
+    for i in range(draw(st.integers(30, 60))):
+        args = {f"k{j}": draw(_WORDS) for j in range(draw(st.integers(0, 3)))}
+        calls.append((f"f{i % 3}", args))
+    if family == "invoke_xml":
+        body = "".join(
+            f'<｜DSML｜invoke name="{name}">\n'
+            + "".join(f'<｜DSML｜parameter name="{k}" string="true">{v}</｜DSML｜parameter>\n' for k, v in args.items())
+            + "</｜DSML｜invoke>\n"
+            for name, args in calls
+        )
+        block = f"<｜DSML｜tool_calls>\n{body}</｜DSML｜tool_calls>"
+    else:
+        block = td.families.get(family).render_calls([{"name": name, "arguments": args} for name, args in calls])
+    return family, block + draw(st.sampled_from(["", "\n\nDone.", "\n"]))
+
+
+@budget(12)
+@given(long_blocks(), st.integers(0, 1000))
+def test_generated_long_blocks_read_the_same_either_way(block, seed):
+    """Long generated blocks read the same with the one-step reading on and off, fed whole
+    and in random cuts."""
+    family, text = block
+    for at in ([], cuts(text, "random", seed)):
+        found = difference(text, {"families": [family]}, at)
+        assert found is None, f"{len(at)} cuts: {found}"
+
+
 _FORTY = "Sure.\n" + _dsml(40) + "\nDone."
 _CALL30 = _FORTY.index('name="get_weather">', _FORTY.index("Paris 29"))
 #: A later chunk that does not fit: damage, the end of the text, the size cap.

@@ -126,7 +126,9 @@ class _Dry:
         if shape is None:
             return Tok("", "", 2 * i, 2 * i + 1)
         name, own, k = shape
-        kids = [Tok("", "", -1, -1) for _ in range(k)]
+        # a lone child has its node's place (shape_of): where a reduction puts it in the
+        # node's stead, the node it makes begins and ends where the real one does
+        kids = [Tok("", "", 2 * i, 2 * i + 1) if k == 1 else Tok("", "", -1, -1) for _ in range(k)]
         for j, kid in enumerate(kids):
             self.splices[id(kid)] = _splice(i, j == 0)
         node = Node(name, kids, 2 * i, 2 * i + 1)
@@ -299,8 +301,8 @@ def _names(dry: _Dry) -> frozenset[str]:
 
 def shape_of(v: Any) -> Shape | bool:
     """How a plan stands for ``v``, a value on the parser's stack (see ``_Dry``): False when
-    it cannot (a value with no place in the text, or a node whose one child is a node: a
-    reduction may put that child in its place)."""
+    it cannot (a value with no place in the text, or a node whose one child is a node or
+    has another place than the node: a reduction may put that child in its place)."""
     if v.start is None or v.end is None or v.start < 0 or v.end < 0:
         return False
     if type(v) is Tok:
@@ -308,8 +310,10 @@ def shape_of(v: Any) -> Shape | bool:
     if type(v) is not Node:
         return False
     k = len(v.children)
-    if k == 1 and type(v.children[0]) is not Tok:
-        return False
+    if k == 1:
+        kid = v.children[0]
+        if type(kid) is not Tok or kid.start != v.start or kid.end != v.end:
+            return False
     return (v.name, v.size == k, min(k, 2))
 
 

@@ -156,7 +156,7 @@ class WholeBlocks:
             if len(toks) >= MAX_TOKENS:
                 return self._first_part(b, c, start, toks)
             toks.append((term, pos, end))
-            plan = last = self._plan_after(g, last, term.name)
+            plan = last = last.after.get(term.name) or self._plan_after(g, last, term.name)
             if plan is None:
                 return None
             at = pos = end
@@ -294,11 +294,13 @@ class WholeBlocks:
             c._on_node(objs[ref])
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
+        last = len(read) - 1
         for i, (term, _start, _end) in enumerate(read):
             if term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
                 c.json_start = objs[lead + i].start
-            c.note(objs[lead + i], c.g.terminals.get(term.name))
+            if term.is_open or term.is_close or i == last:  # (else note() only sets last_type)
+                c.note(objs[lead + i], c.g.terminals.get(term.name))
         c.pos = base + pos
         c.last_end = objs[lead + len(read) - 1].end
         if c.bad:
