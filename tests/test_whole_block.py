@@ -34,12 +34,13 @@ from test_render_call import toolset as toolset_for
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
-from tooldialect.engine import whole
+from tooldialect.engine import plans, whole
 from tooldialect.engine.core import Engine
 from tooldialect.engine.cursor import Cursor
 from tooldialect.engine.whole import MAX_TOKENS
 from tooldialect.grammar import JSON_EXTERNALS
 from tooldialect.jsonscan import JsonScanner
+from tooldialect.lalr import Node, Tok
 
 CASES = all_cases()
 #: The chunkings that cut a reply; each golden case runs whole and at two of them.
@@ -679,6 +680,23 @@ def test_a_later_chunk_that_does_not_fit_reads_the_same_either_way(title):
         found = difference(text, opts, at)
         assert found is None, f"{title}, cut at {at[:3]}: {found}"
     assert batch_difference(text, opts) is None
+
+
+def test_a_chained_plan_stands_only_for_values_a_reduction_reads_as_it_does():
+    """A value on the stack a chained plan starts from is a token, or a node by name, by
+    whether its children are all its own and by how many it has (up to two); a node whose
+    lone child is a node or lies elsewhere than the node (a reduction may put the child in
+    its place), or a value with no place in the text, ends the chaining."""
+    tok = Tok("NAME", "f", 4, 5)
+    assert plans.shape_of(tok) is None
+    assert plans.shape_of(Node("name", [tok], 4, 5)) == ("name", True, 1)
+    assert plans.shape_of(Node("name", [tok], 3, 6)) is False  # (a quote kept out of its children)
+    assert plans.shape_of(Node("outer", [Node("name", [tok], 4, 5)], 4, 5)) is False
+    assert plans.shape_of(Node("__list", [tok, tok, tok], 4, 5)) == ("__list", True, 2)
+    assert plans.shape_of(Node("empty", [], None, None)) is False
+    grown = Node("__list", [tok, tok], 4, 5)
+    grown.size = 1
+    assert plans.shape_of(grown) == ("__list", False, 2)
 
 
 def test_a_chunk_that_does_not_fit_is_read_token_by_token():
