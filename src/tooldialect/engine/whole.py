@@ -200,7 +200,7 @@ class WholeBlocks:
     def _chained_root(self, c: Cand) -> Plan | None:
         """The plan that starts where ``c``'s parser stands (after a chunk), made the first
         time that stack and the shapes of its values are met; None when a value is of no
-        shape a plan stands for (``_shape``) or past the budget."""
+        shape a plan stands for (``plans.shape_of``) or past the budget."""
         parser = c.parser
         if parser.finished or len(parser.stack) > 64:
             return None
@@ -210,15 +210,14 @@ class WholeBlocks:
             if shape is False:
                 return None
             shapes.append(shape)
-        key = (c.g.name, (tuple(parser.stack), tuple(shapes)))
-        chained = self._plans().chained
-        got = chained.get(key, chained)
-        if got is chained:
-            plans = self._plans()
+        base = (tuple(parser.stack), tuple(shapes))
+        plans = self._plans()
+        got = plans.chained.get((c.g.name, base), plans)
+        if got is plans:
             if plans.made >= MAX_PLANS:
                 return None
             plans.made += 1
-            got = chained[key] = Plan((), key[1][0], c.lexicon(), key[1])
+            got = plans.chained[c.g.name, base] = Plan((), base[0], c.lexicon(), base)
         return got
 
     def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
