@@ -94,7 +94,7 @@ class Cursor:
                     self._stream_args(b, c)
         if loop is not None:
             loop.passed(end, self.cat.max_width)  # no marker begins in the delta
-        if b.early and b.emitted < len(b.leader.items):
+        if b.early and b.emitted < len(b.leader.items) and b.unheld():
             self._early(b)
         self.window.compact(end, b.start, b.held)  # what _compact finds: one candidate, at the end
         return True
@@ -185,7 +185,7 @@ class Cursor:
             c.reach = max(c.reach, end)
             c.fail(start, Failure.SYNTAX, c.bad_reason)
             return False
-        if b.early:
+        if b.early and b.emitted < len(b.leader.items) and b.unheld():
             self._early(b)
         return True
 
@@ -307,7 +307,7 @@ class Cursor:
             # a grammar that nests (a literal list inside a list …) is capped like JSON
             c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
             return False
-        if b.early and c.items and len(c.items) > b.emitted:
+        if b.early and b.emitted < len(c.items) and b.unheld():
             self._early(b)
         if c.parser.finished:
             self._finish(c)
