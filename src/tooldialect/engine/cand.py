@@ -247,7 +247,8 @@ class Cand:
     def lexicon(self) -> Lexicon:
         """What the parser accepts now, indexed for lexing (the same for every block of the
         grammar at this parser state)."""
-        return lexicon_at(self.g, self.parser, self._accepted)
+        got = self._accepted.get(tuple(self.parser.stack))  # (lexicon_at's look-up, first)
+        return got if got is not None else lexicon_at(self.g, self.parser, self._accepted)
 
     # -- what the parser's reductions say --------------------------------------------------
 
