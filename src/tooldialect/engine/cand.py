@@ -281,6 +281,9 @@ class Cand:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
         call_keys, issue_keys = self._keys(node, calls, issues)
+        if len(calls) == 1 and not issues:
+            self.items.append(Item(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
+            return
         # keep source order: issues and calls interleave by position
         merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
             (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
