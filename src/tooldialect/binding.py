@@ -81,7 +81,9 @@ class Binder:
         res = self.index.resolve(name)
         return not (res.known and res.name in names)
 
-    def bind(self, raw: RawCall, typed: list[tuple[Any, ...]] | None = None) -> tuple[ToolCall | None, list[Diagnostic]]:
+    def bind(
+        self, raw: RawCall, typed: list[tuple[Any, ...]] | None = None
+    ) -> tuple[ToolCall | None, list[Diagnostic]]:
         """The call ``raw`` records, bound to the toolset, and the diagnostics binding it
         gave.  ``typed``: its first text parameters as a stream already typed them
         (key, text, flag, tool, value, notes), each used where it matches."""
