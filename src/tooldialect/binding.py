@@ -81,7 +81,12 @@ class Binder:
         res = self.index.resolve(name)
         return not (res.known and res.name in names)
 
-    def bind(self, raw: RawCall) -> tuple[ToolCall | None, list[Diagnostic]]:
+    def bind(
+        self, raw: RawCall, typed: list[tuple[Any, ...]] | None = None
+    ) -> tuple[ToolCall | None, list[Diagnostic]]:
+        """The call ``raw`` records, bound to the toolset, and the diagnostics binding it
+        gave.  ``typed``: its first text parameters as a stream already typed them
+        (key, text, flag, tool, value, notes), each used where it matches."""
         diags = [self.diagnostic(note, raw.family) for note in raw.notes] if raw.notes else []
         if self.no_tool and self.declines(raw.name, raw.family):
             detail = {"name": raw.name, "policy": "drop", "reason": "no tool"}
@@ -94,7 +99,7 @@ class Binder:
             diags.append(self.diagnostic(renamed(raw.name, name, res.how, raw.span), raw.family))
         if raw.text_params is not None:
             repairs: list[str] = []
-            arguments, arguments_json = self._typed(name if res.known else None, raw.text_params, repairs)
+            arguments, arguments_json = self._typed(name if res.known else None, raw.text_params, repairs, typed)
             if repairs:
                 diags.append(
                     self.diagnostic(
@@ -165,15 +170,25 @@ class Binder:
         )
 
     def _typed(
-        self, name: str | None, params: list[tuple[str, str, bool | None]], notes: list[str]
+        self,
+        name: str | None,
+        params: list[tuple[str, str, bool | None]],
+        notes: list[str],
+        typed: list[tuple[Any, ...]] | None = None,
     ) -> tuple[dict[str, Any], str]:
         """Values written as text, typed by the tool's schema (docs/typing.md): the
         arguments, and their JSON written member by member in the model's order (what a
-        stream sends as each value completes; a repeated key is written again)."""
+        stream sends as each value completes; a repeated key is written again).  A value
+        ``typed`` holds for the same tool, key, text and flag at its place is not typed again."""
         out: dict[str, Any] = {}
         parts = []
-        for key, text, flag in params:
-            value = self.typed_value(name, key, text, flag, notes)
+        done = len(typed) if typed is not None else 0
+        for i, (key, text, flag) in enumerate(params):
+            if i < done and typed[i][:4] == (key, text, flag, name):  # type: ignore[index]
+                value = typed[i][4]  # type: ignore[index]
+                notes += typed[i][5]  # type: ignore[index]
+            else:
+                value = self.typed_value(name, key, text, flag, notes)
             parts.append(member(key, value, not parts))
             out[key] = value
         return out, "{" + "".join(parts) + "}"

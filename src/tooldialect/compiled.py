@@ -120,6 +120,12 @@ class CompiledGrammar:
     # what each rule alternative that builds a node holds: (node name, the node names and
     # kept terminal names its children may have, inlined rules and collapses followed)
     holds: tuple[tuple[str, frozenset[str]], ...] = ()
+    # the characters an ignored token may begin with (None: any)
+    ignore_first: frozenset[str] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        firsts = [ig.pattern.first for ig in self.ignore]
+        self.ignore_first = None if any(f is None for f in firsts) else frozenset().union(*firsts)
 
 
 class NodeReads(Protocol):

@@ -106,11 +106,20 @@ class Reader(Salvage):
     call_nodes: frozenset[str] = CALL_NODES
     read_nodes: frozenset[str] = READ_NODES
     picked_nodes: Mapping[str, frozenset[str]] = PICKED_NODES
+    #: The nodes :meth:`announce` may read a tool name from.
+    announce_nodes: frozenset[str] = frozenset({"name"})
+    #: Every node a candidate hands to this reader (the others it passes over): announced
+    #: names, arguments, literal members and calls; worked out once per reader class.
+    reacts_to: frozenset[str] = frozenset()
     #: The stops whose verdict (:meth:`stop_ok`) reads ``tool``, the tool being called: a
     #: whole block read in one step does not know it, and leaves such a stop undecided.
     tool_stops: frozenset[str] = frozenset()
 
     __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.reacts_to = cls.announce_nodes | cls.call_nodes | frozenset(cls.member_nodes) | {"param", "arguments"}
 
     def __init__(
         self,
@@ -136,7 +145,8 @@ class Reader(Salvage):
     # -- hooks a family module may override -------------------------------------------------
 
     def announce(self, node: Node) -> str | None:
-        """The tool name a node announces before its call completes (a ``name`` node)."""
+        """The tool name a node announces before its call completes (a ``name`` node; a
+        reader that announces from other nodes names them in ``announce_nodes``)."""
         if node.name == "name":
             return node_text(node).strip() or None
         return None
@@ -265,23 +275,27 @@ class Reader(Salvage):
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
         """(key, text, string flag) of ``param`` nodes: ``param_name``, ``param_value`` (or
         ``unpadded_value``, which ``value newlines: strip`` leaves whole) and an optional
-        ``string_flag`` (``true``/``false``, DSML's string attribute)."""
+        ``string_flag`` (``true``/``false``, DSML's string attribute).  Each node's reading
+        is kept in its ``data``: a parameter a stream sent is not read again with its call."""
         out = []
         for p in nodes:
-            key = node_text(p.find("param_name")).strip()
-            node = p.find("param_value")
-            if node is None:  # a spelling whose template writes no padding newlines
-                value = node_text(p.find("unpadded_value"))
-            else:
-                value = node_text(node)
-                if self.strip_newlines:
-                    value = strip_template_newlines(value)
-            flag_node = p.find("string_flag")
-            flag = None
-            if flag_node is not None:
-                flag = node_text(flag_node).strip().lower() == "true"
-            out.append((key, value, flag))
+            if p.data is None:
+                p.data = self._param(p)
+            out.append(p.data)
         return out
+
+    def _param(self, p: Node) -> tuple[str, str, bool | None]:
+        key = node_text(p.find("param_name")).strip()
+        node = p.find("param_value")
+        if node is None:  # a spelling whose template writes no padding newlines
+            value = node_text(p.find("unpadded_value"))
+        else:
+            value = node_text(node)
+            if self.strip_newlines:
+                value = strip_template_newlines(value)
+        flag_node = p.find("string_flag")
+        flag = None if flag_node is None else node_text(flag_node).strip().lower() == "true"
+        return key, value, flag
 
     # -- JSON payloads ----------------------------------------------------------------------
 
@@ -465,6 +479,9 @@ class Reader(Salvage):
 
 #: The key under which :func:`_call_parts` keeps a call's literal items.
 _LITERAL = "py_kwarg"
+
+
+Reader.__init_subclass__()  # the generic reader's own reacts_to
 
 
 def _call_parts(node: Node) -> dict[str, Any]:

@@ -247,15 +247,20 @@ class Cand:
     def lexicon(self) -> Lexicon:
         """What the parser accepts now, indexed for lexing (the same for every block of the
         grammar at this parser state)."""
-        return lexicon_at(self.g, self.parser, self._accepted)
+        got = self._accepted.get(tuple(self.parser.stack))  # (lexicon_at's look-up, first)
+        return got if got is not None else lexicon_at(self.g, self.parser, self._accepted)
 
     # -- what the parser's reductions say --------------------------------------------------
 
     def _on_node(self, node: Node) -> None:
-        announced = self.reader.announce(node)
-        if announced is not None:
-            self._announce(node, announced)
-            return
+        reader = self.reader
+        if node.name not in reader.reacts_to:
+            return  # a node the reader neither announces, streams nor reads
+        if node.name in reader.announce_nodes:
+            announced = reader.announce(node)
+            if announced is not None:
+                self._announce(node, announced)
+                return
         if node.name in ("param", "arguments"):
             self.args_read += 1
         if self.current_name is not None and node.name == "param":
@@ -276,6 +281,9 @@ class Cand:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
         call_keys, issue_keys = self._keys(node, calls, issues)
+        if len(calls) == 1 and not issues:
+            self.items.append(Item(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
+            return
         # keep source order: issues and calls interleave by position
         merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
             (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
@@ -365,7 +373,7 @@ class Block:
     __slots__ = (
         "start", "opener_end", "cands", "channel", "reply", "held", "early", "started", "emitted",
         "phase", "winner", "rpos", "sniffed", "sent", "leader", "absorb", "loop", "balance",
-        "inline", "deferred",
+        "inline", "deferred", "waits", "typed",
     )  # fmt: skip
 
     def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: Channel, reply: bool, tail: str) -> None:
@@ -384,6 +392,9 @@ class Block:
         # item key -> (characters of arguments_json sent, held): what a started call's
         # ArgumentsDeltas have said so far; held calls send the rest when they end
         self.sent: dict[Key, tuple[int, bool]] = {}
+        # item key -> the text parameters sent so far, typed (Binder.typed_value): the
+        # binder types the call's parameters from these where they match
+        self.typed: dict[Key, list[tuple[Any, ...]]] = {}
         self.emitted = 0
         self.phase = Phase.LEX
         self.winner: Cand | None = None
@@ -398,8 +409,17 @@ class Block:
         self.inline = False
         # announcements held back in such a block until the call shows an argument
         self.deferred: dict[Key, tuple[str, str | None, int | None]] = {}
+        # (emitted, end): the item after the first ``emitted`` ends at ``end``, past where
+        # the loop watch has cleared; nothing is emitted early until it clears that far
+        self.waits = (-1, 0)
 
     @property
     def loop_clear(self) -> int:
         """Items ending before this may be emitted: no loop begins before it."""
         return NEVER if self.loop is None else self.loop.clear
+
+    def unheld(self) -> bool:
+        """Whether the first item not emitted yet is not the one known to wait for the
+        loop watch (asked before ``Ledger._early``, with an item not emitted yet)."""
+        emitted, end = self.waits
+        return emitted != self.emitted or self.loop.clear >= end

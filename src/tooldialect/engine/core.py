@@ -162,7 +162,7 @@ class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbi
             self._update_early(b)
         if b.loop is not None and self._loop_scan(b):
             return True
-        if b.early and b.emitted < len(b.leader.items):
+        if b.early and b.emitted < len(b.leader.items) and b.unheld():
             self._early(b)
         # the cap depends only on how far the candidates read, so every chunking agrees
         if self._over_limit(b):

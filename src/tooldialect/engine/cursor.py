@@ -94,7 +94,7 @@ class Cursor:
                     self._stream_args(b, c)
         if loop is not None:
             loop.passed(end, self.cat.max_width)  # no marker begins in the delta
-        if b.early and b.emitted < len(b.leader.items):
+        if b.early and b.emitted < len(b.leader.items) and b.unheld():
             self._early(b)
         self.window.compact(end, b.start, b.held)  # what _compact finds: one candidate, at the end
         return True
@@ -185,7 +185,7 @@ class Cursor:
             c.reach = max(c.reach, end)
             c.fail(start, Failure.SYNTAX, c.bad_reason)
             return False
-        if b.early:
+        if b.early and b.emitted < len(b.leader.items) and b.unheld():
             self._early(b)
         return True
 
@@ -195,7 +195,7 @@ class Cursor:
         it is read again, whole, with more text."""
         win = self.window.win
         n = len(win)
-        first = self._ignore_first(c.g)
+        first = c.g.ignore_first
         skipped = True
         while skipped:
             if lp < n and first is not None and win[lp] not in first:
@@ -205,8 +205,9 @@ class Cursor:
                 if lp < n and ig.pattern.first is not None and win[lp] not in ig.pattern.first:
                     continue  # it cannot begin here (nor be arriving)
                 m = ig.pattern.regex.match(win, lp)
-                if m is not None and m.end() > lp and (m.end() < n or self.eof or not resumed(ig, win, lp)):
-                    lp = m.end()
+                end = lp if m is None else m.end()
+                if end > lp and (end < n or self.eof or not resumed(ig, win, lp)):
+                    lp = end
                     skipped = True
                 elif not self.eof and resumed(ig, win, lp):
                     return -1
@@ -264,14 +265,6 @@ class Cursor:
         self._no_token(c, self.window.base + lp, f"unexpected {self.window.win[lp]!r}")
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
-    def _ignore_first(self, g: CompiledGrammar) -> frozenset[str] | None:
-        """The characters an ignored token of ``g`` may begin with (None: any)."""
-        key = ("ignore first", g.name)
-        if key not in self._stop_cache:
-            firsts = [ig.pattern.first for ig in g.ignore]
-            self._stop_cache[key] = None if any(f is None for f in firsts) else frozenset().union(*firsts)
-        return self._stop_cache[key]
-
     def _longest(
         self, terms: tuple[Terminal, ...], win: str, lp: int
     ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
@@ -290,8 +283,9 @@ class Cursor:
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
             m = pat.regex.match(win, lp)
-            if m is not None and m.end() > lp:
-                key = (m.end(), pat.literal is not None, term)
+            end = lp if m is None else m.end()
+            if end > lp:
+                key = (end, pat.literal is not None, term)
                 if best is None or key[:2] > best[:2]:
                     best = key
         return best, external, False
@@ -307,7 +301,7 @@ class Cursor:
             # a grammar that nests (a literal list inside a list …) is capped like JSON
             c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
             return False
-        if b.early and c.items and len(c.items) > b.emitted:
+        if b.early and b.emitted < len(c.items) and b.unheld():
             self._early(b)
         if c.parser.finished:
             self._finish(c)

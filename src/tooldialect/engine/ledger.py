@@ -101,7 +101,8 @@ class Ledger:
         assert c is not None
         for item in c.items[b.emitted :]:  # (emitting an item adds none)
             kind = item.kind
-            if (kind is Kind.CALL or kind is Kind.ISSUE) and item_end(item.obj) > b.loop_clear:
+            if (kind is Kind.CALL or kind is Kind.ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
+                b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
                 return  # not before the loop scan has cleared its text (every chunking agrees)
             if b.inline and (kind is Kind.TEXT or kind is Kind.CALL and self._may_be_quoted(item.obj)):
                 return  # the block may yet be prose quoting the format, released whole
@@ -166,9 +167,10 @@ class Ledger:
             b.sent[key] = (0, True)  # an envelope the toolset may unwrap: wait for the end
             return
         if isinstance(node, Node):
-            name = started[1]
-            known = self.binder.tools is not None and name in self.binder.known
-            value = self.binder.typed_value(name if known else None, pkey, text, flag, [])
+            name = started[1] if self.binder.tools is not None and started[1] in self.binder.known else None
+            notes: list[str] = []
+            value = self.binder.typed_value(name, pkey, text, flag, notes)
+            b.typed.setdefault(key, []).append((pkey, text, flag, name, value, notes))
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
         self.sink.event(arguments_delta(started[0], piece))
@@ -237,7 +239,7 @@ class Ledger:
                 raw.family,
             )
             return
-        call, diags = self.binder.bind(raw)
+        call, diags = self.binder.bind(raw, b.typed.pop(key, None))
         started = b.started.pop(key, None)
         sent, _held = b.sent.pop(key, (0, False))
         if call is None:
@@ -287,3 +289,4 @@ class Ledger:
             self.sink.event(call_abort(index, reason))
         b.started.clear()
         b.sent.clear()
+        b.typed.clear()

@@ -25,6 +25,7 @@ _COUNTER = re.compile(r"\d+")
 class Reader(GenericReader):
     # a call's name is read from its id
     picked_nodes = {**PICKED_NODES, "call": frozenset({"call_id"})}
+    announce_nodes = frozenset({"call_id"})
 
     def announce(self, node: Node) -> str | None:
         if node.name != "call_id":
