@@ -9,7 +9,7 @@ Nothing here reads model text; it works on records.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from .argstream import member
 from .coerce import ValueTyping
@@ -19,7 +19,7 @@ from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
 from .toolset import Toolset
 
-__all__ = ["Binder"]
+__all__ = ["Binder", "Typed"]
 
 # what binding builds from checked values, once per call and per diagnostic
 _tool_call = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
@@ -29,8 +29,20 @@ _diagnostic = constructor(Diagnostic, "kind", "family", "detail", "span", "messa
 _UNTYPED = ValueTyping(None)  # a parameter no schema describes
 
 
+class Typed(NamedTuple):
+    """A text parameter a stream typed as it sent it (``Binder.typed_value``): what it was
+    typed from, the value, and the repairs typing it noted."""
+
+    key: str
+    text: str
+    flag: bool | None
+    tool: str | None
+    value: Any
+    notes: list[str]
+
+
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only", "_resolve")
+    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only")
 
     def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
@@ -40,7 +52,6 @@ class Binder:
         # the toolset's own name index and typings: built once per toolset, not per parse
         self.index: NameIndex | None = tools.name_index() if tools is not None else None
         self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
-        self._resolve = self.index.resolve if self.index is not None else None
         # how each parameter of a tool is typed, worked out when first typed
         self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
         # Policy.tool_choice: the one tool calls may name ("" for none at all), or None: any
@@ -55,11 +66,11 @@ class Binder:
     def resolve(self, name: str, gated: bool = False) -> Resolution:
         """What a written name resolves to.  Without a toolset it passes through unchanged;
         a registry-gated body binds its exact name only."""
-        if self._resolve is None:
+        if self.index is None:
             return Resolution(name, True, None)
         if gated:
             return Resolution(name, name in self.known, None)
-        return self._resolve(name)
+        return self.index.resolve(name)
 
     def announce(self, name: str, family: str | None = None) -> str | None:
         """The name a stream may announce before the call completes, or None to wait."""
@@ -82,11 +93,11 @@ class Binder:
         return not (res.known and res.name in names)
 
     def bind(
-        self, raw: RawCall, typed: list[tuple[Any, ...]] | None = None
+        self, raw: RawCall, typed: list[Typed] | None = None
     ) -> tuple[ToolCall | None, list[Diagnostic]]:
         """The call ``raw`` records, bound to the toolset, and the diagnostics binding it
-        gave.  ``typed``: its first text parameters as a stream already typed them
-        (key, text, flag, tool, value, notes), each used where it matches."""
+        gave.  ``typed``: its first text parameters as a stream already typed them, each
+        used where it matches."""
         diags = [self.diagnostic(note, raw.family) for note in raw.notes] if raw.notes else []
         if self.no_tool and self.declines(raw.name, raw.family):
             detail = {"name": raw.name, "policy": "drop", "reason": "no tool"}
@@ -123,7 +134,7 @@ class Binder:
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
             if action != "keep":
                 return None, diags
-        elif self.tools is not None and len(arguments) == 1:
+        elif self.tools is not None:
             unwrapped = self._unwrap(name, arguments)
             if unwrapped is not None:
                 key, arguments = unwrapped
@@ -174,7 +185,7 @@ class Binder:
         name: str | None,
         params: list[tuple[str, str, bool | None]],
         notes: list[str],
-        typed: list[tuple[Any, ...]] | None = None,
+        typed: list[Typed] | None = None,
     ) -> tuple[dict[str, Any], str]:
         """Values written as text, typed by the tool's schema (docs/typing.md): the
         arguments, and their JSON written member by member in the model's order (what a
@@ -184,9 +195,10 @@ class Binder:
         parts = []
         done = len(typed) if typed is not None else 0
         for i, (key, text, flag) in enumerate(params):
-            if i < done and typed[i][:4] == (key, text, flag, name):  # type: ignore[index]
-                value = typed[i][4]  # type: ignore[index]
-                notes += typed[i][5]  # type: ignore[index]
+            seen = typed[i] if i < done else None  # type: ignore[index]
+            if seen is not None and (seen.key, seen.text, seen.flag, seen.tool) == (key, text, flag, name):
+                value = seen.value
+                notes += seen.notes
             else:
                 value = self.typed_value(name, key, text, flag, notes)
             parts.append(member(key, value, not parts))

@@ -259,7 +259,7 @@ class Toolset:
         cannot be applied: :meth:`validator` says why."""
         schema = self._schemas[name]
         try:
-            check = schema._check if schema._compiled else schema.check()  # compiled once, then read
+            check = schema.check()
             return check(arguments) if check is not None else bool(schema.validator().is_valid(arguments))
         except Exception:  # the caller asks jsonschema, which reports it
             return False

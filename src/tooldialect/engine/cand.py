@@ -6,6 +6,7 @@ import re
 from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
+from ..binding import Typed
 from ..grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
@@ -394,7 +395,7 @@ class Block:
         self.sent: dict[Key, tuple[int, bool]] = {}
         # item key -> the text parameters sent so far, typed (Binder.typed_value): the
         # binder types the call's parameters from these where they match
-        self.typed: dict[Key, list[tuple[Any, ...]]] = {}
+        self.typed: dict[Key, list[Typed]] = {}
         self.emitted = 0
         self.phase = Phase.LEX
         self.winner: Cand | None = None
