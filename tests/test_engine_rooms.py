@@ -59,7 +59,6 @@ def test_window_skip_and_end():
 
 def test_sink_merges_prose_per_channel_and_keeps_order():
     s = Sink()
-    assert s.idle()
     s.text("a", Channel.TEXT)
     s.text("b", Channel.TEXT)
     s.text("r", Channel.REASONING)
@@ -69,7 +68,23 @@ def test_sink_merges_prose_per_channel_and_keeps_order():
     out = s.drain()
     assert [type(e).__name__ for e in out] == ["TextDelta", "ReasoningDelta", "CallAbort", "TextDelta"]
     assert [getattr(e, "text", None) for e in out] == ["ab", "r", None, "c"]
-    assert s.idle() and s.drain() == []
+    assert s.drain() == []
+
+
+def test_sink_gives_a_lone_delta_only_when_nothing_waits():
+    s = Sink()
+    [ev] = s.lone("think", Channel.REASONING)
+    assert type(ev).__name__ == "ReasoningDelta" and ev.text == "think"
+    assert not s.line_prose  # reasoning is not the visible line
+    [ev] = s.lone("Hi", Channel.TEXT)
+    assert type(ev).__name__ == "TextDelta" and ev.text == "Hi" and s.line_prose
+    assert s.lone("\n ", Channel.TEXT) is not None and not s.line_prose
+    s.text("a", Channel.TEXT)
+    assert s.lone("b", Channel.TEXT) is None  # "a" waits: "b" must merge with it
+    s.text("b", Channel.TEXT)
+    assert [e.text for e in s.drain()] == ["ab"]
+    s.event(td.CallAbort(index=0, reason="x"))
+    assert s.lone("c", Channel.TEXT) is None  # an event waits: order is kept
 
 
 def test_sink_follows_whether_the_line_has_prose():
@@ -80,6 +95,10 @@ def test_sink_follows_whether_the_line_has_prose():
     assert not s.line_prose  # a new line with only spaces so far
     s.text("x", Channel.TEXT)
     assert s.line_prose
+    s.text("y", Channel.TEXT)  # the line goes on, and still holds prose
+    assert s.line_prose
+    s.text("z\n", Channel.TEXT)
+    assert not s.line_prose
 
 
 # -- held tails ----------------------------------------------------------------------------------

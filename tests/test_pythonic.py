@@ -291,3 +291,46 @@ def test_python_literal_families_are_read_by_the_generic_reader():
     # one fragment per keyword argument as it is read, then the closing brace
     assert fragments == ['{"city": "Paris"', ', "when": {"day": 1, "hours": [9, null]}', "}"]
     assert "".join(fragments) == result.calls[0].arguments_json
+
+
+# -- a string literal streamed delta by delta ------------------------------------------------------
+
+_WORDS = "Paris, then Lyon and Marseille; " * 4
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"'{_WORDS}'",
+        f'"{_WORDS}"',
+        "'it\\'s " + _WORDS + " \\\\ done'",  # escapes, some of them cut by a delta
+        f"'''{_WORDS}'''",  # tripled: scanned, never taken in one step
+    ],
+)
+def test_a_string_literal_continued_by_deltas_is_taken_in_one_step(value):
+    """A delta that only continues a one-quote string literal is read in one step
+    (``Cursor._string_run`` with ``StringScanner.string_run``); the events are those of
+    reading every delta through the general path."""
+    from tooldialect.engine.cursor import Cursor
+
+    text = f"[get_weather(city={value}, days=2)]"
+    real = Cursor._string_run
+    taken: list[bool] = []
+
+    def spy(self, delta):
+        got = real(self, delta)
+        taken.append(got)
+        return got
+
+    opts = {"families": ["pythonic"]}
+    for mode in ("chars", "random"):
+        cut = cuts_for(text, mode, seed=3)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Cursor, "_string_run", spy)
+            fast = run_stream(text, cut, **opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Cursor, "_string_run", lambda self, delta: False)
+            slow = run_stream(text, cut, **opts)
+        assert [e.model_dump() for e in fast] == [e.model_dump() for e in slow], mode
+        check_invariants(text, fast, td.parse(text, **opts))
+    assert any(taken) is (not value.startswith("'''"))

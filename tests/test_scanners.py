@@ -150,6 +150,60 @@ def test_string_scanner_reads_the_same_at_any_chunking(quote, body, tail, data):
     assert scan_pieces(StringScanner(), data.draw(cut_up(text)), StringScanner) == expected
 
 
+def _run_pieces(fresh, pieces: list[str]) -> int:
+    """Each piece read as the engine's one-step run reads it (``string_run`` then
+    ``read_run``) where the scanner says it may be, else by ``scan``: after each piece it
+    is where a scanner that only scans is.  Returns how many pieces the run took."""
+    fast, slow = fresh(), fresh()
+    text, pos, slow_pos, taken = "", 0, 0, 0
+    for piece in pieces[:-1]:
+        at = len(text)
+        text += piece
+        status, slow_pos = slow.scan(text, slow_pos, False)
+        pending = fast.string_run(piece) if pos == at and fast.quote else -1
+        if pending >= 0:
+            fast.read_run(piece, pending)
+            pos, taken = len(text), taken + 1
+            assert status == MORE  # the run was only the value going on
+        else:
+            status, pos = fast.scan(text, pos, False)
+        assert (pos, fast.escape, fast.quote) == (slow_pos, slow.escape, slow.quote)
+        if status != MORE:
+            return taken
+    return taken
+
+
+@given(
+    quote=st.sampled_from(["'", '"', "`", "'''", '"""']),
+    body=LITERAL_BODY,
+    tail=LITERAL_BODY,
+    data=st.data(),
+)
+def test_string_scanner_string_run_reads_as_scan_does(quote, body, tail, data):
+    _run_pieces(StringScanner, data.draw(cut_up(quote + body + tail)))
+
+
+def test_string_scanner_string_run_takes_plain_pieces_and_a_last_backslash():
+    sc = StringScanner()
+    sc.scan("'ab", 0, False)
+    assert sc.string_run("cd") == 0
+    assert sc.string_run("c\\") == 1  # the backslash escapes the next piece's first character
+    assert sc.string_run("c'd") == -1  # the string ends in it
+    assert sc.string_run('c"d') == 0  # the other quote is plain text here
+    assert sc.string_run("\\nx") == -1  # an escape inside the piece: scan reads it
+    sc.read_run("c\\", 1)
+    assert sc.string_run("'x") == 0  # the quote is escaped by the last piece's backslash
+    triple = StringScanner()
+    triple.scan("'''ab", 0, False)
+    assert triple.string_run("cd") == -1  # a triple-quoted string is left to scan
+    assert _run_pieces(StringScanner, ["'a", "bc", "d\\", "'e", "f'", " "]) == 3
+
+
+@given(body=LITERAL_BODY, tail=LITERAL_BODY, data=st.data())
+def test_json_scanner_string_run_reads_as_scan_does(body, tail, data):
+    _run_pieces(lambda: JsonScanner(max_depth=64), data.draw(cut_up(json.dumps([body + tail]))))
+
+
 def _string_end_by_hand(text: str, pos: int) -> int:
     i = pos + 1
     while i < len(text):

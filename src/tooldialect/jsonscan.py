@@ -416,8 +416,9 @@ def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:
     while True:
         q = text.find(quote, pos, n)
         if q < 0:
-            return -1, _odd_backslashes_before(text, pos, n)
-        if not _odd_backslashes_before(text, pos, q):
+            # (the backslash count only where a backslash stands last: most pieces end without one)
+            return -1, n > pos and text[n - 1] == "\\" and _odd_backslashes_before(text, pos, n)
+        if q == pos or text[q - 1] != "\\" or not _odd_backslashes_before(text, pos, q):
             return q, False
         pos = q + 1
 

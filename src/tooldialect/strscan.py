@@ -45,6 +45,30 @@ class StringScanner:
         self.stack: list[str] = []
         self.error = ""
 
+    def string_run(self, piece: str) -> int:
+        """Whether ``piece`` only continues the one-quote string being read, as ``scan``
+        would read it: no closing quote, and no backslash but perhaps the last character
+        (it escapes the next piece's first).  -1 if not; else 1 when ``piece`` ends with
+        that backslash, 0 when nothing is pending.  Reads nothing: :meth:`read_run` does."""
+        q = self.quote
+        if len(q) != 1:
+            return -1
+        body = piece
+        if self.escape:
+            if not piece:
+                return -1
+            body = piece[1:]  # the character the last piece's backslash escapes
+        if q in body:
+            return -1
+        slash = body.find("\\")
+        if slash < 0:
+            return 0
+        return 1 if slash == len(body) - 1 else -1
+
+    def read_run(self, piece: str, pending: int) -> None:
+        """Read ``piece``, for which :meth:`string_run` said ``pending``."""
+        self.escape = bool(pending)
+
     def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
         n = len(text) if end is None else min(end, len(text))
         # more text may arrive right at n (not when n is a cap inside text already read)

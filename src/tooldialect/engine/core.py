@@ -25,7 +25,7 @@ from ..transform import KEYED_RULE, Reader, reader_class
 from .arbiter import Arbiter
 from .cand import Block
 from .cursor import Cursor
-from .events import Sink, reasoning_delta, text_delta
+from .events import Sink
 from .fences import CodeSpan, Fences
 from .kinds import Channel, Phase
 from .ledger import Ledger
@@ -98,11 +98,9 @@ class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbi
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it
                 self.window.skip(delta)
-                if self.sink.idle():  # the delta is the one event
-                    if self.channel is Channel.TEXT:
-                        self.sink.note_line(delta)
-                        return [text_delta(delta)]
-                    return [reasoning_delta(delta)]
+                lone = self.sink.lone(delta, self.channel)  # the delta is the one event
+                if lone is not None:
+                    return lone
                 self._text(delta)
                 return self.sink.drain()
             self.window.win += delta

@@ -43,9 +43,10 @@ class Cursor:
         only one, or the leader once every other has failed), with nothing in it to note:
         the reading steps of _advance and _loop_scan taken whole.
         That is a JSON string (plain characters and two-character escapes, which may span
-        deltas: JsonScanner.string_run) or a raw text value (no character a stop begins
-        with, no backslash where backslashes escape), with no character a loop marker
-        begins with, under the size cap.  False, having done nothing, otherwise."""
+        deltas: JsonScanner.string_run), a one-quote string literal (StringScanner.string_run)
+        or a raw text value (no character a stop begins with, no backslash where
+        backslashes escape), with no character a loop marker begins with, under the size
+        cap.  False, having done nothing, otherwise."""
         b = self.block
         if b.phase is not Phase.LEX or b.early is None:
             return False
@@ -67,8 +68,6 @@ class Cursor:
                 return False
             if "\\" in delta and ESCAPE_GROUP in c.text_rx.groupindex:
                 return False
-        elif type(sc) is not JsonScanner:
-            return False
         elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
             return False
         loop = b.loop

@@ -53,14 +53,21 @@ class Sink:
         # may be that prose quoting the format)
         self.line_prose = False
 
-    def idle(self) -> bool:
-        """Nothing is waiting: an event made now would be the only one."""
-        return not self._pend and not self.out
+    def lone(self, s: str, kind: Channel) -> list[Event] | None:
+        """``s`` as the only event, when nothing is waiting; None (having done nothing)
+        when something is, and ``s`` is added with :meth:`text`."""
+        if self._pend or self.out:
+            return None
+        if kind is not Channel.TEXT:
+            return [reasoning_delta(s)]
+        if not self.line_prose or "\n" in s:  # (else the line it goes on already holds prose)
+            self.note_line(s)
+        return [text_delta(s)]
 
     def text(self, s: str, kind: Channel) -> None:
         if not s:
             return
-        if kind is Channel.TEXT:
+        if kind is Channel.TEXT and (not self.line_prose or "\n" in s):
             self.note_line(s)
         if self._pend and kind is not self._pend_kind:
             self.flush()
@@ -93,6 +100,7 @@ class Sink:
         self.event(diagnostic_event(d))
 
     def drain(self) -> list[Event]:
-        self.flush()
+        if self._pend:
+            self.flush()
         out, self.out = self.out, []
         return out
