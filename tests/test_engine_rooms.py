@@ -17,15 +17,38 @@ from tooldialect.engine.kinds import Channel, Key, Reading, Source
 from tooldialect.engine.loops import LoopWatch
 from tooldialect.engine.prose import Skipping
 from tooldialect.engine.recovery import Balance
+from tooldialect.engine import window
 from tooldialect.engine.window import Held, Window
 
 # -- the window ----------------------------------------------------------------------------------
 
 
-@given(st.text(alphabet="ab\n<>", max_size=60), st.data())
-def test_window_keeps_every_character_once_through_compaction_and_rewind(text, data):
+@given(st.text(alphabet="ab\n<>", max_size=60), st.data(), st.sampled_from([1, 5, window.PIECE]))
+def test_window_keeps_every_character_once_through_compaction_and_rewind(text, data, piece):
     """Whatever is compacted into a holder and rewound comes back exactly: ``slice`` reads
-    the same text wherever it is kept, and nothing is held twice."""
+    the same text wherever it is kept, and nothing is held twice (with pieces joined up to
+    ``piece`` characters)."""
+    saved, window.PIECE = window.PIECE, piece
+    try:
+        _compact_and_rewind(text, data)
+    finally:
+        window.PIECE = saved
+
+
+def test_a_block_read_in_small_deltas_is_held_in_few_pieces():
+    text = "x" * (3 * window.PIECE)
+    w = Window()
+    held = Held(0, "\n")
+    for k in range(0, len(text), 4):
+        w.win += text[k : k + 4]
+        w.compact(w.end, 0, held)
+    assert held.text() == text and len(held.pieces) == 3
+    assert w.slice(10, len(text) - 10, held) == text[10:-10]
+    w.rewind(window.PIECE + 7, held)
+    assert held.text() == text[: window.PIECE + 7] and w.win == text[window.PIECE + 7 :]
+
+
+def _compact_and_rewind(text: str, data: st.DataObject) -> None:
     w = Window()
     held = Held(0, "\n")
     pos = 0

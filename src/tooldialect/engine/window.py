@@ -9,11 +9,13 @@ holder gives it back (``rewind``).
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
-import bisect
+from bisect import bisect_left, bisect_right
 
 __all__ = ["Held", "SpecialTokens", "Window"]
+
+#: A held piece shorter than this takes the text that goes on from it (a piece grows to
+#: at most this plus one delta).
+PIECE = 512
 
 
 class Held:
@@ -66,8 +68,14 @@ class Window:
         if keep < 0:
             keep = 0
         if keep < look and held is not None:
-            held.starts.append(base + keep)
-            held.pieces.append(win[keep:look])
+            pieces = held.pieces
+            if pieces and len(pieces[-1]) < PIECE and held.starts[-1] + len(pieces[-1]) == base + keep:
+                # text that goes on from a short piece joins it: a block read in small
+                # deltas is kept (and sliced) in few pieces
+                pieces[-1] += win[keep:look]
+            else:
+                held.starts.append(base + keep)
+                pieces.append(win[keep:look])
         self.prev_tail = win[look - 4 : look] if look >= 4 else (self.prev_tail + win[:look])[-4:]
         self.win = win[look:]
         self.base = base + look
@@ -81,7 +89,7 @@ class Window:
         parts = []
         if held is not None and held.pieces:
             pieces, starts = held.pieces, held.starts
-            i = max(0, bisect.bisect_right(starts, start) - 1)
+            i = max(0, bisect_right(starts, start) - 1)
             while i < len(pieces) and starts[i] < min(end, base):
                 s0 = starts[i]
                 piece = pieces[i]
@@ -108,7 +116,7 @@ class Window:
         self.cur = 0
         self.prev_tail = tail
         # the pieces now end where win begins: no text is held twice
-        i = bisect.bisect_left(held.starts, pos)
+        i = bisect_left(held.starts, pos)
         del held.pieces[i:], held.starts[i:]
         if held.pieces and held.starts[-1] + len(held.pieces[-1]) > pos:
             held.pieces[-1] = held.pieces[-1][: pos - held.starts[-1]]
