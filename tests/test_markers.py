@@ -104,3 +104,35 @@ def test_needs_more_is_false_when_the_text_goes_past_the_longest_match():
     marker = analyse(r"<\|python_tag\|>")
     assert marker.needs_more("x" * 40 + "<|pyth", 40) is True
     assert marker.needs_more("<|python_tag|> and more text", 0) is False
+
+
+@given(
+    pats=st.lists(st.sampled_from(PATTERNS), min_size=0, max_size=4, unique=True),
+    texts=st.lists(st.text(alphabet="<|/tolcaN_ >\n\\x", max_size=80), min_size=1, max_size=6),
+    data=st.data(),
+)
+@settings(max_examples=200)
+def test_arriving_answers_as_its_patterns_do_however_often_asked(pats, texts, data):
+    """``Arriving.at`` is any pattern's ``needs_more``, for short tails it remembers and
+    long ones it does not, asked again and again (as at the end of a growing text)."""
+    from tooldialect.markers import Arriving
+
+    compiled = tuple(analyse(p) for p in pats)
+    arriving = Arriving(compiled)
+    for _ in range(2):
+        for text in texts:
+            pos = data.draw(st.integers(0, len(text)))
+            assert arriving.at(text, pos) == any(p.needs_more(text, pos) for p in compiled)
+
+
+def test_arriving_keeps_a_bounded_number_of_answers():
+    from tooldialect.markers import Arriving
+
+    arriving = Arriving((analyse("</parameter>"),))
+    assert arriving.at("ab</par", 2) and not arriving.at("ab</px", 2)
+    for k in range(2 * Arriving.MAX_SEEN):
+        arriving.at(f"<{k}", 0)
+    assert len(arriving._seen) == Arriving.MAX_SEEN
+    long_tail = "</parameter" + " " * Arriving.MAX_TAIL
+    assert not arriving.at(long_tail, 0)  # past MAX_TAIL: asked, not kept
+    assert long_tail not in arriving._seen

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _p  # type: ignore[no-redef]
 
-__all__ = ["MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
+__all__ = ["Arriving", "MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
 
 _MAXREPEAT = _c.MAXREPEAT
 
@@ -62,6 +62,33 @@ class MarkerPattern:
             lit = self.literal[: len(tail)]
             return tail.lower() == lit.lower() if self.ignorecase else tail == lit
         return _simulate(self.source, tail)
+
+
+class Arriving:
+    """Whether one of a few patterns may match at a place once more text arrives (any
+    one's :meth:`MarkerPattern.needs_more`), asked at the last few characters of a
+    growing text again and again.  The answer depends only on the text from that place
+    to the end, so it is remembered by that text: for a tail of at most ``MAX_TAIL``
+    characters, and at most ``MAX_SEEN`` of them."""
+
+    MAX_TAIL = 64
+    MAX_SEEN = 1024
+    __slots__ = ("pats", "_seen")
+
+    def __init__(self, pats: tuple[MarkerPattern, ...]) -> None:
+        self.pats = pats
+        self._seen: dict[str, bool] = {}
+
+    def at(self, text: str, pos: int) -> bool:
+        if len(text) - pos > self.MAX_TAIL:
+            return any(p.needs_more(text, pos) for p in self.pats)
+        tail = text[pos:]
+        got = self._seen.get(tail)
+        if got is None:
+            got = any(p.needs_more(text, pos) for p in self.pats)
+            if len(self._seen) < self.MAX_SEEN:
+                self._seen[tail] = got
+        return got
 
 
 def analyse(regexp: str) -> MarkerPattern:

@@ -10,6 +10,7 @@ from ..binding import Typed
 from ..grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
+from ..markers import Arriving
 from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
@@ -21,6 +22,8 @@ __all__ = ["Block", "Cand", "Lexicon", "body_closed", "lexicon_at", "resumed"]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
+#: ``Cand.text_first`` before a text value begins: no stop
+_NO_STOPS: tuple[Any, int, Arriving] = (None, 0, Arriving(()))
 
 
 def resumed(ig: Terminal, text: str, pos: int) -> bool:
@@ -149,7 +152,7 @@ class Cand:
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
         # (where a stop may begin, the longest stop): where a cut-off stop is looked for
-        self.text_first: tuple[re.Pattern[str] | None, int] = (None, 0)
+        self.text_first: tuple[re.Pattern[str] | None, int, Arriving] = _NO_STOPS
         self.text_tentative: int | None = None
         self.body_at = -1  # where the first token after the opener begins
         self.named_begun = 0  # calls announced by a name node

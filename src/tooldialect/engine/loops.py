@@ -98,8 +98,9 @@ class LoopWatch:
         if rx.first is None or not rx.pats or back >= end:
             return back
         text = win if end == len(win) else win[:end]
+        arriving = rx.arriving
         for f in rx.first.finditer(text, back, end):
-            if any(pat.needs_more(text, f.start()) for pat in rx.pats):
+            if arriving.at(text, f.start()):
                 return f.start()
         return end
 

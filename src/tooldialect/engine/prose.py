@@ -9,6 +9,7 @@ from typing import Any
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
 from ..grammar import EXTERNALS, LINE_RULE, CompiledGrammar
+from ..markers import Arriving
 from .cand import Block, Cand
 from .kinds import NEVER, Channel
 
@@ -31,12 +32,13 @@ class Skipping:
     finding such a character (one C-level scan of a character class) and trying the
     pattern from there: a long alternation of markers is slow to try at every position."""
 
-    __slots__ = ("rx", "first", "pats")
+    __slots__ = ("rx", "first", "pats", "arriving")
 
     def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
         self.rx = rx
         self.first = first  # a character class: where a match may begin (None: anywhere)
         self.pats = pats  # the alternatives' MarkerPatterns, when known
+        self.arriving = Arriving(pats)  # whether one may still match at a place
 
     def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
         first, rx = self.first, self.rx

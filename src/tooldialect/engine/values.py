@@ -10,6 +10,7 @@ from typing import Any
 
 from ..grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
+from ..markers import Arriving
 from .cand import Block, Cand
 from .kinds import Failure, Reading, Stop
 
@@ -23,7 +24,7 @@ _ESCAPE_PAIR = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character
 class TextValues:
     """Reads text values (writes a ``Cand``'s ``text_*`` fields)."""
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int]]:
+    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int, Arriving]]:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
         got = self._stop_cache.get(key)
@@ -42,7 +43,7 @@ class TextValues:
             if stops and all(f is not None for f in firsts):
                 first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
             reach = max((t.pattern.max_width for t in stops), default=0)
-            got = (stops, rx, (first, reach))
+            got = (stops, rx, (first, reach, Arriving(tuple(t.pattern for t in stops))))
             self._stop_cache[key] = got
         return got
 
@@ -191,12 +192,12 @@ class TextValues:
         """The first place in ``[lp, hold)`` where one of the value's stops begins and is
         cut off by ``end`` (-1: none). Such a stop begins with one of its first characters,
         no further back than the longest stop: `ls<|im_e` or a lone `\r` at the end."""
-        first, reach = c.text_first
+        first, reach, arriving = c.text_first
         win = self.window.win
         lo = max(lp, end - reach)
         at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
         for p in at:
-            if any(t.pattern.needs_more(win, p) for t in c.text_stops):
+            if arriving.at(win, p):
                 return p
         return -1
 
