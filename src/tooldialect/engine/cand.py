@@ -53,18 +53,19 @@ class Lexicon:
     with: at a position only those that can begin with its character are tried (a
     terminal that cannot begin there neither matches nor may still grow there)."""
 
-    __slots__ = ("terms", "text_ok", "_by_char", "_listed")
+    __slots__ = ("terms", "text_ok", "by_char", "_listed")
 
     def __init__(self, terms: dict[str, Terminal]) -> None:
         self.terms = terms
         self.text_ok = "TEXT" in terms  # a raw text value may begin here
         # in accepted order (on a tie the first one read wins)
         self._listed = tuple(t for t in terms.values() if not t.external or t.name in EXTERNALS)
-        self._by_char: dict[str, tuple[Terminal, ...]] = {}
+        # what at() found, per ASCII character (a reader in a hurry looks here first)
+        self.by_char: dict[str, tuple[Terminal, ...]] = {}
 
     def at(self, ch: str) -> tuple[Terminal, ...]:
         """The terminals that may begin with ``ch``, in accepted order."""
-        got = self._by_char.get(ch)
+        got = self.by_char.get(ch)
         if got is None:
             got = tuple(
                 t
@@ -72,7 +73,7 @@ class Lexicon:
                 if (ch in EXTERNALS[t.name] if t.external else t.pattern.first is None or ch in t.pattern.first)
             )
             if ch < "\x80":  # memoised for ASCII only: the table stays small whatever the text
-                self._by_char[ch] = got
+                self.by_char[ch] = got
         return got
 
 

@@ -27,6 +27,9 @@ _BLANKS = re.compile(r"[ \t]*")
 RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 
 
+_NONE_ARRIVING = Arriving(())
+
+
 class Skipping:
     """A pattern whose matches all begin with one of a few characters, searched by first
     finding such a character (one C-level scan of a character class) and trying the
@@ -38,7 +41,7 @@ class Skipping:
         self.rx = rx
         self.first = first  # a character class: where a match may begin (None: anywhere)
         self.pats = pats  # the alternatives' MarkerPatterns, when known
-        self.arriving = Arriving(pats)  # whether one may still match at a place
+        self.arriving = Arriving(pats) if pats else _NONE_ARRIVING  # whether one may still match at a place
 
     def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
         first, rx = self.first, self.rx
@@ -240,14 +243,16 @@ class Prose:
     def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
         """Markers matching at ``q`` (longest first) and whether one may still grow."""
         win = self.window.win
+        near = len(win) - q  # (a marker that cannot reach the end of the text is not arriving)
+        eof = self.eof
         found = []
         for mk in self.cat.viable(win, q):
             pat = mk.terminal.pattern
-            if not self.eof and pat.needs_more(win, q):
+            if not eof and pat.max_width >= near and pat.needs_more(win, q):
                 return [], True
-            end = pat.match_end(win, q)
-            if end is not None and end > q:
-                found.append((mk, end))
+            m = pat.regex.match(win, q)
+            if m is not None and m.end() > q:
+                found.append((mk, m.end()))
         if found:
             best = max(e for _, e in found)
             found = [(mk, e) for mk, e in found if e == best]

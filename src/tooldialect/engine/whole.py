@@ -120,16 +120,23 @@ class WholeBlocks:
         last = start
         at = pos = c.pos - base
         probe: Cand | None = None  # where a text value's stops are worked out
+        ig_first = g.ignore_first
         while lex is not None:  # (None: the parse finished with the last token)
-            # white space is part of a raw text value, else it is skipped
-            pos = at if lex.text_ok else self._skip_ignored(c, at)
+            # white space is part of a raw text value, else it is skipped (where it can begin)
+            if lex.text_ok or (ig_first is not None and at < n and win[at] not in ig_first):
+                pos = at
+            else:
+                pos = self._skip_ignored(c, at)
             if pos < 0:
                 return None  # an ignored token still arriving
             if pos >= n:
                 if lex.text_ok:
                     return None  # a value cut off before its first character, or yet to come
                 break  # the end of the text (so far)
-            terms = lex.at(win[pos])
+            ch = win[pos]
+            terms = lex.by_char.get(ch)
+            if terms is None:
+                terms = lex.at(ch)
             if not terms and not lex.text_ok:
                 break  # nothing the parser accepts begins here: the block ends before this
             best, external, wait = self._longest(terms, win, pos)
