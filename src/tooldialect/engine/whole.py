@@ -138,6 +138,13 @@ class WholeBlocks:
             if terms is None:
                 terms = lex.at(ch)
             if not terms and not lex.text_ok:
+                if not toks:
+                    # where c stands, nothing it accepts begins: what its next token-by-token
+                    # step finds there (Cursor._read_token), found now (most candidates of
+                    # the families that share an opener end here)
+                    c.pos = base + pos
+                    self._unexpected(c, pos)
+                    return True
                 break  # nothing the parser accepts begins here: the block ends before this
             best, external, wait = self._longest(terms, win, pos)
             if wait:
@@ -295,9 +302,12 @@ class WholeBlocks:
                 node.start, node.end = first, None if end < 0 else objs[end].end
             objs.append(node)
         json_start = c.json_start  # the last payload read before these tokens
+        reacts = c.reader.reacts_to  # (Cand._on_node's own first test, asked before the call)
         for ref, payload in stage.fired:
             c.json_start = objs[payload].start if payload >= 0 else json_start
-            c._on_node(objs[ref])
+            node = objs[ref]
+            if node.name in reacts:
+                c._on_node(node)
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         last = len(read) - 1
