@@ -258,3 +258,33 @@ def test_keys_tie_a_payloads_call_objects_to_the_payload():
     assert first.payload() == second.payload() == payload
     assert sorted([second, Key(Source.NAMED, 3), first]) == [Key(Source.NAMED, 3), first, second]
     assert Reading.RUN.live and Reading.WAIT.live and not Reading.DONE.live and not Reading.FAILED.live
+
+
+# -- the loop watch ------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(st.sampled_from(["<tool_call>", "</tool_call>", "<tool", "x", "\n", "<"]), max_size=20),
+    st.data(),
+)
+def test_a_loop_scan_given_no_new_text_finds_what_it_found(parts, data):
+    """``Loops._loop_scan`` skips a scan when the text it would be given ends where the
+    last scan's did: a second scan to the same end changes nothing and finds no loop."""
+    engine = td.ToolStream(families=["hermes"])._engine
+    [opener] = [mk for mk in engine.cat.markers if mk.terminal.name == "TOOL_CALL_OPEN"]
+    rx = engine._loop_rx([opener], [])
+    text = "<tool_call>" + "".join(parts)
+    watch = LoopWatch(rx, "<tool_call>", 0, len("<tool_call>"))
+    lead = Cand(engine.cat.grammars[0], "start", 0, False, engine._reader(engine.cat.grammars[0]))
+    lead.opened_at = {0}  # the block's own opener, read as its token
+    fields = ("pos", "repeats", "first", "at", "clear", "seen", "scanned")
+    end = len("<tool_call>")
+    while end < len(text):
+        end = data.draw(st.integers(end, len(text)))
+        if watch.scan(text, 0, end, engine.cat.max_width, 3, lambda at: lead):
+            break  # a loop: the block leaves the watch
+        state = [getattr(watch, f) for f in fields]
+        assert not watch.scan(text, 0, end, engine.cat.max_width, 3, lambda at: lead)
+        assert [getattr(watch, f) for f in fields] == state
+        if end == len(text):
+            break

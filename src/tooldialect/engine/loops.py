@@ -25,7 +25,7 @@ def item_end(obj: object) -> int:
 class LoopWatch:
     """Counts a block's opener in the text its candidates have read."""
 
-    __slots__ = ("rx", "marker", "pos", "repeats", "first", "at", "clear", "seen")
+    __slots__ = ("rx", "marker", "pos", "repeats", "first", "at", "clear", "seen", "scanned")
 
     def __init__(self, rx: Skipping, marker: str, start: int, opener_end: int) -> None:
         self.rx = rx  # group 1: the opener, group 2: a closer that pairs with it
@@ -39,6 +39,7 @@ class LoopWatch:
         # what ``clear`` follows, so that calls are released at the same points whatever
         # ``pos`` skips
         self.seen = opener_end
+        self.scanned = -1  # the end of the text the last scan was given
 
     def quiet(self, text: str) -> bool:
         """Whether ``text`` holds no character an opener or closer begins with (the watch
@@ -56,6 +57,7 @@ class LoopWatch:
         """Count openers in ``win[pos - base : end]``; True once more than ``limit`` follow
         one another (``at`` then says where).  ``lead(at)`` is the candidate that speaks
         for the block before ``at``: an opener it read as its own token is not a repeat."""
+        self.scanned = base + end
         lp = self.pos - base
         rx = self.rx
         if lp < end and rx.pats and rx.first.search(win, lp, end) is None:
@@ -149,6 +151,8 @@ class Loops:
         if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
             self._rewind(b.loop.pos)
         end = min(limit - w.base, len(w.win))
+        if w.base + end == b.loop.scanned:
+            return False  # no text read since the last scan, which found no loop in it
         if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lambda at: self._loop_lead(b, at)):
             self._loop_begin(b)
             return True
