@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..lalr import Node
+from ..lalr import Node, Tok
 from ..transform import PICKED_NODES, Issue, RawCall, excerpt
 from ..transform import Reader as GenericReader
 from ..tree import node_text as _text
@@ -72,7 +72,5 @@ class Reader(GenericReader):
 
 def _named(node: Node, name: str) -> Node:
     """The call node with a ``name`` child, as the generic reader expects."""
-    from ..lalr import Tok
-
     named = Node(node.name, [Node("name", [Tok("NAME", name, -1, -1)], None, None), *node.children], node.start, node.end)
     return named
