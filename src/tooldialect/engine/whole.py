@@ -305,9 +305,8 @@ class WholeBlocks:
         reacts = c.reader.reacts_to  # (Cand._on_node's own first test, asked before the call)
         for ref, payload in stage.fired:
             c.json_start = objs[payload].start if payload >= 0 else json_start
-            node = objs[ref]
-            if node.name in reacts:
-                c._on_node(node)
+            if objs[ref].name in reacts:
+                c._on_node(objs[ref])
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         last = len(read) - 1
