@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _p  # type: ignore[no-redef]
 
-__all__ = ["Arriving", "MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
+__all__ = ["NEVER_ARRIVING", "Arriving", "MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
 
 _MAXREPEAT = _c.MAXREPEAT
 
@@ -89,6 +89,10 @@ class Arriving:
             if len(self._seen) < self.MAX_SEEN:
                 self._seen[tail] = got
         return got
+
+
+#: No pattern: nothing is ever arriving (a watch with nothing to watch).
+NEVER_ARRIVING = Arriving(())
 
 
 def analyse(regexp: str) -> MarkerPattern:

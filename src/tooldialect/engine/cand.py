@@ -10,7 +10,7 @@ from ..binding import Typed
 from ..grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
-from ..markers import Arriving
+from ..markers import NEVER_ARRIVING, Arriving
 from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
@@ -23,7 +23,7 @@ __all__ = ["Block", "Cand", "Lexicon", "body_closed", "lexicon_at", "resumed"]
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
 #: ``Cand.text_first`` before a text value begins: no stop
-_NO_STOPS: tuple[Any, int, Arriving] = (None, 0, Arriving(()))
+_NO_STOPS: tuple[Any, int, Arriving] = (None, 0, NEVER_ARRIVING)
 
 
 def resumed(ig: Terminal, text: str, pos: int) -> bool:

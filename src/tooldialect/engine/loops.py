@@ -141,19 +141,22 @@ class Loops:
         """Count the block's opener in the text every live candidate has read; more than
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
         cands = b.cands
+        # (lead: the candidate that speaks for the block before a place; a block's only one, always)
         if len(cands) == 1:
             c = cands[0]
             limit = c.pos if c.state.live else c.progress
+            lead = lambda at: c  # noqa: E731
         else:
             live = [c.pos for c in cands if c.state.live]
             limit = min(live) if live else max(c.progress for c in cands)
+            lead = lambda at: self._loop_lead(b, at)  # noqa: E731
         w = self.window
         if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
             self._rewind(b.loop.pos)
         end = min(limit - w.base, len(w.win))
         if w.base + end == b.loop.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lambda at: self._loop_lead(b, at)):
+        if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead):
             self._loop_begin(b)
             return True
         return False

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
 from ..grammar import EXTERNALS, LINE_RULE, CompiledGrammar
-from ..markers import Arriving
+from ..markers import NEVER_ARRIVING, Arriving
 from .cand import Block, Cand
 from .kinds import NEVER, Channel
 
@@ -27,9 +27,6 @@ _BLANKS = re.compile(r"[ \t]*")
 RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 
 
-_NONE_ARRIVING = Arriving(())
-
-
 class Skipping:
     """A pattern whose matches all begin with one of a few characters, searched by first
     finding such a character (one C-level scan of a character class) and trying the
@@ -41,7 +38,7 @@ class Skipping:
         self.rx = rx
         self.first = first  # a character class: where a match may begin (None: anywhere)
         self.pats = pats  # the alternatives' MarkerPatterns, when known
-        self.arriving = Arriving(pats) if pats else _NONE_ARRIVING  # whether one may still match at a place
+        self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
 
     def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
         first, rx = self.first, self.rx
