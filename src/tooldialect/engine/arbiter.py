@@ -42,8 +42,9 @@ class Arbiter:
                     made.append((c, g, mk))
         if not made:
             return False
-        made.sort(key=lambda m: self.cat.rank[m[1].name])
-        cands = [c for c, _, _ in made]
+        if len(made) > 1:
+            made.sort(key=lambda m: self.cat.rank[m[1].name])
+        cands = [m[0] for m in made]
         self.reply_started = self.reply_started or self.channel is Channel.TEXT
         b = Block(self.window.base + q, self.window.base + end, cands, self.channel, False, self.window.tail_at(q))
         if self.channel is Channel.TEXT and self.sink.line_prose and _TAG_OPEN.match(self.window.win, q):

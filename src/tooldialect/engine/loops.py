@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import attrgetter
 
 from ..catalog import Marker
 from ..records import Issue, excerpt
@@ -14,6 +15,9 @@ from .kinds import Failure, Kind, Phase, Reading
 from .prose import Skipping
 
 __all__ = ["LoopWatch", "Loops", "item_end"]
+
+_TERMINAL_NAME = attrgetter("terminal.name")
+_GRAMMAR_NAME = attrgetter("g.name")
 
 
 def item_end(obj: object) -> int:
@@ -113,7 +117,7 @@ class Loops:
     def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> Skipping:
         """One pattern for the block's opener (group 1) and the closers that pair with it
         (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
-        key = ("loop", tuple(mk.terminal.name for mk in openers), tuple(c.g.name for c in cands))
+        key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
         got = self._stop_cache.get(key)
         if got is None:
             opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
