@@ -55,6 +55,19 @@ def test_prose_lines_are_not_held():
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there\nshells are "
 
 
+def test_a_line_no_tool_name_begins_is_prose_at_its_first_character():
+    """Where prose stops at a line start (the delta holds a marker's first character), a
+    line whose first character begins no offered name goes out at once, even while its
+    first word is still arriving: no name it could grow into is offered."""
+    stream = td.ToolStream(tools=TOOLS)
+    events = stream.feed("Look <b>here</b>\nHello")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Look <b>here</b>\nHello"
+    # a first character some name begins with still waits for the word
+    stream = td.ToolStream(tools=TOOLS)
+    events = stream.feed("Look <b>here</b>\nsh")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Look <b>here</b>\n"
+
+
 def test_lines_no_tool_name_begins_go_out_without_the_reading_loop(monkeypatch):
     """A delta with nothing a marker begins with is text at once, also with lines read
     against a toolset, when no line in it may begin a call: a line whose first word begins

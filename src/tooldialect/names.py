@@ -86,19 +86,27 @@ def _distance(a: str, b: str, limit: int) -> int:
 class NameIndex:
     """The names of a toolset, indexed for resolution (built once per toolset)."""
 
-    __slots__ = ("names", "_exact", "_normal", "_stripped", "_lines")
+    __slots__ = ("names", "_exact", "_normal", "_stripped", "_lines", "_firsts")
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names = frozenset(names)
         # each name written exactly resolves to itself: one answer per name, built once
         self._exact = {n: Resolution(n, True, None) for n in self.names}
         self._lines: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+        self._firsts: frozenset[str] | None = None
         self._normal: dict[str, list[str]] = {}
         self._stripped: dict[str, list[str]] = {}
         for n in self.names:
             norm = normalise(n)
             self._normal.setdefault(norm, []).append(n)
             self._stripped.setdefault(_strip_suffix(norm), []).append(n)
+
+    def name_firsts(self) -> frozenset[str]:
+        """The characters the names begin with."""
+        got = self._firsts
+        if got is None:
+            got = self._firsts = frozenset(n[0] for n in self.names if n)
+        return got
 
     def line_starts(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
         """Where a line may begin with one of these names, or has shown only blanks so far:
@@ -107,7 +115,7 @@ class NameIndex:
         line (only a name the toolset offers, exactly, begins one)."""
         got = self._lines
         if got is None:
-            firsts = "".join(re.escape(c) for c in sorted({n[0] for n in self.names if n}))
+            firsts = "".join(re.escape(c) for c in sorted(self.name_firsts()))
             may = f"[ \\t]*(?:[{firsts}]|\\Z)" if firsts else r"[ \t]*\Z"
             got = self._lines = (re.compile(may), re.compile("\n" + may))
         return got

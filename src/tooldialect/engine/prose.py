@@ -212,6 +212,10 @@ class Prose:
         r = _BLANKS.match(win, q).end()
         if r >= len(win) and not self.eof:
             return False  # the line's first word has not arrived
+        if r < len(win) and win[r] not in self.binder.index.name_firsts():
+            # no name the toolset offers begins with this character: prose, whatever follows
+            self.line_tried = w.base + q
+            return None
         cands = []
         for g in self.cat.lines:
             for term in g.openers.get(LINE_RULE, ()):
