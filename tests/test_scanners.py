@@ -138,14 +138,12 @@ def test_strict_prefix_reads_strict_json_to_its_end(value, ascii_only, data):
 LITERAL_BODY = st.text(alphabet=st.sampled_from("ab\\'\"`\n é"), max_size=12)
 
 
-@given(
-    quote=st.sampled_from(["'", '"', "`", "'''", '"""']),
-    body=LITERAL_BODY,
-    tail=LITERAL_BODY,
-    data=st.data(),
-)
-def test_string_scanner_reads_the_same_at_any_chunking(quote, body, tail, data):
-    text = quote + body + tail
+#: A string literal's opening quote, then text that may hold its closing quote and more.
+LITERAL = st.tuples(st.sampled_from(["'", '"', "`", "'''", '"""']), LITERAL_BODY, LITERAL_BODY).map("".join)
+
+
+@given(text=LITERAL, data=st.data())
+def test_string_scanner_reads_the_same_at_any_chunking(text, data):
     expected = StringScanner().scan(text, 0, True)
     assert scan_pieces(StringScanner(), data.draw(cut_up(text)), StringScanner) == expected
 
@@ -173,14 +171,9 @@ def _run_pieces(fresh, pieces: list[str]) -> int:
     return taken
 
 
-@given(
-    quote=st.sampled_from(["'", '"', "`", "'''", '"""']),
-    body=LITERAL_BODY,
-    tail=LITERAL_BODY,
-    data=st.data(),
-)
-def test_string_scanner_string_run_reads_as_scan_does(quote, body, tail, data):
-    _run_pieces(StringScanner, data.draw(cut_up(quote + body + tail)))
+@given(text=LITERAL, data=st.data())
+def test_string_scanner_string_run_reads_as_scan_does(text, data):
+    _run_pieces(StringScanner, data.draw(cut_up(text)))
 
 
 def test_string_scanner_string_run_takes_plain_pieces_and_a_last_backslash():
