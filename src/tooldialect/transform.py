@@ -108,9 +108,8 @@ class Reader(Salvage):
     picked_nodes: Mapping[str, frozenset[str]] = PICKED_NODES
     #: The nodes :meth:`announce` may read a tool name from.
     announce_nodes: frozenset[str] = frozenset({"name"})
-    #: Every node a candidate hands to this reader (the others it passes over): announced
-    #: names, arguments, literal members and calls; worked out once per reader class.
-    reacts_to: frozenset[str] = frozenset()
+    #: Every node a candidate hands to this reader (set per class: ``_reacts_to``).
+    reacts_to: frozenset[str]
     #: The stops whose verdict (:meth:`stop_ok`) reads ``tool``, the tool being called: a
     #: whole block read in one step does not know it, and leaves such a stop undecided.
     tool_stops: frozenset[str] = frozenset()
@@ -119,7 +118,7 @@ class Reader(Salvage):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.reacts_to = cls.announce_nodes | cls.call_nodes | frozenset(cls.member_nodes) | {"param", "arguments"}
+        cls.reacts_to = _reacts_to(cls)
 
     def __init__(
         self,
@@ -481,7 +480,12 @@ class Reader(Salvage):
 _LITERAL = "py_kwarg"
 
 
-Reader.__init_subclass__()  # the generic reader's own reacts_to
+def _reacts_to(cls: type[Reader]) -> frozenset[str]:
+    """The nodes a ``cls`` reader acts on: announced names, arguments, members, calls."""
+    return cls.announce_nodes | cls.call_nodes | frozenset(cls.member_nodes) | {"param", "arguments"}
+
+
+Reader.reacts_to = _reacts_to(Reader)
 
 
 def _call_parts(node: Node) -> dict[str, Any]:
