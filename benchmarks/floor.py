@@ -1,0 +1,168 @@
+"""The floor: the least a parse that binds and validates its calls and builds the stream's
+events costs in Python on this machine, beside tooldialect and SGLang's detector on the
+same replies (scenarios a and b of ``workloads.py``).
+
+A *floor* parser here is one regex over the reply in the family's canonical spelling (no
+marker variants, no recovery, no hold-back, no check that the JSON is strict or the
+block ends where it should), ``json.loads`` of each payload or the values written as
+text, then what every call of tooldialect's costs whatever reads it: the toolset's own
+binder (name resolution, typing of text values, the compiled validator) and the events
+(``TextDelta`` for the prose, ``CallStart``, ``ArgumentsDelta``, ``CallEnd``).  It is not a
+parser anyone should use; it is the cost below which no validated, event-building parse
+in Python goes, so that a gate set against a regex detector that validates nothing can be
+read against it.
+
+    python benchmarks/floor.py          # in the bench venv (make bench builds it)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+
+from workloads import FORMATS, TOOLS, workload
+
+import tooldialect as td
+from tooldialect.binding import Binder
+from tooldialect.engine.events import arguments_delta, call_end, call_start, text_delta
+from tooldialect.models import Policy
+from tooldialect.records import RawCall
+
+Call = tuple[str, Any, str | None, list[tuple[str, str, bool | None]] | None]  # name, arguments, json, text values
+
+_QWEN_PARAM = re.compile(r"<parameter=([^>\n]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
+_GLM_PARAM = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+
+
+def _json_args(m: re.Match[str]) -> Call:
+    text = m.group("args")
+    return m.group("name"), json.loads(text), text, None
+
+
+def _text_values(rx: re.Pattern[str]) -> Callable[[re.Match[str]], Call]:
+    def read(m: re.Match[str]) -> Call:
+        return m.group("name"), None, None, [(k, v, None) for k, v in rx.findall(m.group("body"))]
+
+    return read
+
+
+#: family -> the canonical call (lazy bodies end at the first closer: no nested quantifier)
+FLOORS: dict[str, tuple[re.Pattern[str], Callable[[re.Match[str]], Call]]] = {
+    "hermes": (
+        re.compile(
+            r'<tool_call>\n\{"name": "(?P<name>[^"]+)", "arguments": (?P<args>\{.*?\})\}\n</tool_call>', re.DOTALL
+        ),
+        _json_args,
+    ),
+    "qwen3_coder": (
+        re.compile(r"<tool_call>\n<function=(?P<name>[^>\n]+)>\n(?P<body>.*?)</function>\n</tool_call>", re.DOTALL),
+        _text_values(_QWEN_PARAM),
+    ),
+    "kimi_k2": (
+        re.compile(
+            r"<\|tool_call_begin\|>functions\.(?P<name>[\w.-]+):\d+<\|tool_call_argument_begin\|>"
+            r"(?P<args>\{.*?\})<\|tool_call_end\|>",
+            re.DOTALL,
+        ),
+        _json_args,
+    ),
+    "glm47": (
+        re.compile(r"<tool_call>(?P<name>[^<\n]+)\n?(?P<body>.*?)</tool_call>", re.DOTALL),
+        _text_values(_GLM_PARAM),
+    ),
+    "mistral": (
+        re.compile(r"\[TOOL_CALLS\](?P<name>[\w.-]+)\[ARGS\](?P<args>\{.*?\})(?=\[TOOL_CALLS\]|\s*$)", re.DOTALL),
+        _json_args,
+    ),
+}
+
+#: furniture around the calls that the floor drops from the text (Kimi K2's section markers)
+_FURNITURE = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>")
+
+
+def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
+    rx, read = FLOORS[fam]
+    family = FORMATS[fam].name
+    binder = Binder(tools, Policy())
+
+    def parse(text: str) -> list[Any]:
+        out: list[Any] = []
+        pos = index = 0
+        for m in rx.finditer(text):
+            if m.start() > pos:
+                prose = _FURNITURE.sub("", text[pos : m.start()])
+                if prose:
+                    out.append(text_delta(prose))
+            name, args, args_json, params = read(m)
+            raw = RawCall(name, args, args_json, None, m.span(), family, text_params=params)
+            call, _diags = binder.bind(raw)
+            if call is not None:
+                out.append(call_start(index, call.name, call.id))
+                out.append(arguments_delta(index, call.arguments_json))
+                out.append(call_end(index, call))
+                index += 1
+            pos = m.end()
+        prose = _FURNITURE.sub("", text[pos:])
+        if prose:
+            out.append(text_delta(prose))
+        return out
+
+    return parse
+
+
+def _ms(fn: Callable[[], Any], budget: float = 0.4) -> float:
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-6)
+    n = max(3, int(budget / 7 / once))
+    runs = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        runs.append((time.perf_counter() - t0) / n * 1000)
+    return statistics.median(runs)
+
+
+def _row(fam: str, scen: str, tools: td.Toolset, peers: list[Any]) -> str:
+    floor = floor_parser(fam, tools)
+    family = FORMATS[fam].name
+    text = workload(scen, fam).text
+    want = len(td.parse(text, tools=tools, families=[family]).calls)
+    f = _ms(lambda: floor(text))
+    t = _ms(lambda: td.parse(text, tools=tools, families=[family]))
+    # the fastest detector that returned every call
+    best, lib = min((_ms(lambda p=p: p.full(text)), p.lib) for p in peers if p.full(text) == want)
+    return f"| {fam} | {scen} | {f:.3g} | {t:.3g} | {best:.3g} ({lib.split()[1]}) | {f / best:.2f} | {t / best:.1f} | {t / f:.1f} |"
+
+
+def main() -> None:
+    import stubs  # (before anything imports sglang)
+
+    stubs.install_sglang()
+    from peers import SGLANG, SGLang
+
+    tools = td.Toolset.from_openai(TOOLS)
+    print(
+        "| family | reply | floor | tooldialect | fastest SGLang | floor / SGLang | tooldialect / SGLang | tooldialect / floor |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for fam in FLOORS:
+        peers = [SGLang(fam, module, cls) for module, cls in SGLANG[fam]]
+        for scen in ("a", "b"):
+            print(_row(fam, scen, tools, peers))
+
+
+if __name__ == "__main__":
+    main()
