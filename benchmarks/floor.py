@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -120,19 +119,23 @@ def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
     return parse
 
 
-def _ms(fn: Callable[[], Any], budget: float = 0.4) -> float:
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-6)
-    n = max(3, int(budget / 7 / once))
-    runs = []
-    for _ in range(7):
+def _best(fns: list[Callable[[], Any]], rounds: int = 9, budget: float = 0.05) -> list[float]:
+    """The fastest ms per call of each of ``fns``, timed in turn, round after round (the
+    machine's noise falls on all of them alike, and the least time is the least noisy)."""
+    reps = []
+    for fn in fns:
+        fn()
         t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        runs.append((time.perf_counter() - t0) / n * 1000)
-    return statistics.median(runs)
+        fn()
+        reps.append(max(3, int(budget / max(time.perf_counter() - t0, 1e-6))))
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (fn, n) in enumerate(zip(fns, reps)):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t0) / n * 1000)
+    return best
 
 
 def _row(fam: str, scen: str, tools: td.Toolset, peers: list[Any]) -> str:
@@ -140,10 +143,12 @@ def _row(fam: str, scen: str, tools: td.Toolset, peers: list[Any]) -> str:
     family = FORMATS[fam].name
     text = workload(scen, fam).text
     want = len(td.parse(text, tools=tools, families=[family]).calls)
-    f = _ms(lambda: floor(text))
-    t = _ms(lambda: td.parse(text, tools=tools, families=[family]))
-    # the fastest detector that returned every call
-    best, lib = min((_ms(lambda p=p: p.full(text)), p.lib) for p in peers if p.full(text) == want)
+    peers = [p for p in peers if p.full(text) == want]  # the detectors that returned every call
+    f, t, *times = _best(
+        [lambda: floor(text), lambda: td.parse(text, tools=tools, families=[family])]
+        + [lambda p=p: p.full(text) for p in peers]
+    )
+    best, lib = min(zip(times, (p.lib for p in peers)))
     return f"| {fam} | {scen} | {f:.3g} | {t:.3g} | {best:.3g} ({lib.split()[1]}) | {f / best:.2f} | {t / best:.1f} | {t / f:.1f} |"
 
 
