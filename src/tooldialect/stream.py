@@ -9,12 +9,18 @@ from .binding import Binder
 from .catalog import catalog_for
 from .errors import PolicyError, StreamClosedError
 from .families import get
-from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
+from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta, constructor
 from .engine import Engine
 from .tokens import Detokenizer
 from .toolset import Toolset
 
 __all__ = ["ToolStream", "Translator", "parse", "parse_tokens"]
+
+
+#: the policy of a stream given none (a frozen model: one instance serves every stream)
+_DEFAULT_POLICY = Policy()
+#: ParseResult.model_construct, positional (models.constructor)
+_result = constructor(ParseResult, "text", "reasoning", "calls", "diagnostics")
 
 
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -53,7 +59,7 @@ class ToolStream:
         special_tokens: Mapping[int, str] | None = None,
     ) -> None:
         if policy is None:
-            policy = Policy()
+            policy = _DEFAULT_POLICY
         elif not isinstance(policy, Policy):
             raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
         toolset = Toolset.coerce(tools) if tools is not None else None
@@ -155,9 +161,7 @@ def collect(events: Iterable[Event]) -> ParseResult:
             calls.append(ev.call)
         elif kind == _DIAGNOSTIC:
             diagnostics.append(ev.diagnostic)
-    return ParseResult.model_construct(
-        text="".join(text), reasoning="".join(reasoning), calls=calls, diagnostics=diagnostics
-    )
+    return _result("".join(text), "".join(reasoning), calls, diagnostics)
 
 
 def parse(
