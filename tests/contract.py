@@ -197,10 +197,19 @@ def _counterpart(call: td.ToolCall, full: td.ParseResult) -> tuple[list[td.ToolC
 def _closer_in_value(cut: Any, whole: Any) -> bool:
     """DESIGN §7 / decisions 21: a text value ends at a closer where the text could end, so a
     prefix that ends right after ``</parameter>`` reads the value up to it, while the whole
-    reply, which goes on after the closer, keeps the closer and what follows in the value."""
-    if not (isinstance(cut, str) and isinstance(whole, str) and whole.startswith(cut)):
+    reply, which goes on after the closer, keeps the closer and what follows in the value.
+    The value read up to the closer is typed as any text value is (`-500` a number), while
+    the whole one, closer and all, stays a string: the prefix's value is then compared as
+    it was written."""
+    if not isinstance(whole, str):
         return False
-    return whole[len(cut) :].lstrip().startswith(("<", "]"))
+    if isinstance(cut, str):
+        written = {cut}
+    elif isinstance(cut, (bool, int, float)) or cut is None:
+        written = {json.dumps(cut), str(cut)}  # (a typed scalar: 3, 2.5, true, True, null)
+    else:
+        return False
+    return any(whole.startswith(w) and whole[len(w) :].lstrip().startswith(("<", "]")) for w in written)
 
 
 def _json_bodied(family: str) -> bool:

@@ -132,6 +132,10 @@ GEMMA = "<start_function_call>call:f{a:<escape>x<escape>,b:Paris}<end_function_c
 CODE = '<tool_call>result = read_file(path="a")\n</tool_call>'
 APERTUS = '<|tools_prefix|>[{"name": "get_time", "arguments": {}}]<|tools_suffix|>'
 FENCED = '```json\n{"name": "f", "arguments": {"a": 1}}\n```\nDone.'
+MINICPM_DOUBLED = (
+    '<function name="get_weather"><param name="opts">-500</param></param></function>'
+    '<function name="get_weather"></function>'
+)
 KEEP = {"truncated": "keep"}
 KNOWN = {
     "a one-word reply is lost at its line break": ("Paris\nIt is sunny.", 6, {}),
@@ -144,6 +148,9 @@ KNOWN = {
     "a keyed call is named after a cut-off key": (APERTUS, len('<|tools_prefix|>[{"name":'), KEEP),
     "spans run past the end of a cut-off single-quoted array": ("[TOOL_CALLS][{'name':'f','arguments':{}}]", 40, {}),
     "a fence line is removed with no span over it": (FENCED, FENCED.index('"a"') + 2, KEEP),
+    # the prefix reads the value up to the first of two closers (decision 21) and types it,
+    # -500; the whole reply reads '-500</param>'
+    "a value cut at a doubled closer is typed": (MINICPM_DOUBLED, MINICPM_DOUBLED.index("</function>") + 1, {}),
 }
 
 
