@@ -425,7 +425,8 @@ def invented_problems(
 
     * its span meets one of ``regions`` (where call markup was written; prose that quotes a
       marker, a fenced example or an inline code span is not one);
-    * its name is written in the reply (or is the toolset's, through a reported repair);
+    * its name is written in the reply, as is or escaped as a string (or is the toolset's,
+      through a reported repair);
     * each non-empty string in its arguments is written in the reply, and each key too (or
       is a parameter of the tool: P-Format slots are numbered).  Calls read from a region
       of kind ``"corpus"`` (golden texts, with Python escapes and implicit concatenation)
@@ -437,7 +438,8 @@ def invented_problems(
         met = [kind for a, b, kind in regions if _overlap(call.span, (a, b))]
         if not met:
             problems.append(f"call {i} ({call.name!r}, span {call.span}) is read from text that holds no call markup")
-        if call.name not in text and (tools is None or call.name not in tools.names):
+        if not _written(call.name, text, unescaped) and (tools is None or call.name not in tools.names):
+            # (a name is a JSON string in many formats: `"\\read_file"` writes `\read_file`)
             problems.append(f"call {i} is named {call.name!r}, which the reply does not write")
         if "corpus" in met:
             continue
