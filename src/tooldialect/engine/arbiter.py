@@ -11,7 +11,7 @@ from ..catalog import Marker
 from ..grammar import CompiledGrammar
 from ..lalr import Tok
 from ..records import Issue, RawCall, excerpt
-from .cand import Block, Cand
+from .cand import Block, Cand, furthest
 from .kinds import Channel, Failure, Item, Kind, Phase, Reading
 from .loops import LoopWatch
 
@@ -32,17 +32,20 @@ class Arbiter:
         sp = self.specials
         ordinary = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk in openers:
+            # the opener's token, shared by its candidates (a token is never changed)
+            tok = Tok(mk.terminal.name, self.window.win[q:end], self.window.base + q, self.window.base + end)
             for g in mk.grammars:
                 if g.header.gated and not self.binder.known:
                     continue  # a registry-gated body is read only against a toolset
                 if ordinary and g.header.special_tokens == "only":
                     continue  # its special token spelled in ordinary tokens: text to this family
-                c = self._cand(g, mk, q, end)
+                c = self._cand(g, mk, q, end, tok)
                 if c is not None:
                     made.append((c, g, mk))
         if not made:
             return False
-        if len(made) > 1:
+        if len(made) > 1 and len(openers) > 1:
+            # (one opener's grammars are in rank order already: Catalog builds them so)
             made.sort(key=lambda m: self.cat.rank[m[1].name])
         cands = [m[0] for m in made]
         self.reply_started = self.reply_started or self.channel is Channel.TEXT
@@ -62,20 +65,23 @@ class Arbiter:
                         b.leader = b.cands[i]
         return True
 
-    def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int) -> Cand | None:
-        """A candidate of ``g`` that has read the opener ``mk`` found at ``q``."""
+    def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok | None = None) -> Cand | None:
+        """A candidate of ``g`` that has read the opener ``mk`` found at ``q`` (``tok``: its
+        token, when made already)."""
         # tentative until it names a tool the toolset offers (see Cand._on_node)
         tentative = mk.terminal.soft or g.header.gated
         base = self.window.base
         c = Cand(g, "start", base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
-        if not c.shift(Tok(mk.terminal.name, self.window.win[q:end], base + q, base + end), mk.terminal):
+        if tok is None:
+            tok = Tok(mk.terminal.name, self.window.win[q:end], base + q, base + end)
+        if not c.shift(tok, mk.terminal):
             return None
         c.pos = c.last_end = base + end
         return c
 
     def _over_limit(self, b: Block) -> bool:
         cands = b.cands
-        far = cands[0].progress if len(cands) == 1 else max(c.progress for c in cands)
+        far = cands[0].progress if len(cands) == 1 else furthest(cands)
         if far - b.start <= self.policy.max_block_chars:
             return False
         c0 = self._over_limit_owner(b, far)

@@ -18,7 +18,7 @@ from ..tree import node_text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 
-__all__ = ["Block", "Cand", "Lexicon", "body_closed", "lexicon_at", "resumed"]
+__all__ = ["Block", "Cand", "Lexicon", "body_closed", "furthest", "lexicon_at", "resumed"]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
@@ -370,6 +370,22 @@ class Cand:
         if self.state is Reading.DONE:
             return max(self.last_end, self.reach)
         return max(self.pos, self.reach)
+
+
+def furthest(cands: list[Cand]) -> int:
+    """The greatest ``progress`` of ``cands``: asked of every block at every step, so one
+    loop, not a property call and a generator step per candidate."""
+    far = -1
+    for c in cands:
+        state = c.state
+        p = c.reach
+        if state is not Reading.FAILED:
+            at = c.last_end if state is Reading.DONE else c.pos
+            if at > p:
+                p = at
+        if p > far:
+            far = p
+    return far
 
 
 class Block:

@@ -57,15 +57,16 @@ class Ledger:
             return
         if lead.body_at < 0:
             return
-        if all(o.state is Reading.FAILED and o.fail_pos <= lead.body_at for o in b.cands if o is not lead):
-            b.early = True
-            b.leader = lead
-            if lead.scanner is not None and lead.scanner.names:
-                self._sniffed(b, lead)
-                if lead.sp is not None:
-                    self._stream_args(b, lead)
-        else:
-            b.early = False
+        for o in b.cands:  # (a loop: asked at every step of a block of several candidates)
+            if o is not lead and (o.state is not Reading.FAILED or o.fail_pos > lead.body_at):
+                b.early = False
+                return
+        b.early = True
+        b.leader = lead
+        if lead.scanner is not None and lead.scanner.names:
+            self._sniffed(b, lead)
+            if lead.sp is not None:
+                self._stream_args(b, lead)
 
     def _sniffed(self, b: Block, c: Cand) -> None:
         """Announce the call objects whose names the JSON scanner has read."""

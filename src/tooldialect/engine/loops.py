@@ -10,7 +10,7 @@ from operator import attrgetter
 
 from ..catalog import Marker
 from ..records import Issue, excerpt
-from .cand import Block, Cand
+from .cand import Block, Cand, furthest
 from .kinds import Failure, Kind, Phase, Reading
 from .prose import Skipping
 
@@ -152,7 +152,7 @@ class Loops:
             lead = lambda at: c  # noqa: E731
         else:
             live = [c.pos for c in cands if c.state.live]
-            limit = min(live) if live else max(c.progress for c in cands)
+            limit = min(live) if live else furthest(cands)
             lead = lambda at: self._loop_lead(b, at)  # noqa: E731
         w = self.window
         if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
