@@ -198,17 +198,15 @@ def _closer_in_value(cut: Any, whole: Any) -> bool:
     """DESIGN §7 / decisions 21: a text value ends at a closer where the text could end, so a
     prefix that ends right after ``</parameter>`` reads the value up to it, while the whole
     reply, which goes on after the closer, keeps the closer and what follows in the value.
-    The value read up to the closer is typed as any text value is (`-500` a number), while
-    the whole one, closer and all, stays a string: the prefix's value is then compared as
-    it was written."""
+    The value read up to the closer is typed as any text value is (`-500` a number, `[]` a
+    list), while the whole one, closer and all, stays a string: the prefix's value is then
+    compared as it was written."""
     if not isinstance(whole, str):
         return False
     if isinstance(cut, str):
         written = {cut}
-    elif isinstance(cut, (bool, int, float)) or cut is None:
-        written = {json.dumps(cut), str(cut)}  # (a typed scalar: 3, 2.5, true, True, null)
-    else:
-        return False
+    else:  # a typed value (3, true, [], {"a": 1}), as JSON or Python would have written it
+        written = {str(cut)} | {json.dumps(cut, ensure_ascii=False, separators=sep) for sep in ((", ", ": "), (",", ":"))}
     return any(whole.startswith(w) and whole[len(w) :].lstrip().startswith(("<", "]")) for w in written)
 
 
