@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
-from tooldialect.engine.cand import Cand, Lexicon
+from tooldialect.engine.cand import Cand, Lexicon, furthest
 from tooldialect.engine.events import Sink
 from tooldialect.engine.kinds import Channel, Key, Reading, Source
 from tooldialect.engine.loops import LoopWatch
@@ -288,3 +288,19 @@ def test_a_loop_scan_given_no_new_text_finds_what_it_found(parts, data):
         assert [getattr(watch, f) for f in fields] == state
         if end == len(text):
             break
+
+
+_STATE = st.sampled_from(list(Reading))
+_AT = st.integers(-1, 50)
+
+
+@given(st.lists(st.tuples(_STATE, _AT, _AT, _AT), min_size=1, max_size=7))
+def test_furthest_is_the_greatest_progress(cands):
+    """``furthest`` (asked of a block at every step) is ``max(c.progress)``."""
+    g = td.families.get("hermes").grammar
+    made = []
+    for state, pos, last_end, reach in cands:
+        c = Cand(g, "start", 0, False, None)
+        c.state, c.pos, c.last_end, c.reach = state, pos, last_end, reach
+        made.append(c)
+    assert furthest(made) == max(c.progress for c in made)
