@@ -32,13 +32,14 @@ class Arbiter:
         sp = self.specials
         ordinary = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk in openers:
-            # the opener's token, shared by its candidates (a token is never changed)
-            tok = Tok(mk.terminal.name, self.window.win[q:end], self.window.base + q, self.window.base + end)
+            tok = None  # the opener's token, shared by its candidates (a token is never changed)
             for g in mk.grammars:
                 if g.header.gated and not self.binder.known:
                     continue  # a registry-gated body is read only against a toolset
                 if ordinary and g.header.special_tokens == "only":
                     continue  # its special token spelled in ordinary tokens: text to this family
+                if tok is None:
+                    tok = Tok(mk.terminal.name, self.window.win[q:end], self.window.base + q, self.window.base + end)
                 c = self._cand(g, mk, q, end, tok)
                 if c is not None:
                     made.append((c, g, mk))
