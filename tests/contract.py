@@ -205,8 +205,10 @@ def _closer_in_value(cut: Any, whole: Any) -> bool:
         return False
     if isinstance(cut, str):
         written = {cut}
-    else:  # a typed value (3, true, [], {"a": 1}), as JSON or Python would have written it
+    else:  # a typed value (3, true, [], {"a": 1}), as JSON or Python would have written it,
+        # with the white space around it that typing drops (`> 7 </parameter>` is 7)
         written = {str(cut)} | {json.dumps(cut, ensure_ascii=False, separators=sep) for sep in ((", ", ": "), (",", ":"))}
+        whole = whole.lstrip()
     return any(whole.startswith(w) and whole[len(w) :].lstrip().startswith(("<", "]")) for w in written)
 
 
