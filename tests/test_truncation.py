@@ -165,3 +165,15 @@ def test_known_cut_off_failure_a_word_before_code_is_named_as_a_call():
     that name, where the whole reply calls ``read_file``."""
     tools = td.Toolset([tool("read_file", {"path": {"type": "string"}})])
     harnesses.check_prefix(CODE, len("<tool_call>result "), {"policy": td.Policy(**KEEP), "tools": tools})
+
+
+def test_known_cut_off_failure_a_refused_call_in_reasoning_takes_the_block_away():
+    """In reasoning, a block whose one call is refused (a value that is no literal) and cut
+    off stays reasoning text, as the whole block does beside the call that stands; it was
+    taken out of the reasoning with only the refused call's span reported."""
+    tools = td.Toolset([tool("get_weather", {"city": {"type": "string"}}), tool("get_time", {"timezone": {"type": "string"}})])
+    text = '```tool_code\nprint(get_weather(city=user_city))\nget_time(timezone="UTC")\n```'
+    opts = {"policy": td.Policy(start_in_reasoning=True), "tools": tools}
+    harnesses.check_prefix(text, text.index("\nget_time") + 4, opts)
+    cut = td.parse(text[: text.index("\nget_time") + 4], **opts)
+    assert cut.reasoning == text[: text.index("\nget_time") + 4] and not cut.diagnostics

@@ -519,6 +519,14 @@ EDGES = {
     )
     + "<|tool_calls_section_end|>",
     "Mistral calls then prose": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nDone.',
+    # words after the call and then the end: where the block could end before them is noted
+    # as they are read (Cand.shift), so they are prose, not a call cut off
+    "Mistral calls then prose ending in a space": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nDone. ',
+    # the first block is decided at close() (its payload is cut off), so the second opens
+    # once the end of the text is known: a name and no arguments at the end is cut off
+    "a block opened after one decided at the end": (
+        '<function=write_file>{"path": "notes.md", "content": "Close with </function>; open with <function=name>'
+    ),
 }
 EDGE_POLICIES = {
     "default": {},

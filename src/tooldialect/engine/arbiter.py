@@ -21,6 +21,12 @@ _TAG_OPEN = re.compile(r"<[A-Za-z]")  # an XML-like tag, not a model's special t
 _SPACES = re.compile(r"[ \t]*")
 
 
+def _refused(c: Cand) -> bool:
+    """Whether ``c`` read a call and refused it (``arguments_invalid``: a value that is no
+    literal, arguments that are no object)."""
+    return any(item.kind is Kind.ISSUE and item.obj.kind == "arguments_invalid" for item in c.items)
+
+
 class Arbiter:
     """Opens, decides and closes blocks."""
 
@@ -244,8 +250,9 @@ class Arbiter:
     def _accept(self, b: Block, c: Cand, end: int) -> None:
         """Emit a block's calls and issues; the block's text is gone, prose resumes at ``end``."""
         b.winner = c
-        if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept" and c.calls:
-            # reported, not dispatched: the block stays part of the reasoning text
+        if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept" and (c.calls or _refused(c)):
+            # reported, not dispatched: the block stays part of the reasoning text (a call
+            # the reader refused too, as it does beside a call that stands)
             for item in c.items[b.emitted :]:
                 if item.kind is Kind.CALL:
                     self._emit_item(b, item)

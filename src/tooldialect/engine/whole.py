@@ -90,9 +90,10 @@ class WholeBlocks:
         (``c`` untouched); False when it fits but the reader refused it (``c`` is spent:
         the caller reads the block with a new one)."""
         g = c.g
-        if c.soft or c.whole or g.header.gated or self.specials is not None:
-            # a tentative opener, a reply read whole, a registry-gated body, or token ids:
-            # read token by token
+        if c.soft or c.whole or g.header.gated or self.specials is not None or self.eof:
+            # a tentative opener, a reply read whole, a registry-gated body, token ids, or a
+            # block opened once the end of the text is known (after a block decided at
+            # close()): read token by token, where the end of the text is judged
             return None
         start = self._plan_after(g, None, c.last_type)
         if start is None or start.lex is None:
@@ -175,9 +176,23 @@ class WholeBlocks:
                 return None
             at = pos = end
             lex = plan.lex
+        return self._read_to(b, c, start, plan, toks, pos)
+
+    def _read_to(
+        self, b: Block, c: Cand, start: Plan, plan: Plan | None, toks: list[tuple[Terminal, int, int]], pos: int
+    ) -> bool | str | None:
+        """``_read_from``'s end: the tokens read from ``start`` (``plan`` is theirs), up to
+        ``pos`` in the window, handed to ``c`` when the block may end there."""
+        if toks and toks[-1][0].bare:
+            # bare tokens last (words after a complete call, a name still arriving): those
+            # before them in one step, these token by token, where Cand.shift notes where the
+            # block could have ended before them (its ``loose`` snapshot: the words are prose
+            # if the block ends on them)
+            return None if start.base is not None and toks[0][0].bare else self._first_part(b, c, start, toks)
         if plan is None:
             return None
-        ending = self._ending_of(g, plan)
+        n = len(self.window.win)
+        ending = self._ending_of(c.g, plan)
         if ending is None:
             return None
         if ending.whole is None and (pos < n or self.eof):
