@@ -33,6 +33,7 @@ from support import all_cases, budget, long_search, options, run_stream
 from test_render_call import toolset as toolset_for
 
 import tooldialect as td
+from tooldialect import catalog
 from tooldialect.catalog import catalog_for
 from tooldialect.engine import plans, whole
 from tooldialect.engine.core import Engine
@@ -49,6 +50,16 @@ CUT = ("chars", "threes", "random")
 JSON_FAMILIES = tuple(
     name for name in td.families.names() if JSON_EXTERNALS & set(td.families.get(name).grammar.terminals)
 )
+
+
+@pytest.fixture(autouse=True)
+def fresh_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no plans made: the plans a catalog keeps are capped
+    (``whole.MAX_PLANS``), and after a long run of generated blocks (a thorough profile)
+    a new token sequence is read token by token, which the tests that count tokens read
+    one by one would take for a plan not taken."""
+    for cat in {id(c): c for c in catalog._cache.values()}.values():
+        monkeypatch.setitem(cat.engine_cache, "whole blocks", whole.Plans())
 
 
 @contextmanager
