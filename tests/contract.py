@@ -324,11 +324,22 @@ def _marker_mask(text: str) -> bytes:
 _FENCE_INFO = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*(\w+)")
 
 
+#: A JSON envelope's key right before the call object it holds (`{"tool_call": {…}}`): the
+#: envelope is the call's furniture, removed with it.
+_ENVELOPE_KEY = re.compile(r'\{\s*"[^"\\]{1,64}"\s*:\s*\Z')
+
+
 def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
-    """1 for each character inside a call span, a diagnostic span or (``markers``) a marker."""
+    """1 for each character inside a call span, a diagnostic span or (``markers``) a marker,
+    and in the key of an envelope around a call object."""
     mark = bytearray(_marker_mask(text)) if markers else bytearray(len(text))
     removed = [tuple(d.detail["removed"]) for d in result.diagnostics if "removed" in d.detail]
-    for a, b in [c.span for c in result.calls] + [d.span for d in result.diagnostics if d.span is not None] + removed:
+    envelopes = []
+    for a, _ in (c.span for c in result.calls):
+        m = _ENVELOPE_KEY.search(text, max(0, a - 80), a)
+        if m is not None:
+            envelopes.append((m.start(), a))
+    for a, b in [c.span for c in result.calls] + [d.span for d in result.diagnostics if d.span is not None] + removed + envelopes:
         mark[a:b] = b"\1" * (b - a)
     return mark
 
