@@ -13,8 +13,10 @@ with.  A block is then read by building those nodes from its real tokens and han
 over in the same order, so the candidate's items are those the parser gives.  Anything
 else — a token that may still grow, a payload that is not strict JSON or not whole, a text
 value whose first stop does not surely end it, a block that cannot end where its tokens
-do, unreadable text inside a structure still open, a body the reader refuses — is read
-token by token (on a fresh candidate once the reader has seen the block); a block longer
+do, unreadable text inside a structure still open, a body the reader refuses, a block
+opened once the end of the text is known — is read token by token (on a fresh candidate
+once the reader has seen the block), and so are bare tokens that end the tokens read
+(``Cand.shift`` notes where the block could have ended before them); a block longer
 than ``MAX_TOKENS`` is read in chunks: each chunk's plan starts from the parser's stack
 where the last one left it (a root kept by that stack and the shapes of the values on it,
 ``_chained_root``), so a block of many calls is read in one step all the way.
