@@ -48,7 +48,7 @@ class Arbiter:
                     tok = Tok(mk.terminal.name, self.window.win[q:end], self.window.base + q, self.window.base + end)
                 c = self._cand(g, mk, q, end, tok)
                 if c is not None:
-                    made.append((c, g, mk))
+                    made.append((c, g, mk, tok))
         if not made:
             return False
         if len(made) > 1 and len(openers) > 1:
@@ -67,20 +67,17 @@ class Arbiter:
             for i, c in enumerate(cands):
                 if self._whole_block(b, c) is False:
                     # the reader refused the block read in one step: read it token by token
-                    b.cands[i] = self._cand(made[i][1], made[i][2], q, end)
+                    b.cands[i] = self._cand(made[i][1], made[i][2], q, end, made[i][3])
                     if b.leader is c:
                         b.leader = b.cands[i]
         return True
 
-    def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok | None = None) -> Cand | None:
-        """A candidate of ``g`` that has read the opener ``mk`` found at ``q`` (``tok``: its
-        token, when made already)."""
+    def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok) -> Cand | None:
+        """A candidate of ``g`` that has read the opener ``mk`` found at ``q`` (``tok``)."""
         # tentative until it names a tool the toolset offers (see Cand._on_node)
         tentative = mk.terminal.soft or g.header.gated
         base = self.window.base
         c = Cand(g, "start", base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
-        if tok is None:
-            tok = Tok(mk.terminal.name, self.window.win[q:end], base + q, base + end)
         if not c.shift(tok, mk.terminal):
             return None
         c.pos = c.last_end = base + end

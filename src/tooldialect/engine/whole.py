@@ -190,7 +190,7 @@ class WholeBlocks:
             # before them in one step, these token by token, where Cand.shift notes where the
             # block could have ended before them (its ``loose`` snapshot: the words are prose
             # if the block ends on them)
-            return None if start.base is not None and toks[0][0].bare else self._first_part(b, c, start, toks)
+            return self._first_part(b, c, start, toks)
         if plan is None:
             return None
         n = len(self.window.win)
@@ -252,10 +252,11 @@ class WholeBlocks:
         return got
 
     def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
-        """A block of more than ``MAX_TOKENS`` tokens: its first ones read in one step, up
-        to the last that is not a bare token (after which the token-by-token reading keeps
-        no place where the block could have ended), ``c`` left reading on from there
-        (``_PART``); None when there is no such token or its plan has no ending."""
+        """A block of more than ``MAX_TOKENS`` tokens, or whose tokens end in bare ones:
+        its tokens read in one step up to the last that is not a bare token (after which
+        the token-by-token reading keeps no place where the block could have ended), ``c``
+        left reading on from there (``_PART``); None when there is no such token or its
+        plan has no ending."""
         k = len(toks)
         while k > 0 and toks[k - 1][0].bare:
             k -= 1
