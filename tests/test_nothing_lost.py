@@ -358,3 +358,22 @@ def test_a_block_over_the_cap_is_reported_to_the_cap_at_every_chunking():
     for events in _every_cut(text, **opts):
         spans = [e.diagnostic.span for e in events if isinstance(e, td.DiagnosticEvent)]
         assert spans == [d.span for d in batch.diagnostics]
+
+
+@pytest.mark.parametrize("follow", ["```xml\n", "``` xml\n", "~~~xml\n"])
+def test_a_broken_fenced_block_leaves_the_next_fence_its_opener(follow):
+    """The closers absorbed after a broken block's own closer stop at a fence line that goes
+    on with an info string: that line opens the next fence, whose example stays text."""
+    example = f"{follow}<tool_call>get_weather\n</tool_call>\n{follow[:3]}\nok"
+    text = "```tool_call\nw005.\n```\n" + example
+    got = _check(text)
+    assert got.calls == []
+    assert [(d.kind, d.span) for d in got.diagnostics] == [("malformed_block", (0, 22))]
+    assert got.text == "\n" + example
+
+
+@pytest.mark.parametrize("after, shown", [("```\nok", "\nok"), ("```  \nok", "  \nok"), ("```", "")])
+def test_a_broken_fenced_block_still_takes_a_bare_fence_closer_after_it(after, shown):
+    got = _check("```tool_call\nw005.\n```\n" + after)
+    assert got.calls == [] and _kinds(got) == ["malformed_block"]
+    assert got.text == shown

@@ -10,6 +10,7 @@ from typing import Any
 from ..grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
+from .fences import MAX_FENCE_LINE
 from .kinds import Channel, Failure, Item, Key, Kind, Source
 
 __all__ = ["Balance", "Recovery"]
@@ -259,6 +260,14 @@ class Recovery:
             )
             if end is None:
                 break
+            if win[end - 1] in "`~":
+                # a fence line that goes on with an info string opens the next fence
+                # (```` ```xml ````): it is not this block's
+                nl = win.find("\n", end, end + MAX_FENCE_LINE)
+                if nl < 0 and not self.eof and len(win) - end < MAX_FENCE_LINE:
+                    return False
+                if win[end : nl if nl >= 0 else end + MAX_FENCE_LINE].strip():
+                    break
             lp = end
             b.absorb = self.window.base + end
         self._rewind(b.absorb)
