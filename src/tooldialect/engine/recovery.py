@@ -260,19 +260,27 @@ class Recovery:
             )
             if end is None:
                 break
-            if win[end - 1] in "`~":
-                # a fence line that goes on with an info string opens the next fence
-                # (```` ```xml ````): it is not this block's
-                nl = win.find("\n", end, end + MAX_FENCE_LINE)
-                if nl < 0 and not self.eof and len(win) - end < MAX_FENCE_LINE:
-                    return False
-                if win[end : nl if nl >= 0 else end + MAX_FENCE_LINE].strip():
-                    break
+            opens = self._opens_fence(win, end)
+            if opens is None:
+                return False
+            if opens:
+                break  # the next fence's opener (```` ```xml ````): not this block's
             lp = end
             b.absorb = self.window.base + end
         self._rewind(b.absorb)
         self.block = None
         return True
+
+    def _opens_fence(self, win: str, end: int) -> bool | None:
+        """Whether a closer ending at ``win[end]`` in a fence character goes on with an info
+        string on its line (```` ```xml ````), so that it opens a fence and closes nothing;
+        None when the rest of the line is still to come."""
+        if win[end - 1] not in "`~":
+            return False
+        nl = win.find("\n", end, end + MAX_FENCE_LINE)
+        if nl < 0 and not self.eof and len(win) - end < MAX_FENCE_LINE:
+            return None
+        return bool(win[end : nl if nl >= 0 else end + MAX_FENCE_LINE].strip())
 
     def _unterminated(self, b: Block, c: Cand, stop: int) -> bool:
         family = c.g.name
