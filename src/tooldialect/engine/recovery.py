@@ -272,7 +272,7 @@ class Recovery:
         return True
 
     def _opens_fence(self, win: str, end: int) -> bool | None:
-        """Whether a closer ending at ``win[end]`` in a fence character goes on with an info
+        """Whether a closer that ends at ``end`` with a fence character goes on with an info
         string on its line (```` ```xml ````), so that it opens a fence and closes nothing;
         None when the rest of the line is still to come."""
         if win[end - 1] not in "`~":
