@@ -80,3 +80,18 @@ def test_a_closed_call_after_the_loop_is_not_taken_from_inside_it():
     assert result.calls == [] and result.text == ""
     assert [(d.kind, d.detail["count"]) for d in result.diagnostics] == [("repetition_loop", 20)]
     check_invariants(text, run_stream(text, range(1, len(text))), result)
+
+
+def test_a_loop_found_after_a_closer_reports_the_block_from_its_start():
+    """A candidate that reads on past a closer of its opener (a GLM value whose first
+    `</arg_value>` is not followed by what may come next) and then meets the opener again
+    and again: the loop's run begins after the closer, but what the block read before it is
+    removed too, and the report covers it."""
+    block = "<tool_call>write_note\n<arg_key>body</arg_key>\n<arg_value>x</arg_value>\nstray words\n</tool_call>\nafter w000 "
+    text = "Checking. " + block + "<|tool_call|> w002\n <tool_call>echo/value> two </tool_call>"
+    policy = td.Policy(max_repeats=1)
+    result = td.parse(text, policy=policy)
+    assert result.calls == [] and result.text == "Checking. "
+    assert [(d.kind, d.span) for d in result.diagnostics] == [("repetition_loop", (10, len(text)))]
+    for cuts in (range(1, len(text)), range(7, len(text), 7)):
+        check_invariants(text, run_stream(text, cuts, policy=policy), result)

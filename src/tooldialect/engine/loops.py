@@ -187,6 +187,11 @@ class Loops:
             b.emitted += 1
             if item.kind is not Kind.TEXT:
                 self._emit_item(b, item)
+        # the rest of the block runs from the end of the last call that stands (or from the
+        # block's start): the report covers all of it, also what comes before the run of
+        # openers (a candidate reading on past a closer of the opener)
+        stood = [item_end(item.obj) for item in c0.items[: b.emitted] if item.kind is Kind.CALL]
+        b.loop.first = min(b.loop.first, max(stood, default=b.start))
         b.winner = c0
         self._abort_started(b, "repetition_loop")
         for c in b.cands:
