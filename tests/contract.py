@@ -327,18 +327,22 @@ _FENCE_INFO = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*(\w+)")
 #: A JSON envelope's key right before the call object it holds (`{"tool_call": {…}}`): the
 #: envelope is the call's furniture, removed with it.
 _ENVELOPE_KEY = re.compile(r'\{\s*"[^"\\]{1,64}"\s*:\s*\Z')
+#: The ``call:`` a Gemma-style body writes before a call (``<|tool_call>call:NAME{…}``, the
+#: grammars' ``CALL_PREFIX``): furniture of the block, removed with it.
+_CALL_PREFIX = re.compile(r"call:\s{0,8}\Z")
 
 
 def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
     """1 for each character inside a call span, a diagnostic span or (``markers``) a marker,
-    and in the key of an envelope around a call object."""
+    and in the key of an envelope around a call object or the ``call:`` before a call."""
     mark = bytearray(_marker_mask(text)) if markers else bytearray(len(text))
     removed = [tuple(d.detail["removed"]) for d in result.diagnostics if "removed" in d.detail]
     envelopes = []
     for a, _ in (c.span for c in result.calls):
-        m = _ENVELOPE_KEY.search(text, max(0, a - 80), a)
-        if m is not None:
-            envelopes.append((m.start(), a))
+        for rx in (_ENVELOPE_KEY, _CALL_PREFIX):
+            m = rx.search(text, max(0, a - 80), a)
+            if m is not None:
+                envelopes.append((m.start(), a))
     for a, b in [c.span for c in result.calls] + [d.span for d in result.diagnostics if d.span is not None] + removed + envelopes:
         mark[a:b] = b"\1" * (b - a)
     return mark
