@@ -377,3 +377,21 @@ def test_a_broken_fenced_block_still_takes_a_bare_fence_closer_after_it(after, s
     got = _check("```tool_call\nw005.\n```\n" + after)
     assert got.calls == [] and _kinds(got) == ["malformed_block"]
     assert got.text == shown
+
+
+@pytest.mark.parametrize(
+    "block, family",
+    [
+        ('<|tool_call>call:search{query:<|"|>tea<|"|>}<tool_call|>', "hermes"),
+        ('<tool_call>\ncall:search{query:<|"|>tea<|"|>}\n</tool_call>', "hermes"),
+        ("<start_function_call>call:search{query:<escape>tea<escape>}<end_function_call>", "functiongemma"),
+    ],
+)
+def test_a_gemma_style_call_s_span_begins_at_its_call_prefix(block, family):
+    """``call:NAME{…}`` is the call's own text, whichever body grammar reads it: its span
+    holds the ``call:`` the block removes with it."""
+    text = "Looking.\n" + block + "\nDone."
+    got = _check(text, tools=TOOLS)
+    assert [(c.family, c.name, c.arguments) for c in got.calls] == [(family, "search", {"query": "tea"})]
+    assert text[got.calls[0].span[0] :].startswith("call:search{")
+    assert got.text == "Looking.\n\nDone."
