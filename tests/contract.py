@@ -235,9 +235,19 @@ def prefix_problems(
     A call the whole reply does not return at all is allowed (a prefix may be a complete
     reply of its own: bare JSON that is the whole reply, a body refused whole by what
     follows, a call shown in an inline code span closed later), but not with a cut-off name.
+    So is any reading of a block the whole reply releases as text for running past
+    ``max_block_chars`` (DESIGN §10): the prefix's block fits under the cap, the whole
+    reply's does not, and what the whole reply then reads inside it is another reading.
     """
     problems = []
+    released = [
+        d.span
+        for d in full.diagnostics
+        if d.kind == "limit_exceeded" and d.detail.get("limit") == "max_block_chars" and d.span is not None
+    ]
     for i, call in enumerate(prefix.calls):
+        if any(a <= call.span[0] and call.span[1] <= b for a, b in released):
+            continue
         near, twin = _counterpart(call, full)
         if twin is not None:
             at_end = call.span[1] == len(prefix_text)
