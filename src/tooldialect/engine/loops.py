@@ -36,7 +36,7 @@ class LoopWatch:
         self.marker = marker  # the opener as written
         self.pos = opener_end  # everything before this was counted
         self.repeats = 1  # openers in the current run (the block's own included)
-        self.first = start  # where the current run began
+        self.first = start  # where the current run began (once a loop: where what it removes begins)
         self.at = -1  # end of the opener that made the run a loop (-1: no loop)
         self.clear = opener_end  # no loop before this: items ending here may be emitted
         # one marker width before what the scan has read (or the end of its last match):
