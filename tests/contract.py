@@ -251,7 +251,8 @@ def prefix_problems(
         near, twin = _counterpart(call, full)
         if twin is not None:
             at_end = call.span[1] == len(prefix_text)
-            problems += [f"call {i} ({call.name}) {p}" for p in _argument_problems(call, twin, policy, at_end)]
+            written = full_text[twin.span[0] : twin.span[1]]
+            problems += [f"call {i} ({call.name}) {p}" for p in _argument_problems(call, twin, policy, at_end, written)]
         elif near:
             problems.append(f"call {i} is named {call.name!r}; the whole reply names it {[f.name for f in near]}")
         elif _cut_name(call, prefix, prefix_text, full_text):
@@ -278,13 +279,19 @@ def _line_cut(call: td.ToolCall, at_end: bool, cut: Any, whole: Any) -> bool:
     return json.dumps(whole).startswith(json.dumps(cut))
 
 
-def _argument_problems(call: td.ToolCall, twin: td.ToolCall, policy: td.Policy, at_end: bool = False) -> list[str]:
+def _argument_problems(
+    call: td.ToolCall, twin: td.ToolCall, policy: td.Policy, at_end: bool = False, written: str = ""
+) -> list[str]:
+    """``call``'s arguments against its ``twin`` in the whole reply, whose text is
+    ``written``: a key the whole call writes again later has its last value there (decision
+    39), which a prefix that ends before the repeat cannot know."""
     problems = []
     for key, value in call.arguments.items():
         if key not in twin.arguments:
             problems.append(f"has argument {key!r}={value!r}, which the whole call has not")
         elif (
             value != twin.arguments[key]
+            and written.count(key) < 2
             and not _closer_in_value(value, twin.arguments[key])
             and not _line_cut(call, at_end, value, twin.arguments[key])
         ):
