@@ -185,12 +185,21 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return (a[0] < b[1] and b[0] < a[1]) or a[0] == b[0]
 
 
+_ABSENT = object()
+
+
 def _counterpart(call: td.ToolCall, full: td.ParseResult) -> tuple[list[td.ToolCall], td.ToolCall | None]:
     """The calls of the whole reply whose text overlaps ``call``'s, and the one of them
     with the same name nearest to it (spans of a kept cut-off call and of the whole call
-    may start at different places: the block, the invoke, the payload)."""
+    may start at different places: the block, the invoke, the payload); of those equally
+    near (calls of one repaired payload share its span), the one whose arguments differ
+    least from ``call``'s."""
     near = [f for f in full.calls if _overlap(f.span, call.span)]
-    same = sorted((f for f in near if f.name == call.name), key=lambda f: abs(f.span[0] - call.span[0]))
+
+    def differ(f: td.ToolCall) -> int:
+        return sum(1 for k, v in call.arguments.items() if f.arguments.get(k, _ABSENT) != v)
+
+    same = sorted((f for f in near if f.name == call.name), key=lambda f: (abs(f.span[0] - call.span[0]), differ(f)))
     return near, (same[0] if same else None)
 
 
