@@ -288,6 +288,13 @@ def _line_cut(call: td.ToolCall, at_end: bool, cut: Any, whole: Any) -> bool:
     return json.dumps(whole).startswith(json.dumps(cut))
 
 
+def _written_as_key(key: str, text: str) -> int:
+    """How often ``key`` stands in ``text`` as a key is written: a whole word followed by
+    what ends a key in some family (``"city":``, ``<parameter=city>``, ``<arg_key>city<``,
+    ``city=``), not a word of a value."""
+    return len(re.findall(r"(?<!\w)" + re.escape(key) + r"(?!\w)[\"'>:=<]", text))
+
+
 def _argument_problems(
     call: td.ToolCall, twin: td.ToolCall, policy: td.Policy, at_end: bool = False, written: str = ""
 ) -> list[str]:
@@ -300,7 +307,7 @@ def _argument_problems(
             problems.append(f"has argument {key!r}={value!r}, which the whole call has not")
         elif (
             value != twin.arguments[key]
-            and written.count(key) < 2
+            and _written_as_key(key, written) < 2
             and not _closer_in_value(value, twin.arguments[key])
             and not _line_cut(call, at_end, value, twin.arguments[key])
         ):
