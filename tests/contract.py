@@ -367,11 +367,14 @@ _CALL_PREFIX = re.compile(r"call:\s{0,8}\Z")
 
 def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
     """1 for each character inside a call span, a diagnostic span or (``markers``) a marker,
-    and in the key of an envelope around a call object or the ``call:`` before a call."""
+    and in the key of an envelope around a call object or the ``call:`` before a call (a
+    call returned, or one a diagnostic reports: ``unknown_tool="drop"`` removes the call
+    with its envelope and reports it over the call's own span)."""
     mark = bytearray(_marker_mask(text)) if markers else bytearray(len(text))
     removed = [tuple(d.detail["removed"]) for d in result.diagnostics if "removed" in d.detail]
     envelopes = []
-    for a, _ in (c.span for c in result.calls):
+    reported = [d.span for d in result.diagnostics if d.kind == "unknown_tool" and d.span is not None]
+    for a, _ in [c.span for c in result.calls] + reported:
         for rx in (_ENVELOPE_KEY, _CALL_PREFIX):
             m = rx.search(text, max(0, a - 80), a)
             if m is not None:
