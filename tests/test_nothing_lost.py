@@ -395,3 +395,14 @@ def test_a_gemma_style_call_s_span_begins_at_its_call_prefix(block, family):
     assert [(c.family, c.name, c.arguments) for c in got.calls] == [(family, "search", {"query": "tea"})]
     assert text[got.calls[0].span[0] :].startswith("call:search{")
     assert got.text == "Looking.\n\nDone."
+
+
+def test_a_broken_block_is_not_closed_by_the_next_fence_s_opener():
+    """A block whose reading breaks at a fence line that goes on with an info string
+    (```` ```bash ````) does not end there: that line opens an example fence, and the call
+    written in the example stays text."""
+    example = "```bash\n<tool_call>send_message\n<arg_key>query</arg_key>\n<arg_value>v1</arg_value>\n</tool_call>\n```\n"
+    text = '```\n<|tool_call|>[{"name": "send_message", "arguments": {"city": "Oslo"}}]\n```\n' + example
+    got = _check(text)
+    assert _calls(got) == [("send_message", {"city": "Oslo"})]
+    assert got.text.endswith(example)

@@ -104,6 +104,16 @@ class Recovery:
         # a closer beyond the block cap does not count: the same answer at every chunking
         horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
         m = rx.search(win, lp, max(lp, horizon)) if horizon > lp else None
+        while m is not None and m.start() < m.end():
+            # a fence line with an info string (```` ```bash ````) opens the next fence: it
+            # closes no block, and what is in that fence is an example
+            opens = self._opens_fence(win, m.end())
+            if opens is None and not self.eof:
+                b.rpos = self.window.base + m.start()
+                return False
+            if not opens:
+                break
+            m = rx.search(win, m.end(), max(lp, horizon))
         if m is None and horizon < len(win):
             return self._truncated(b, c) if cut else self._unterminated(b, c, self.window.base + horizon)
         limit = m.start() if m else len(win)
