@@ -360,9 +360,22 @@ _FENCE_INFO = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*(\w+)")
 #: A JSON envelope's key right before the call object it holds (`{"tool_call": {…}}`): the
 #: envelope is the call's furniture, removed with it.
 _ENVELOPE_KEY = re.compile(r'\{\s*"[^"\\]{1,64}"\s*:\s*\Z')
-#: The ``call:`` a Gemma-style body writes before a call (``<|tool_call>call:NAME{…}``, the
-#: grammars' ``CALL_PREFIX``): furniture of the block, removed with it.
-_CALL_PREFIX = re.compile(r"call:\s{0,8}\Z")
+
+
+@functools.lru_cache(maxsize=1)
+def _call_prefix() -> re.Pattern[str]:
+    """The ``call:`` a Gemma-style body writes before a call (``<|tool_call>call:NAME{…}``),
+    as the grammars' ``CALL_PREFIX`` spells it, right before a place: furniture of the
+    block, removed with it."""
+    cat = catalog_for(None)
+    spelled = {
+        t.pattern.literal
+        for g in cat.grammars
+        for t in g.terminals.values()
+        if t.name == "CALL_PREFIX" and t.pattern is not None and t.pattern.literal
+    }
+    assert spelled, "no grammar declares CALL_PREFIX"
+    return re.compile("(?:" + "|".join(map(re.escape, sorted(spelled))) + r")\s{0,8}\Z")
 
 
 def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
@@ -375,7 +388,7 @@ def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
     envelopes = []
     reported = [d.span for d in result.diagnostics if d.kind == "unknown_tool" and d.span is not None]
     for a, _ in [c.span for c in result.calls] + reported:
-        for rx in (_ENVELOPE_KEY, _CALL_PREFIX):
+        for rx in (_ENVELOPE_KEY, _call_prefix()):
             m = rx.search(text, max(0, a - 80), a)
             if m is not None:
                 envelopes.append((m.start(), a))
