@@ -390,7 +390,7 @@ def _openers() -> list[tuple[str, str]]:
             got = samples(mk.terminal.pattern.source, 1)
             if got:
                 out.append(("/".join(g.name for g in mk.grammars) + ":" + mk.terminal.name, got[0]))
-    return out
+    return sorted(out)  # the catalog lists markers of one width in no fixed order
 
 
 OPENERS = _openers()

@@ -113,7 +113,7 @@ class Cand:
         "text_rx", "text_first", "text_tentative", "body_at", "named_begun", "named_done",
         "current_name", "args_read", "cut_json", "reach", "opens", "resync_mode", "loose", "skip_at",
         "last_type", "sp", "sp_from", "sp_fed", "sp_obj", "sp_key", "sp_done", "cut_elem",
-        "json_start", "opened_at", "_accepted",
+        "json_start", "opened_at", "_accepted", "ncalls",
     )  # fmt: skip
 
     def __init__(
@@ -129,6 +129,7 @@ class Cand:
         self.rule = rule
         self.reader = reader
         self.items: list[Item] = []  # in source order; see Kind
+        self.ncalls = 0  # the CALL items among them (asked after every resync: kept, not counted)
         self.parser = LRParser(g.tables, rule, self._on_node)
         self.pos = pos
         self.state = Reading.RUN
@@ -233,6 +234,7 @@ class Cand:
         self.loose = None
         self.parser.restore(stack, values)
         del self.items[nitems:]
+        self.ncalls = sum(1 for item in self.items if item.kind is Kind.CALL)
         self.pos = self.last_end = end
         return True
 
@@ -288,6 +290,7 @@ class Cand:
         call_keys, issue_keys = self._keys(node, calls, issues)
         if len(calls) == 1 and not issues:
             self.items.append(Item(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
+            self.ncalls += 1
             return
         # keep source order: issues and calls interleave by position
         merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
@@ -295,6 +298,7 @@ class Cand:
         ]
         merged.sort(key=lambda x: x[0])
         self.items.extend(item for _, item in merged)
+        self.ncalls += len(calls)
 
     def _announce(self, node: Node, announced: str) -> None:
         if self.g.header.gated and announced not in self.reader.known:
@@ -347,7 +351,7 @@ class Cand:
 
     @property
     def calls(self) -> int:
-        return sum(1 for item in self.items if item.kind is Kind.CALL)
+        return self.ncalls
 
     def call_items(self) -> list[Any]:
         return [item.obj for item in self.items if item.kind is Kind.CALL]

@@ -28,6 +28,36 @@ def _refuse(constant: str) -> None:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse)
+
+#: The first piece of a payload the whole-payload reader decodes, and how much larger each
+#: next try is.
+_FIRST_PIECE = 1024
+_GROWTH = 8
+
+
+def _decode_end(win: str, lp: int) -> int:
+    """Where the strict JSON value at ``lp`` ends, or -1 when it is not one.
+
+    It decodes growing pieces from ``lp`` rather than the window itself: a failure costs the
+    decoder a count of the lines before it, which over the window would be quadratic in a
+    block of many broken payloads.  A piece that fails only where it was cut (an open string,
+    a value at its end) is tried again larger, so the work stays within a constant factor of
+    what the decoder reads.
+    """
+    size = _FIRST_PIECE
+    while True:
+        piece = win[lp : lp + size]
+        try:
+            return lp + _DECODER.raw_decode(piece)[1]
+        except RecursionError:
+            return -1
+        except json.JSONDecodeError as err:
+            cut = err.msg.startswith("Unterminated string") or err.pos >= len(piece) - 8
+            if not cut or lp + size >= len(win):
+                return -1
+        except ValueError:
+            return -1
+        size *= _GROWTH
 _START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
 
 
@@ -345,11 +375,8 @@ class Cursor:
         win = self.window.win
         if win[lp] not in "{[":
             return -1
-        try:
-            _value, end = _DECODER.raw_decode(win, lp)
-        except (ValueError, RecursionError):
-            return -1
-        if self.window.base + end > cap:
+        end = _decode_end(win, lp)
+        if end < 0 or self.window.base + end > cap:
             return -1
         if depth_exceeds(win[lp:end], self.policy.max_depth):
             return -1
