@@ -1,17 +1,33 @@
 # Two commands: `make demo` runs the main job on a bundled example; `make test` runs the suite.
 # Each creates .venv with python3 on first use; nothing else needs installing by hand.
+# `make check` is what CI runs: `make lint`, then every test with every sweep in full.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test fuzz clean
+.PHONY: demo test check lint fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
 
+# The everyday loop: every test function, a sample of each sweep (tests/support.py, "tiers"),
+# on every core. Tests that share a Spark session and a Ray cluster run on one worker.
+PYTEST_PARALLEL ?= -n auto --dist loadgroup
+
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=quick
+
+# The gate: lint and types, then every test with every parameter, chunking, cut and example.
+check: lint
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=full
+
+# ruff's rules and format (pyproject.toml, [tool.ruff]); mypy --strict on the modules it lists
+# ([tool.mypy] files).
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
 # Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.

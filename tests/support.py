@@ -62,20 +62,53 @@ def check_invariants(text: str, events: list[td.Event], batch: td.ParseResult) -
     assert problem is None, problem
 
 
-# -- how long a search runs -----------------------------------------------------------------------
+# -- tiers: how much of each sweep a run tries ------------------------------------------------------
+#
+# ``make test`` runs the quick tier (``--tier=quick``, pytest's default here): every test
+# function, with a sample of the parameters marked ``exhaustive``, fewer hypothesis examples
+# and smaller inputs where a test sweeps.  ``make check`` runs the full tier: every parameter,
+# every example the long-standing counts ask for, full-size inputs.  ``HYPOTHESIS_PROFILE=fuzz``
+# (or ``thorough``) is a long search: the full tier, with the profile's own example counts.
+
+TIERS = ("quick", "full")
+_TIER = "quick"
+#: (module path, test function) of every test collected, before the quick tier samples them.
+COLLECTED: set[tuple[Path, str]] = set()
+#: How many times fewer hypothesis examples a quick run tries than a full one.
+QUICK_EXAMPLES = 6
+
+
+def set_tier(name: str) -> None:
+    global _TIER
+    if name not in TIERS:
+        raise ValueError(f"--tier is one of {', '.join(TIERS)}, not {name!r}")
+    _TIER = name
 
 
 def long_search() -> bool:
     """Whether a longer hypothesis profile was asked for (``HYPOTHESIS_PROFILE=fuzz`` or
     ``thorough``): the contract searches then try every input they can, not a sample."""
-    return os.environ.get("HYPOTHESIS_PROFILE", "default") != "default"
+    return os.environ.get("HYPOTHESIS_PROFILE", "default") not in ("default", "quick")
 
 
-def budget(examples: int) -> settings:
-    """Settings for a property whose examples are costly: ``examples`` of them, always the
-    same ones (derandomized, so CI is reproducible) in ``make test``; the loaded profile's
-    count, at random, in a long search."""
-    return settings() if long_search() else settings(max_examples=examples, derandomize=True)
+def full_tier() -> bool:
+    """Whether this run sweeps everything (``make check``, or a long search)."""
+    return _TIER == "full" or long_search()
+
+
+def sweep(full: Any, quick: Any) -> Any:
+    """``full`` in the full tier, ``quick`` in the quick one: how much of a sweep to try."""
+    return full if full_tier() else quick
+
+
+def budget(examples: int, **kw: Any) -> settings:
+    """Settings for a property of ``examples`` examples, always the same ones (derandomized,
+    so a run that fails fails again): all of them in the full tier, a sixth (at least five)
+    in the quick one, and the loaded profile's count, at random, in a long search."""
+    if long_search():
+        return settings(**kw)
+    n = examples if full_tier() else max(5, examples // QUICK_EXAMPLES)
+    return settings(max_examples=n, derandomize=True, **kw)
 
 
 # -- counting work -----------------------------------------------------------------------------

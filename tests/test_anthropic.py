@@ -58,6 +58,7 @@ def summary(blocks: list[Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.exhaustive(every=4)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_the_clients_accumulation_rebuilds_the_message(case):
     opts = options(case)

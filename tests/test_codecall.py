@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import ROOT, check_invariants, cuts_for, run_stream
+from support import ROOT, budget, check_invariants, cuts_for, run_stream
 
 import tooldialect as td
 from tooldialect.grammar import read_header
@@ -408,7 +408,7 @@ def test_a_comment_cut_at_every_place_is_read_whole():
 
 # -- chunk invariance on random code-ish markup, with a toolset ------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 PIECES = [
@@ -429,6 +429,6 @@ def test_random_code_markup_at_any_cuts(text, data):
 
 
 @given(text=FRAGMENTS)
-@settings(max_examples=80)
+@budget(80)
 def test_random_code_markup_one_character_at_a_time(text):
     check_invariants(text, run_stream(text, range(1, len(text)), tools=REGISTRY), td.parse(text, tools=REGISTRY))

@@ -1,4 +1,7 @@
-"""Every golden vector, four ways: batch; stream whole; one character at a time; random cuts."""
+"""Every golden vector, four ways: batch; stream whole; one character at a time; random cuts.
+
+The quick tier (make test) reads every case in batch and at random cuts, and a sample of them
+streamed whole and one character at a time; the full tier (make check) reads every case four ways."""
 
 from __future__ import annotations
 
@@ -35,7 +38,12 @@ def test_titles_are_unique_per_family():
         seen.add(case.id)
 
 
-@pytest.mark.parametrize("mode", MODES)
+#: batch and random cuts in every run; streamed whole and one character at a time in the full
+#: tier (a sample of the cases in the quick one)
+SWEPT_MODES = ("whole", "chars")
+
+
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.exhaustive) if m in SWEPT_MODES else m for m in MODES])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_golden(case: Case, mode: str, request, golden_updates):
     if mode == "batch" and request.config.getoption("--update-goldens"):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support import nested, tool
+from support import budget, nested, tool
 
 import tooldialect as td
 from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, ToolResults
@@ -251,7 +251,7 @@ def toolsets_and_calls(draw):
     return td.Toolset(tools), chosen
 
 
-@settings(max_examples=80, deadline=None)
+@budget(80, deadline=None)
 @given(case=toolsets_and_calls())
 def test_render_then_parse_is_the_identity(case):
     tools, chosen = case
@@ -268,7 +268,7 @@ def test_render_then_parse_is_the_identity(case):
             assert got.text == "" and not [x for x in got.diagnostics if x.kind != "arguments_invalid"]
 
 
-@settings(max_examples=60, deadline=None)
+@budget(60, deadline=None)
 @given(case=toolsets_and_calls(), content=st.sampled_from([None, "", "Checking.", "Two\nlines\n"]))
 def test_replayed_calls_parse_back_in_every_text_dialect(case, content):
     """Folding never fails: what a style cannot write goes in the JSON form every dialect reads."""

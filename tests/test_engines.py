@@ -10,13 +10,16 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("engines")  # one Spark session and one Ray cluster per run
+
 pa = pytest.importorskip("pyarrow", reason="the table functions need pyarrow (the table extra)")
 
 from scale_dataset import build
+from support import sweep
 
 import tooldialect.table as tt
 
-ROWS = 50_000
+ROWS = sweep(50_000, 10_000)  # 10,000 in the quick tier
 OPTIONS = {"text_column": "completion", "model_column": "model", "tools_column": "tools", "keep": ["id"]}
 
 

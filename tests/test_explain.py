@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support import all_cases, options
+from support import all_cases, budget, options
 
 import tooldialect as td
 from tooldialect import cli
@@ -45,6 +45,7 @@ def check_regions(text: str, ex: td.Explanation, result: td.ParseResult) -> None
         assert all(0 <= k < len(result.calls) for k in b.calls)
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_every_corpus_case_is_explained_character_by_character(case):
     opts = options(case)
@@ -274,7 +275,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=200)
+@budget(200)
 @given(st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=12), st.sampled_from([None, 1, 5]))
 def test_any_reply_is_explained_and_its_regions_agree_with_parse(pieces, chunk):
     text = "".join(pieces)

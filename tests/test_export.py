@@ -263,6 +263,7 @@ def _unknown_tool_call(render: Any, tools: td.Toolset, toolset: str) -> str:
 # -- the Lark export under llguidance -----------------------------------------------------------
 
 
+@pytest.mark.exhaustive(every=3)
 @pytest.mark.parametrize("toolset", sorted(TOOLSETS))
 @pytest.mark.parametrize("which", SHAPES)
 def test_lark_export_accepts_each_call_the_family_writes_and_refuses_broken_ones(which, toolset):
@@ -486,6 +487,7 @@ def test_values_a_syntax_cannot_carry_are_refused():
 # -- GBNF and EBNF ---------------------------------------------------------------------------------
 
 
+@pytest.mark.exhaustive(every=3)
 @pytest.mark.parametrize("toolset", sorted(TOOLSETS))
 @pytest.mark.parametrize("which", SHAPES)
 def test_gbnf_export_accepts_the_calls_and_refuses_broken_ones(which, toolset):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import interegular
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from support import budget
 from interegular.fsm import anything_else
 
 import tooldialect as td
@@ -73,8 +74,9 @@ def test_analyse_supports_every_marker(pattern):
     assert m.first is None or m.first
 
 
-@settings(max_examples=60, deadline=None)
+@budget(60, deadline=None)
 @given(data=st.data())
+@pytest.mark.exhaustive(every=4)
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_needs_more_matches_the_automaton(pattern, data):
     marker = analyse(pattern)
@@ -111,7 +113,7 @@ def test_needs_more_is_false_when_the_text_goes_past_the_longest_match():
     texts=st.lists(st.text(alphabet="<|/tolcaN_ >\n\\x", max_size=80), min_size=1, max_size=6),
     data=st.data(),
 )
-@settings(max_examples=200)
+@budget(200)
 def test_arriving_answers_as_its_patterns_do_however_often_asked(pats, texts, data):
     """``Arriving.at`` is any pattern's ``needs_more``, for short tails it remembers and
     long ones it does not, asked again and again (as at the end of a growing text)."""

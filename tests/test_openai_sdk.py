@@ -89,6 +89,7 @@ def comparable(msg: dict[str, Any], model_ids: set[str], renumber: bool) -> dict
     return out
 
 
+@pytest.mark.exhaustive(every=4)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_the_clients_accumulator_rebuilds_the_message(case):
     opts = options(case)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support import all_cases, check_invariants, options, run_stream
+from support import all_cases, budget, check_invariants, options, run_stream
 
 import tooldialect as td
 
@@ -61,13 +61,13 @@ def test_random_markup_at_any_cuts(text, data):
 
 
 @given(text=fragments)
-@settings(max_examples=100)
+@budget(100)
 def test_random_markup_one_character_at_a_time(text):
     check_invariants(text, run_stream(text, range(1, len(text))), td.parse(text))
 
 
 @given(text=fragments, data=st.data(), repeats=st.integers(1, 3))
-@settings(max_examples=150)
+@budget(150)
 def test_random_markup_with_tight_loop_and_truncation_limits(text, data, repeats):
     policy = td.Policy(max_repeats=repeats, truncated=data.draw(st.sampled_from(["drop", "keep"])))
     batch = td.parse(text, policy=policy)

@@ -15,9 +15,9 @@ import textwrap
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support import nested
+from support import budget, nested
 
 import tooldialect as td
 from tooldialect import shape as sh
@@ -155,14 +155,14 @@ def check(family: str, calls: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(max_examples=60)
+@budget(60)
 @given(call=CALLS)
 def test_one_call_round_trips(family, call):
     check(family, [call])
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if td.families.get(f).shape.parallel])
-@settings(max_examples=30)
+@budget(30)
 @given(calls=st.lists(CALLS, min_size=2, max_size=3, unique_by=lambda c: c["name"]))
 def test_several_calls_round_trip_in_order(family, calls):
     check(family, calls)
@@ -345,7 +345,7 @@ IDS = ("a1B2c3D4e", "f5G6h7J8k", "Z9y8X7w6V")
 
 
 @pytest.mark.parametrize(("family", "variant"), SPELLINGS)
-@settings(max_examples=40)
+@budget(40)
 @given(calls=st.lists(CALLS, min_size=1, max_size=3, unique_by=lambda c: c["name"]))
 def test_each_spelling_round_trips(family, variant, calls):
     fam = td.families.get(family)

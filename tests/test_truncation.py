@@ -24,7 +24,7 @@ import pytest
 from contract import CHUNKINGS, VARIANTS, policy_with
 from hypothesis import given
 from hypothesis import strategies as st
-from support import ROOT, all_cases, budget, long_search, options, tool
+from support import ROOT, all_cases, budget, long_search, options, sweep, tool
 
 import tooldialect as td
 
@@ -35,8 +35,8 @@ import harnesses  # noqa: E402
 CASES = all_cases()
 FILES = sorted({case.family for case in CASES})
 #: Places a case is cut at in ``make test`` (all of them for a text this short or shorter).
-SAMPLED = 6
-SHORT = 12
+SAMPLED = sweep(6, 2)  # two in the quick tier
+SHORT = sweep(12, 3)
 #: Failures shown in a message (the shortest prefix of each kind of problem).
 SHOWN = 6
 

@@ -29,7 +29,7 @@ import pytest
 from contract import CHUNKINGS, cuts, describe
 from hypothesis import given
 from hypothesis import strategies as st
-from support import all_cases, budget, long_search, options, run_stream
+from support import all_cases, budget, long_search, options, run_stream, sweep
 from test_render_call import toolset as toolset_for
 
 import tooldialect as td
@@ -109,9 +109,11 @@ def batch_difference(text: str, opts: dict[str, Any]) -> str | None:
 
 
 def _chunkings(i: int) -> tuple[str, ...]:
-    """Whole and two cutting chunkings, turning over from case to case (every one in a long
-    search): each chunking meets two thirds of the corpus."""
-    return CHUNKINGS if long_search() else ("whole", CUT[i % 3], CUT[(i + 1) % 3])
+    """Whole and two cutting chunkings, turning over from case to case (one in the quick
+    tier, every one in a long search): each chunking meets two thirds of the corpus."""
+    if long_search():
+        return CHUNKINGS
+    return sweep(("whole", CUT[i % 3], CUT[(i + 1) % 3]), ("whole", CUT[i % 3]))
 
 
 @pytest.mark.parametrize("family", sorted({case.family for case in CASES}))
@@ -834,6 +836,7 @@ TEXT_POLICIES = {
 }
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("policy", list(TEXT_POLICIES))
 @pytest.mark.parametrize("around", list(TEXT_AROUND))
 @pytest.mark.parametrize("value", list(TEXT_VALUES))
