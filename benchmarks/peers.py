@@ -18,10 +18,10 @@ HERE = Path(__file__).resolve().parent
 if "tooldialect" not in sys.modules:  # run.py --src imports the tree it measures first
     sys.path.insert(0, str(HERE.parent / "src"))  # this checkout's tooldialect, whatever is installed
 
-import tooldialect as td  # noqa: E402
+from stubs import FakeTokenizer
+from workloads import FORMATS, TOOLS
 
-from stubs import FakeTokenizer  # noqa: E402
-from workloads import FORMATS, TOOLS  # noqa: E402
+import tooldialect as td
 
 
 class Adapter:
@@ -204,7 +204,7 @@ def adapters(fmt: str, venv: Path, peers: bool = True) -> list[Adapter]:
     if not peers:
         return out
     for module, cls in SGLANG.get(fmt, []):
-        out.append(_try(lambda: SGLang(fmt, module, cls), f"sglang {cls}"))
+        out.append(_try(lambda module=module, cls=cls: SGLang(fmt, module, cls), f"sglang {cls}"))
     if fmt in VLLM:
         out.append(_try(lambda: VLLM_(fmt, VLLM[fmt]), f"vllm {VLLM[fmt]}"))
     if fmt == "harmony":

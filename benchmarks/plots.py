@@ -95,7 +95,9 @@ def log_log_chart(title: str, series: dict[str, Sequence[tuple[float, float]]], 
     out.append('</g><g class="axis y" text-anchor="end">')
     out.extend(f'<text x="{LEFT - 6}" y="{y(t) + 4:.1f}">{_label(t)}</text>' for t in y.ticks)
     out.append("</g>")
-    out.append(f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" fill="none" stroke="#888"/>')
+    out.append(
+        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" fill="none" stroke="#888"/>'
+    )
     for k, (name, ps) in enumerate(series.items()):
         colour = PALETTE[k % len(PALETTE)]
         good = sorted(p for p in ps if p[0] > 0 and p[1] > 0)
@@ -125,7 +127,9 @@ def bar_chart(title: str, groups: dict[str, dict[str, float]], xlabel: str) -> s
     out = _frame(title, xlabel, "", ("log", "category"))
     out[0] = out[0].replace(f'height="{H}" viewBox="0 0 {W} {H}"', f'height="{height}" viewBox="0 0 {W} {height}"')
     out[2] = f'<rect x="0" y="0" width="{W}" height="{height}" fill="#fff"/>'
-    out[4] = f'<text x="{left + (W - 20 - left) / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(xlabel)}</text>'
+    out[4] = (
+        f'<text x="{left + (W - 20 - left) / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(xlabel)}</text>'
+    )
     out.append('<g class="grid" stroke="#e0e0e0">')
     out.extend(f'<line x1="{x(t):.1f}" y1="{TOP}" x2="{x(t):.1f}" y2="{height - BOTTOM}"/>' for t in x.ticks)
     out.append('</g><g class="axis x" text-anchor="middle">')
@@ -136,7 +140,9 @@ def bar_chart(title: str, groups: dict[str, dict[str, float]], xlabel: str) -> s
     bars: dict[str, list[str]] = {n: [] for n in names}
     labels = []
     for group, values in groups.items():
-        labels.append(f'<text x="{left - 6}" y="{TOP + 12 * row + 10}" text-anchor="end" font-weight="bold">{escape(group)}</text>')
+        labels.append(
+            f'<text x="{left - 6}" y="{TOP + 12 * row + 10}" text-anchor="end" font-weight="bold">{escape(group)}</text>'
+        )
         row += 1
         for name, v in values.items():
             yy = TOP + 12 * row
@@ -183,12 +189,19 @@ def write_plots(data: dict[str, Any], out: Path) -> list[Path]:
     groups: dict[str, dict[str, float]] = {}
     for fmt in formats:
         rows = [c for c in cells if c["format"] == fmt and c["scenario"] == "b" and c["mode"] == "full"]
-        per = {lib: 1000 * c["ms"] / c["expected_calls"] for lib in _libs(rows) for c in rows if c["lib"] == lib and c.get("expected_calls")}
+        per = {
+            lib: 1000 * c["ms"] / c["expected_calls"]
+            for lib in _libs(rows)
+            for c in rows
+            if c["lib"] == lib and c.get("expected_calls")
+        }
         if per:
             groups[fmt] = per
     if groups:
         path = out / "batch-per-call.svg"
-        path.write_text(bar_chart("batch cost of one call (20 calls per reply)", groups, "µs per call"), encoding="utf-8")
+        path.write_text(
+            bar_chart("batch cost of one call (20 calls per reply)", groups, "µs per call"), encoding="utf-8"
+        )
         written.append(path)
     return written
 

@@ -15,8 +15,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-import tooldialect as td  # noqa: E402
-from workloads import TOOLS, workload  # noqa: E402
+from workloads import TOOLS, workload
+
+import tooldialect as td
 
 
 def main() -> None:

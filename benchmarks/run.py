@@ -32,12 +32,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import stubs  # noqa: E402  (before anything imports sglang or vllm)
+import stubs
 
 stubs.install_sglang()
 stubs.install_vllm()
 
-import workloads  # noqa: E402
+import workloads
 
 # peers.py and toolsets.py import tooldialect: main() imports them once --src is on the path
 peers: Any = None
@@ -96,7 +96,7 @@ def isolated(fn: Any, arg: Any, samples: int = 5) -> tuple[float | None, Any, st
         try:
             secs, calls = measure(fn, arg, samples=samples)
             msg = json.dumps({"secs": secs, "calls": calls})
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        except BaseException as exc:
             msg = json.dumps({"error": f"{type(exc).__name__}: {str(exc)[:80]}"})
         os.write(w, msg.encode())
         os._exit(0)
@@ -125,7 +125,7 @@ def warm_up(ad: Any, fmt: str) -> None:
     try:
         ad.full(ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text)
         ad.stream(ad.prepare(workloads.deltas(w.text, workloads.FORMATS[fmt].specials, 4)))
-    except Exception:  # noqa: BLE001 - the cells report it
+    except Exception:
         pass
 
 
@@ -155,14 +155,22 @@ def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]
             w = workloads.workload(key, fmt)
             deltas = workloads.deltas(w.text, spec.specials, w.delta_chars)
             for mode in SCENARIOS[key][1]:
-                row = {"format": fmt, "lib": ad.lib, "scenario": key, "mode": mode, "chars": len(w.text),
-                       "expected_calls": w.expected_calls}
+                row = {
+                    "format": fmt,
+                    "lib": ad.lib,
+                    "scenario": key,
+                    "mode": mode,
+                    "chars": len(w.text),
+                    "expected_calls": w.expected_calls,
+                }
                 if too_slow and key.startswith("e"):
                     row.update(ms=None, calls=None, note=f"skipped: over {CAP:.0f} s on a smaller input")
                     rows.append(row)
                     continue
                 if mode == "full":
-                    secs = run_cell(rows, row, ad.full, ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text)
+                    secs = run_cell(
+                        rows, row, ad.full, ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text
+                    )
                 else:
                     secs = run_cell(rows, row, ad.stream, ad.prepare(deltas))
                 if secs is None or secs > CAP:
@@ -179,8 +187,14 @@ def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool, with_peers: bo
             w = workloads.dsml_loop(n)
             deltas = workloads.deltas(w.text, workloads.FORMATS["dsml"].specials, 7)
             for mode in ("full", "stream"):
-                row = {"format": "dsml", "lib": ad.lib, "scenario": f"d{n}", "mode": mode, "chars": len(w.text),
-                       "expected_calls": 0}
+                row = {
+                    "format": "dsml",
+                    "lib": ad.lib,
+                    "scenario": f"d{n}",
+                    "mode": mode,
+                    "chars": len(w.text),
+                    "expected_calls": 0,
+                }
                 peer_stream = not ad.lib.startswith("tooldialect") and mode == "stream"
                 if peer_stream and (quick or ("sglang" in ad.lib and n > 75)):
                     # SGLang streams this input quadratically: over 300 s at 244 KB
@@ -203,8 +217,14 @@ def run_stress(scens: list[str], rows: list[dict[str, Any]]) -> None:
     warm_up(ad, "hermes")
     for key in keys:
         w = workloads.stress(key)
-        row = {"format": "prose", "lib": ad.lib, "scenario": key, "mode": "stream", "chars": len(w.text),
-               "expected_calls": 0}
+        row = {
+            "format": "prose",
+            "lib": ad.lib,
+            "scenario": key,
+            "mode": "stream",
+            "chars": len(w.text),
+            "expected_calls": 0,
+        }
         run_cell(rows, row, ad.stream, workloads.deltas(w.text, (), w.delta_chars))
 
 
@@ -213,8 +233,14 @@ def run_toolset(rows: list[dict[str, Any]]) -> None:
     (the first request with these tools) and from a fresh copy (a later request's body)."""
     tools = toolsets.catalogue(50)
     for mode, fn in (("first", toolsets.cold), ("copy", toolsets.fresh)):
-        row = {"format": "toolset", "lib": TD, "scenario": "toolset", "mode": mode, "chars": 0,
-               "expected_calls": len(tools)}
+        row = {
+            "format": "toolset",
+            "lib": TD,
+            "scenario": "toolset",
+            "mode": mode,
+            "chars": 0,
+            "expected_calls": len(tools),
+        }
         run_cell(rows, row, fn, tools)
 
 
@@ -247,7 +273,9 @@ def shown(r: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{r['ms']:.{digits}g}{mark}"
 
 
-def grid(rows: list[dict[str, Any]], fmt: str, cols: list[tuple[str, str]], head: list[str], digits: int = 3) -> list[str]:
+def grid(
+    rows: list[dict[str, Any]], fmt: str, cols: list[tuple[str, str]], head: list[str], digits: int = 3
+) -> list[str]:
     out = ["| parser | " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(cols)]
     for lib in libs(rows, fmt):
         out.append(f"| {lib} | " + " | ".join(shown(cell(rows, fmt, lib, k, m), digits) for k, m in cols) + " |")
@@ -258,22 +286,33 @@ def table(rows: list[dict[str, Any]]) -> str:
     ran = {(r["scenario"], r["mode"]) for r in rows}
     cols = [(k, m) for k in SCENARIOS for m in SCENARIOS[k][1] if (k, m) in ran]
     out = []
-    for fmt in dict.fromkeys(r["format"] for r in rows if r["format"] in workloads.FORMATS and r["scenario"] in SCENARIOS):
+    for fmt in dict.fromkeys(
+        r["format"] for r in rows if r["format"] in workloads.FORMATS and r["scenario"] in SCENARIOS
+    ):
         out.append(f"\n### {fmt}\n")
         out += grid(rows, fmt, cols, [f"{k} {m}" for k, m in cols])
     if any(r["scenario"].startswith("d") for r in rows):
         out.append("\n### DSML repetition loop (DESIGN §9), ms\n")
         cols = [(k, m) for k in ("d75", "d150") for m in ("full", "stream")]
-        out += grid([r for r in rows if r["scenario"].startswith("d")], "dsml", cols,
-                    ["d75 full", "d75 stream (7)", "d150 full", "d150 stream (7)"], digits=4)
+        out += grid(
+            [r for r in rows if r["scenario"].startswith("d")],
+            "dsml",
+            cols,
+            ["d75 full", "d75 stream (7)", "d150 full", "d150 stream (7)"],
+            digits=4,
+        )
     if any(r["format"] == "prose" for r in rows):
         out.append("\n### `<`-heavy streams, every family on, 4-character deltas, ms\n")
         keys = [k for k in STRESS if any(r["scenario"] == k for r in rows)]
         out += grid(rows, "prose", [(k, "stream") for k in keys], [f"{k} ({STRESS[k]})" for k in keys])
     if any(r["format"] == "toolset" for r in rows):
         out.append("\n### Toolset.from_openai, 50 tools (benchmarks/toolsets.py), ms\n")
-        out += grid(rows, "toolset", [("toolset", "first"), ("toolset", "copy")],
-                    ["first time (caches cleared)", "fresh copy (the copy included)"])
+        out += grid(
+            rows,
+            "toolset",
+            [("toolset", "first"), ("toolset", "copy")],
+            ["first time (caches cleared)", "fresh copy (the copy included)"],
+        )
     return "\n".join(out)
 
 
@@ -303,8 +342,14 @@ def timed(r: dict[str, Any] | None) -> tuple[float | None, str]:
     return r["ms"], ""
 
 
-def gate(name: str, value: float | None, limit: float | None = None, at_most: bool = True, bound: str = "",
-         own: dict[str, Any] | None = None) -> dict[str, Any]:
+def gate(
+    name: str,
+    value: float | None,
+    limit: float | None = None,
+    at_most: bool = True,
+    bound: str = "",
+    own: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One line of the gate table: ``value`` against ``limit`` (None: report only). A value
     that is a bound (``>`` or ``<``) decides only when the limit lies on its far side; a
     tooldialect cell (``own``) that missed a call never holds."""
@@ -324,19 +369,32 @@ def gate(name: str, value: float | None, limit: float | None = None, at_most: bo
     return {"gate": name, "value": value, "bound": bound, "limit": limit, "holds": holds}
 
 
-def vs_peer(rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str,
-            limit: float) -> dict[str, Any]:
+def vs_peer(
+    rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str, limit: float
+) -> dict[str, Any]:
     """tooldialect's time over the fastest text-level peer's that returned every call."""
     own = cell(rows, fmt, lib, scen, mode)
-    best = min((r for r in rows if (r["format"], r["scenario"], r["mode"]) == (fmt, scen, mode)
-                and is_peer(r["lib"]) and complete(r)), key=lambda r: r["ms"], default=None)
+    best = min(
+        (
+            r
+            for r in rows
+            if (r["format"], r["scenario"], r["mode"]) == (fmt, scen, mode) and is_peer(r["lib"]) and complete(r)
+        ),
+        key=lambda r: r["ms"],
+        default=None,
+    )
     peer = best["lib"] if best else "none returned every call"
-    return gate(f"{group} {fmt} {scen} {mode}: {lib} / fastest peer ({peer}) ≤ {limit:g}",
-                ratio(best["ms"] if best else None, own["ms"] if own else None), limit, own=own)
+    return gate(
+        f"{group} {fmt} {scen} {mode}: {lib} / fastest peer ({peer}) ≤ {limit:g}",
+        ratio(best["ms"] if best else None, own["ms"] if own else None),
+        limit,
+        own=own,
+    )
 
 
-def vs_before(rows: list[dict[str, Any]], name: str, fmt: str, lib: str, scen: str, limit: float,
-              faster: bool) -> dict[str, Any]:
+def vs_before(
+    rows: list[dict[str, Any]], name: str, fmt: str, lib: str, scen: str, limit: float, faster: bool
+) -> dict[str, Any]:
     """``faster``: before / now ≥ limit; else now / before ≤ limit (streaming cells)."""
     now, old = cell(rows, fmt, lib, scen, "stream"), cell(rows, fmt, BEFORE[lib], scen, "stream")
     (t_now, b_now), (t_old, b_old) = timed(now), timed(old)
@@ -359,14 +417,20 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # 1. batch, toolset given: at most 2x / 3x the fastest complete peer (every family on: 3x / 4x)
     for fmt in with_peers:
         for lib, limits in ((TD, {"b": 2, "a": 3}), (EVERY, {"b": 3, "a": 4})):
-            out += [vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limits[k]) for k in ("b", "a") if ran(fmt, k, "full", lib)]
+            out += [
+                vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limits[k])
+                for k in ("b", "a")
+                if ran(fmt, k, "full", lib)
+            ]
     # 2. streaming in 4-character deltas
     for fmt in with_peers:
         out += [vs_peer(rows, "2 stream ·", fmt, TD, k, "stream", 1) for k in ("a", "b") if ran(fmt, k, "stream")]
     for fmt in fmts:
         for lib in (TD, EVERY):
             if ran(fmt, "e80", "stream", lib):
-                out.append(vs_before(rows, f"2 stream · {fmt} e80: {lib} / {BEFORE[lib]} ≤ 1", fmt, lib, "e80", 1, False))
+                out.append(
+                    vs_before(rows, f"2 stream · {fmt} e80: {lib} / {BEFORE[lib]} ≤ 1", fmt, lib, "e80", 1, False)
+                )
     for fmt in fmts:
         for lib in (TD, EVERY):
             if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
@@ -382,12 +446,22 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(gate(f"3 prose · {EVERY} lt1m / lt100 (linear is 10)", g))
     # 4. building a toolset
     if ran("toolset", "toolset", "first"):
-        out.append(gate("4 toolset · from_openai, 50 tools, caches cleared: ms ≤ 10",
-                        ms(rows, "toolset", TD, "toolset", "first"), 10))
-        out.append(gate("4 toolset · from_openai, 50 tools, fresh copy: ms",
-                        ms(rows, "toolset", TD, "toolset", "copy")))
-        out.append(gate("4 toolset · from_openai, 50 tools, caches cleared: before / now", ratio(
-            ms(rows, "toolset", TD, "toolset", "first"), ms(rows, "toolset", BEFORE[TD], "toolset", "first"))))
+        out.append(
+            gate(
+                "4 toolset · from_openai, 50 tools, caches cleared: ms ≤ 10",
+                ms(rows, "toolset", TD, "toolset", "first"),
+                10,
+            )
+        )
+        out.append(
+            gate("4 toolset · from_openai, 50 tools, fresh copy: ms", ms(rows, "toolset", TD, "toolset", "copy"))
+        )
+        out.append(
+            gate(
+                "4 toolset · from_openai, 50 tools, caches cleared: before / now",
+                ratio(ms(rows, "toolset", TD, "toolset", "first"), ms(rows, "toolset", BEFORE[TD], "toolset", "first")),
+            )
+        )
     return out + reports(rows)
 
 
@@ -402,16 +476,24 @@ def reports(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(gate(f"report · hermes e80 stream: {lib} / tooldialect (was ≥ 50)", ratio(t80, r["ms"])))
     h = ms(rows, "harmony", "openai-harmony (token ids)", "e80", "stream")
     if h is not None:
-        out.append(gate("report · harmony e80 stream: tooldialect / openai-harmony",
-                        ratio(h, ms(rows, "harmony", TD, "e80", "stream"))))
+        out.append(
+            gate(
+                "report · harmony e80 stream: tooldialect / openai-harmony",
+                ratio(h, ms(rows, "harmony", TD, "e80", "stream")),
+            )
+        )
     sg = ms(rows, "dsml", "sglang DeepSeekV4Detector", "d150", "full")
     tdl = ms(rows, "dsml", TD, "d150", "full")
     if sg is not None and tdl is not None:
         out.append(gate("report · dsml loop d150 full: SGLang / tooldialect (was ≥ 10)", ratio(tdl, sg)))
     s150 = ms(rows, "dsml", TD, "d150", "stream")
     if s150 is not None:
-        out.append(gate("report · dsml loop stream (7-char deltas): tooldialect d150 / d75 (linear is 2)",
-                        ratio(ms(rows, "dsml", TD, "d75", "stream"), s150)))
+        out.append(
+            gate(
+                "report · dsml loop stream (7-char deltas): tooldialect d150 / d75 (linear is 2)",
+                ratio(ms(rows, "dsml", TD, "d75", "stream"), s150),
+            )
+        )
     return out
 
 
@@ -456,19 +538,24 @@ def revision(src: Path, given: str) -> str:
     try:
         git = ["git", "-C", str(src)]
         head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run([*git, "status", "--porcelain", "--", "../src", "../grammars"],
-                               capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--", "../src", "../grammars"], capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
 
 
 def header(meta: dict[str, Any], before: dict[str, Any] | None) -> str:
-    lines = [f"# tooldialect from {meta['tooldialect']} (rev {meta['rev']})",
-             f"# Python {meta['python']} on {meta['machine']}, {meta['cpus']} CPUs, load average {meta['load']}"]
+    lines = [
+        f"# tooldialect from {meta['tooldialect']} (rev {meta['rev']})",
+        f"# Python {meta['python']} on {meta['machine']}, {meta['cpus']} CPUs, load average {meta['load']}",
+    ]
     if before is not None:
-        lines.append(f"# before: tooldialect from {before.get('tooldialect')} (rev {before.get('rev')}), "
-                     f"measured {before.get('when')}")
+        lines.append(
+            f"# before: tooldialect from {before.get('tooldialect')} (rev {before.get('rev')}), "
+            f"measured {before.get('when')}"
+        )
     return "\n".join(lines)
 
 
@@ -479,20 +566,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default="", help="write every cell and gate to this file")
     ap.add_argument("--quick", action="store_true", help="skip peers' quadratic streaming of the DSML loop")
     ap.add_argument("--venv", default=sys.prefix, help="the bench venv (for openai-harmony's vocabulary)")
-    ap.add_argument("--src", default=str(HERE.parent / "src"),
-                    help="the tree tooldialect is imported from (default: this checkout's src/)")
+    ap.add_argument(
+        "--src",
+        default=str(HERE.parent / "src"),
+        help="the tree tooldialect is imported from (default: this checkout's src/)",
+    )
     ap.add_argument("--rev", default="", help="what --src is, for the header (default: its git commit)")
     ap.add_argument("--tooldialect-only", action="store_true", help="run tooldialect's rows only, no peer")
-    ap.add_argument("--before", default="", help="a --json file of a run on the old tree: its tooldialect "
-                    "rows join the tables as '(before)' and the 'vs before' gates read them")
+    ap.add_argument(
+        "--before",
+        default="",
+        help="a --json file of a run on the old tree: its tooldialect "
+        "rows join the tables as '(before)' and the 'vs before' gates read them",
+    )
     args = ap.parse_args(argv)
     td = load(Path(args.src))
     fmts = [f for f in args.only.split(",") if f] or list(workloads.FORMATS)
     scens = [s for s in args.scen.split(",") if s]
     venv = Path(args.venv)
-    meta = {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count(),
-            "load": " ".join(f"{x:.1f}" for x in os.getloadavg()), "when": time.strftime("%Y-%m-%d %H:%M"),
-            "tooldialect": td.__file__, "rev": revision(Path(args.src), args.rev)}
+    meta = {
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+        "tooldialect": td.__file__,
+        "rev": revision(Path(args.src), args.rev),
+    }
     before_meta, before_rows = None, []
     if args.before:
         data = json.loads(Path(args.before).read_text(encoding="utf-8"))

@@ -60,7 +60,9 @@ def bare_loop(rows: list[dict]) -> None:
         profile = None
         if model:
             profile = profiles.get(model) or profiles.setdefault(model, td.families.for_model(model))
-        td.parse(text, tools, families=profile.families if profile else None, policy=profile.policy if profile else None)
+        td.parse(
+            text, tools, families=profile.families if profile else None, policy=profile.policy if profile else None
+        )
 
 
 def table_batches(data: pa.Table) -> None:
@@ -151,7 +153,9 @@ def main() -> None:
     print(f"parse_batch / bare loop: {batched / bare:.3f}x the time")
     if not args.skip_spark:
         spark = spark_rate(data)
-        print(f"spark local[2]: {spark:.2f} s, {args.rows / spark:,.0f} rows/s, {args.rows / spark / 2:,.0f} rows/s per core")
+        print(
+            f"spark local[2]: {spark:.2f} s, {args.rows / spark:,.0f} rows/s, {args.rows / spark / 2:,.0f} rows/s per core"
+        )
         print(f"spark local[2] / in-process: {batched / spark:.2f}x the in-process rate")
     if not args.skip_memory:
         with tempfile.TemporaryDirectory() as tmp:
@@ -159,7 +163,9 @@ def main() -> None:
             n = write_jsonl(src, args.gb)
             size = src.stat().st_size
             peak, elapsed = cli_peak(src, Path(tmp) / "out.parquet")
-            print(f"parse-table on {size / 1e9:.2f} GB JSON Lines ({n:,} rows): peak RSS {peak:,.0f} MiB, {elapsed:.0f} s")
+            print(
+                f"parse-table on {size / 1e9:.2f} GB JSON Lines ({n:,} rows): peak RSS {peak:,.0f} MiB, {elapsed:.0f} s"
+            )
 
 
 if __name__ == "__main__":

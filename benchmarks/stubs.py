@@ -154,8 +154,8 @@ def install_sglang() -> None:
 
 def install_vllm() -> None:
     stub_modules(
-        HEAVY
-        + (
+        (
+            *HEAVY,
             "vllm.distributed",
             "vllm.model_executor",
             "vllm.compilation",
@@ -174,7 +174,7 @@ class FakeTokenizer:
     every other character is ``1000 + code point``."""
 
     def __init__(self, specials: tuple[str, ...]) -> None:
-        self.specials = list(dict.fromkeys(specials)) + ["<eos>"]
+        self.specials = [*list(dict.fromkeys(specials)), "<eos>"]
         self.special_ids = {s: i + 1 for i, s in enumerate(self.specials)}
         self.by_id = {i: s for s, i in self.special_ids.items()}
         self.eos_token_id = self.special_ids["<eos>"]

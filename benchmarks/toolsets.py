@@ -38,9 +38,10 @@ if "tooldialect" not in sys.modules:  # run.py --src imports another tree first
     sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-import tooldialect as td  # noqa: E402
-from tooldialect import toolset as _toolset  # noqa: E402
-from workloads import TOOLS, workload  # noqa: E402
+from workloads import TOOLS, workload
+
+import tooldialect as td
+from tooldialect import toolset as _toolset
 
 _VERBS = ["get", "list", "create", "update", "delete", "search", "send", "fetch", "run", "find"]
 _NOUNS = ["weather", "files", "issue", "email", "calendar_event", "invoice", "user", "ticket", "repo", "order"]

@@ -139,10 +139,7 @@ def _dsml(i: int, name: str, args: dict[str, Any]) -> str:
 
 
 def _kimi(i: int, name: str, args: dict[str, Any]) -> str:
-    return (
-        f"<|tool_call_begin|>functions.{name}:{i}<|tool_call_argument_begin|>"
-        f"{json.dumps(args)}<|tool_call_end|>"
-    )
+    return f"<|tool_call_begin|>functions.{name}:{i}<|tool_call_argument_begin|>{json.dumps(args)}<|tool_call_end|>"
 
 
 def _glm47(i: int, name: str, args: dict[str, Any]) -> str:
@@ -316,8 +313,7 @@ def stress(key: str) -> Workload:
 
 
 DSML_LOOP_UNIT = (
-    '<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch">'
-    '<｜DSML｜parameter name="edits" string="false">{"edits":"'
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="edits" string="false">{"edits":"'
 )
 DSML_LOOP_PROSE = ("The patch rewrites the parser so that the stream and the batch agree on every call; " * 20)[:1600]
 

@@ -38,7 +38,11 @@ def create_app(generate: Generate, *, families: list[str] | None = None, model: 
             options = request_options(body, families)
         except td.ToolDialectError as exc:
             return JSONResponse({"error": {"message": str(exc), "type": "invalid_request_error"}}, status_code=400)
-        envelope = {"id": f"chatcmpl-{uuid.uuid4().hex}", "model": body.get("model") or model, "created": int(time.time())}
+        envelope = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "model": body.get("model") or model,
+            "created": int(time.time()),
+        }
         if body.get("stream"):
             return StreamingResponse(_chunks(generate(body), options, envelope), media_type="text/event-stream")
         result = td.parse("".join(generate(body)), **options)

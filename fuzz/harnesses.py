@@ -33,6 +33,7 @@ import random
 import sys
 import tokenize
 import warnings
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ for _p in (ROOT / "src", ROOT / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from contract import (  # noqa: E402
+from contract import (
     CHUNKINGS,
     LIMITS,
     describe,
@@ -55,15 +56,15 @@ from contract import (  # noqa: E402
     prefix_problems,
     stream_problems,
 )
-from pydantic import BaseModel  # noqa: E402
-from replies import Reply, from_bytes  # noqa: E402
-from support import check_invariants, toolsets  # noqa: E402
+from pydantic import BaseModel
+from replies import Reply, from_bytes
+from support import check_invariants, toolsets
 
-import tooldialect as td  # noqa: E402
-from tooldialect.binding import Binder  # noqa: E402
-from tooldialect.jsonscan import DONE, MORE, JsonScanner, JsonValueError, loads_strict  # noqa: E402
-from tooldialect.repair import RepairFailed, repair_json  # noqa: E402
-from tooldialect.transform import RawCall, Reader  # noqa: E402
+import tooldialect as td
+from tooldialect.binding import Binder
+from tooldialect.jsonscan import DONE, MORE, JsonScanner, JsonValueError, loads_strict
+from tooldialect.repair import RepairFailed, repair_json
+from tooldialect.transform import RawCall, Reader
 
 __all__ = [
     "HARNESSES",
@@ -77,12 +78,12 @@ __all__ = [
     "fuzz_binding",
     "fuzz_detect",
     "fuzz_envelope",
-    "fuzz_roundtrip",
     "fuzz_limits",
     "fuzz_literal",
     "fuzz_parse",
     "fuzz_repair",
     "fuzz_replies",
+    "fuzz_roundtrip",
     "fuzz_stream",
     "fuzz_truncation",
     "literal_input",
@@ -227,7 +228,9 @@ def fuzz_stream(data: bytes) -> None:
         pos = cut
         # held back between deltas: a partial marker, a fence line, a backtick run; an open
         # block's text is kept in its own pieces, never in the window that grows per delta
-        assert len(stream._engine.window.win) <= bound, f"{len(stream._engine.window.win)} characters held in the window"
+        assert len(stream._engine.window.win) <= bound, (
+            f"{len(stream._engine.window.win)} characters held in the window"
+        )
     events += stream.close()
     check_invariants(text, events, batch)
     # stronger than the kinds DESIGN §4 asks for: details, spans and messages agree too
@@ -339,13 +342,17 @@ _QUOTES: tuple[str, ...] | None = None
 def _quotes() -> tuple[str, ...]:
     global _QUOTES
     if _QUOTES is None:
-        _QUOTES = tuple(sorted({q for f in td.families.all_families() for q in f.grammar.quotes}, key=len, reverse=True))
+        _QUOTES = tuple(
+            sorted({q for f in td.families.all_families() for q in f.grammar.quotes}, key=len, reverse=True)
+        )
     return _QUOTES
 
 
 def repair_input(text: str, flags: int = 0, seed: int = 0) -> bytes:
     """``flags`` bit 0: the grammars' quote sentinels are on; byte 1: max_depth; 2–5: cuts."""
-    return bytes([flags & 255, 64]) + (seed & 0xFFFFFFFF).to_bytes(4, "little") + text.encode("utf-8", "surrogateescape")
+    return (
+        bytes([flags & 255, 64]) + (seed & 0xFFFFFFFF).to_bytes(4, "little") + text.encode("utf-8", "surrogateescape")
+    )
 
 
 def _depth(value: Any) -> int:
@@ -474,10 +481,13 @@ def _signed_apart(source: str) -> bool:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, ValueError):
         return False
-    apart = any(a.type == tokenize.OP and a.string in "+-" and b.start != a.end for a, b in zip(tokens, tokens[1:]))
+    apart = any(a.type == tokenize.OP and a.string in "+-" and b.start != a.end for a, b in pairwise(tokens))
     # a leading zero before a digit (05.5): Python floats allow it, the reader never does
     # (pyliteral.number: neither Python integers nor TypeScript accept one)
-    zero = any(t.type == tokenize.NUMBER and len(t.string) > 1 and t.string[0] == "0" and t.string[1] in "0123456789_" for t in tokens)
+    zero = any(
+        t.type == tokenize.NUMBER and len(t.string) > 1 and t.string[0] == "0" and t.string[1] in "0123456789_"
+        for t in tokens
+    )
     return apart or zero
 
 
@@ -595,7 +605,10 @@ _ROUNDTRIP_KINDS = {
     "count": ({"type": "integer"}, lambda v: isinstance(v, int) and not isinstance(v, bool)),
     "ratio": ({"type": "number"}, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
     "flag": ({"type": "boolean"}, lambda v: isinstance(v, bool)),
-    "tags": ({"type": "array", "items": {"type": "string"}}, lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    "tags": (
+        {"type": "array", "items": {"type": "string"}},
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    ),
     "extra": ({"type": "object"}, lambda v: isinstance(v, dict)),
 }
 _ROUNDTRIP_NAMES = ("get_weather", "run", "search_docs", "$find", "read-file", "class")

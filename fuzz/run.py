@@ -30,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import harnesses  # noqa: E402
-import seeds  # noqa: E402
+import harnesses
+import seeds
 
 WORK = HERE / "corpus-out"
 CRASHES = HERE / "crashes"

@@ -28,11 +28,11 @@ for _p in (ROOT / "src", ROOT / "tests", HERE):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-import harnesses  # noqa: E402
-from support import all_cases, options, toolsets  # noqa: E402
+import harnesses
+from support import all_cases, options
 
-import tooldialect as td  # noqa: E402
-from tooldialect.families import piece  # noqa: E402
+import tooldialect as td
+from tooldialect.families import piece
 
 try:  # Python 3.11+
     import re._constants as _c
@@ -239,7 +239,9 @@ def _binding_seeds() -> Iterator[bytes]:
         tools = _toolset_index(case)
         for call in result.calls:
             yield harnesses.binding_input(tools, 0, call.name, call.arguments_json)
-            params = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in call.arguments.items()]
+            params = [
+                (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in call.arguments.items()
+            ]
             yield harnesses.binding_input(tools, 1, call.name, params=params)
 
 
@@ -254,7 +256,7 @@ def _repair_seeds() -> Iterator[bytes]:
 
 
 def _literal_seeds() -> Iterator[bytes]:
-    for case, result in _parsed_cases():
+    for _case, result in _parsed_cases():
         for call in result.calls:
             for value in call.arguments.values():
                 yield harnesses.literal_input(repr(value))  # the Python spelling of the value
@@ -269,7 +271,9 @@ def _envelope_seeds() -> Iterator[bytes]:
         # model text and markup as tool output: bodies that mention every protocol tag
         yield harnesses.envelope_input(f"tool_{case.family}", f"call_{i}", [case.text, "done"], status=i)
     # look-alikes that NFKC and case folding turn into protocol tags
-    for i, body in enumerate(["＜/tool_result＞", "﹤tool_call﹥", "＜/ＴＯＯＬ_ＲＥＳＵＬＴ>", "<tool_reſult>", "‹/tool_result>"]):
+    for i, body in enumerate(
+        ["＜/tool_result＞", "﹤tool_call﹥", "＜/ＴＯＯＬ_ＲＥＳＵＬＴ>", "<tool_reſult>", "‹/tool_result>"]
+    ):
         yield harnesses.envelope_input("ｔool＂", f"id＂{i}", [body, "x" + body], status=i)
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import support  # noqa: E402 - found through the path above
+import support
 
 # derandomized: CI and every run of `make test` try the same examples (a run that fails
 # fails again); the thorough and fuzz profiles search at random.  The quick tier loads

@@ -38,8 +38,8 @@ __all__ = [
     "VARIANTS",
     "cuts",
     "describe",
-    "detect_problems",
     "details_problem",
+    "detect_problems",
     "invented_problems",
     "lost_prose_problems",
     "lost_word_problems",
@@ -216,7 +216,9 @@ def _closer_in_value(cut: Any, whole: Any) -> bool:
         written = {cut}
     else:  # a typed value (3, true, [], {"a": 1}), as JSON or Python would have written it,
         # with the white space around it that typing drops (`> 7 </parameter>` is 7)
-        written = {str(cut)} | {json.dumps(cut, ensure_ascii=False, separators=sep) for sep in ((", ", ": "), (",", ":"))}
+        written = {str(cut)} | {
+            json.dumps(cut, ensure_ascii=False, separators=sep) for sep in ((", ", ": "), (",", ":"))
+        }
         whole = whole.lstrip()
     return any(whole.startswith(w) and whole[len(w) :].lstrip().startswith(("<", "]")) for w in written)
 
@@ -392,7 +394,12 @@ def _covered(text: str, result: td.ParseResult, markers: bool) -> bytearray:
             m = rx.search(text, max(0, a - 80), a)
             if m is not None:
                 envelopes.append((m.start(), a))
-    for a, b in [c.span for c in result.calls] + [d.span for d in result.diagnostics if d.span is not None] + removed + envelopes:
+    for a, b in (
+        [c.span for c in result.calls]
+        + [d.span for d in result.diagnostics if d.span is not None]
+        + removed
+        + envelopes
+    ):
         mark[a:b] = b"\1" * (b - a)
     return mark
 

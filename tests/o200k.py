@@ -8,7 +8,7 @@ import base64
 import codecs
 import gzip
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -43,7 +43,7 @@ def o200k() -> dict[str, Any]:
         openai_public.load_tiktoken_bpe = real
 
 
-@lru_cache(maxsize=None)
+@cache
 def encoding(specials: tuple[str, ...]) -> Any:
     """o200k with a model's special tokens added after its own."""
     import tiktoken

@@ -118,7 +118,7 @@ class _Builder:
     def prose(self, n: int | None = None) -> None:
         for i in range(n if n is not None else self.choose(1, 5)):
             if i:
-                self.add(self.pick((" ", " ", ", ", ".\n", "\n\n", " \"", " \\")))
+                self.add(self.pick((" ", " ", ", ", ".\n", "\n\n", ' "', " \\")))
             self.word()
 
     # -- values and calls ------------------------------------------------------------------

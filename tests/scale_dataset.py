@@ -13,7 +13,13 @@ import pyarrow as pa
 from tooldialect.corpus import read_corpus
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
-MODELS = [None, "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mistral-7B-Instruct-v0.3", "unknown/model"]
+MODELS = [
+    None,
+    "Qwen/Qwen3-8B",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "mistralai/Mistral-7B-Instruct-v0.3",
+    "unknown/model",
+]
 MAX_TEXT = 300
 
 

@@ -17,7 +17,7 @@ try:  # the client's HTTP package: httpx2 in newer releases, httpx before
     import httpx2 as httpx
 except ImportError:
     httpx = pytest.importorskip("httpx")
-from anthropic.lib.streaming._messages import accumulate_event  # noqa: E402
+from anthropic.lib.streaming._messages import accumulate_event
 
 CASES = all_cases()
 ENVELOPE = {"id": "msg_1", "model": "m"}
@@ -68,7 +68,10 @@ def test_the_clients_accumulation_rebuilds_the_message(case):
     assert all(ID.fullmatch(b["id"]) for b in want["content"] if b["type"] == "tool_use")
     for size in (None, 4):
         sent, reason = events(case.text, size, **opts)
-        assert sent[0]["type"] == "message_start" and [e["type"] for e in sent[-2:]] == ["message_delta", "message_stop"]
+        assert sent[0]["type"] == "message_start" and [e["type"] for e in sent[-2:]] == [
+            "message_delta",
+            "message_stop",
+        ]
         got = rebuild(sent)
         assert got.stop_reason == reason == want["stop_reason"]
         assert summary(got.content) == summary(want["content"]), size

@@ -22,10 +22,28 @@ WEATHER = {
 
 def test_public_names():
     for name in [
-        "parse", "ToolStream", "Tool", "Toolset", "ToolCall", "Diagnostic", "ParseResult", "Policy",
-        "TextDelta", "ReasoningDelta", "CallStart", "ArgumentsDelta", "CallEnd", "CallAbort", "DiagnosticEvent",
-        "ToolDialectError", "UnknownFamilyError", "ToolsetError", "PolicyError", "GrammarError",
-        "StreamClosedError", "families",
+        "parse",
+        "ToolStream",
+        "Tool",
+        "Toolset",
+        "ToolCall",
+        "Diagnostic",
+        "ParseResult",
+        "Policy",
+        "TextDelta",
+        "ReasoningDelta",
+        "CallStart",
+        "ArgumentsDelta",
+        "CallEnd",
+        "CallAbort",
+        "DiagnosticEvent",
+        "ToolDialectError",
+        "UnknownFamilyError",
+        "ToolsetError",
+        "PolicyError",
+        "GrammarError",
+        "StreamClosedError",
+        "families",
     ]:
         assert hasattr(td, name), name
     assert set(td.__all__) >= {"parse", "ToolStream", "Policy"}
@@ -220,7 +238,7 @@ def test_families_selection():
 def test_stream_events_and_protocol():
     s = td.ToolStream()
     assert s.feed("") == []
-    events = s.feed("Hi <tool_call>{\"name\": \"f\", ")
+    events = s.feed('Hi <tool_call>{"name": "f", ')
     assert [type(e) for e in events] == [td.TextDelta, td.CallStart]
     assert events[0].text == "Hi " and events[1].name == "f" and events[1].index == 0
     events = s.feed('"arguments": {"a": 1}}</tool_call>')
@@ -322,6 +340,11 @@ def test_a_call_object_without_arguments_is_a_zero_argument_call():
     r = td.parse(text)
     assert [(c.name, c.arguments) for c in r.calls] == [("a", {"x": 1}), ("get_time", {})]
     assert [d.kind for d in r.diagnostics] == ["malformed_block"]
-    tools = [{"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}]
+    tools = [
+        {
+            "name": "get_time",
+            "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+        }
+    ]
     r = td.parse('<tool_call>{"name": "get_time"}</tool_call>', tools=tools)
     assert [c.name for c in r.calls] == ["get_time"] and [d.kind for d in r.diagnostics] == ["arguments_invalid"]

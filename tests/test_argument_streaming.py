@@ -53,7 +53,11 @@ def test_json_arguments_stream_as_the_models_own_text(step):
 
 
 def test_arguments_of_a_grammar_spelled_call_stream_too():
-    text = '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0<|tool_call_argument_begin|>{"content": "' + "abc" * 50 + '"}<|tool_call_end|><|tool_calls_section_end|>'
+    text = (
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0<|tool_call_argument_begin|>{"content": "'
+        + "abc" * 50
+        + '"}<|tool_call_end|><|tool_calls_section_end|>'
+    )
     events = stream(text, 4)
     (call,) = ends(events)
     assert len(fragments(events)) > 20
@@ -62,7 +66,7 @@ def test_arguments_of_a_grammar_spelled_call_stream_too():
 
 @pytest.mark.parametrize("step", [1, 5, 1000])
 def test_repaired_arguments_keep_the_models_strict_prefix(step):
-    text = "<tool_call>{\"name\": \"write\", \"arguments\": {\"path\": \"a.txt\", 'content': 'x', \"n\": 1,}}</tool_call>"
+    text = '<tool_call>{"name": "write", "arguments": {"path": "a.txt", \'content\': \'x\', "n": 1,}}</tool_call>'
     events = stream(text, step)
     (call,) = ends(events)
     assert call.arguments == {"path": "a.txt", "content": "x", "n": 1}
@@ -106,8 +110,16 @@ def test_an_envelope_the_toolset_may_unwrap_is_held_until_the_end():
 
 @pytest.mark.parametrize("step", [1, 6, 1000])
 def test_text_valued_parameters_stream_one_json_member_each(step):
-    tools = [{"name": "edit", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"}}}}]
-    text = "<tool_call>\n<function=edit>\n<parameter=path>\nsrc/a.py\n</parameter>\n<parameter=line>\n42\n</parameter>\n<parameter=text>\nsay \"hi\"\n</parameter>\n</function>\n</tool_call>"
+    tools = [
+        {
+            "name": "edit",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"}},
+            },
+        }
+    ]
+    text = '<tool_call>\n<function=edit>\n<parameter=path>\nsrc/a.py\n</parameter>\n<parameter=line>\n42\n</parameter>\n<parameter=text>\nsay "hi"\n</parameter>\n</function>\n</tool_call>'
     events = stream(text, step, tools=tools)
     (call,) = ends(events)
     assert call.arguments == {"path": "src/a.py", "line": 42, "text": 'say "hi"'}
@@ -184,7 +196,11 @@ def test_strict_prefix_safe_points(text, safe):
 
 @pytest.mark.parametrize("step", [1, 3])
 def test_each_call_object_of_an_array_is_announced_and_streams(step):
-    text = '[TOOL_CALLS] [{"name": "a", "arguments": {"x": "' + "h" * 40 + '"}, "id": "a1b2c3d4e"}, 7, {"name": "b", "arguments": {"y": [1, 2]}, "id": "b1c2d3e4f"}]'
+    text = (
+        '[TOOL_CALLS] [{"name": "a", "arguments": {"x": "'
+        + "h" * 40
+        + '"}, "id": "a1b2c3d4e"}, 7, {"name": "b", "arguments": {"y": [1, 2]}, "id": "b1c2d3e4f"}]'
+    )
     events = stream(text, step)
     kinds = [type(e).__name__ for e in events if not isinstance(e, (td.ArgumentsDelta, td.TextDelta))]
     # each is announced at its name and streams; they end with the array, in order, the
@@ -231,16 +247,28 @@ def test_a_broken_payload_ends_its_announced_call_before_the_next_payload():
         '{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_calls>'
     )
     events = stream(text, 1)
-    shape = [(type(e).__name__, getattr(e, "index", None)) for e in events if not isinstance(e, (td.TextDelta, td.ArgumentsDelta))]
-    assert shape == [
-        ("CallStart", 0), ("CallStart", 1), ("CallStart", 2),
-        ("CallEnd", 0), ("CallAbort", 1), ("DiagnosticEvent", None), ("CallEnd", 2),
+    shape = [
+        (type(e).__name__, getattr(e, "index", None))
+        for e in events
+        if not isinstance(e, (td.TextDelta, td.ArgumentsDelta))
     ]
-    assert [(c.name, c.arguments) for c in ends(events)] == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]
+    assert shape == [
+        ("CallStart", 0),
+        ("CallStart", 1),
+        ("CallStart", 2),
+        ("CallEnd", 0),
+        ("CallAbort", 1),
+        ("DiagnosticEvent", None),
+        ("CallEnd", 2),
+    ]
+    assert [(c.name, c.arguments) for c in ends(events)] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Rome"}),
+    ]
 
 
 def test_one_marker_per_call_is_not_a_repetition_loop():
-    text = "".join('[TOOL_CALLS]f%d[ARGS]{"a": %d}' % (i, i) for i in range(40))
+    text = "".join(f'[TOOL_CALLS]f{i}[ARGS]{{"a": {i}}}' for i in range(40))
     for step in (3, len(text)):
         events = stream(text, step)
         assert len(ends(events)) == 40
@@ -268,7 +296,14 @@ def test_escapes_split_across_deltas_read_as_in_one_piece(step, tools):
     text = '<tool_call>{"name": "write", "arguments": {"note": "' + ESCAPES + '", "k": "v"}}</tool_call> after'
     toolset = None
     if tools:
-        toolset = td.Toolset([td.Tool(name="write", parameters={"type": "object", "properties": {"note": {"type": "string"}, "k": {"type": "string"}}})])
+        toolset = td.Toolset(
+            [
+                td.Tool(
+                    name="write",
+                    parameters={"type": "object", "properties": {"note": {"type": "string"}, "k": {"type": "string"}}},
+                )
+            ]
+        )
     batch = td.parse(text, tools=toolset, families=["hermes"])
     assert batch.calls[0].arguments["note"] == json.loads('"' + ESCAPES + '"')
     for offset in range(step):

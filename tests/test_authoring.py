@@ -13,7 +13,6 @@ import pytest
 from support import ROOT
 
 import tooldialect as td
-from tooldialect import families as registry
 from tooldialect.cli import main
 from tooldialect.corpus import read_corpus, set_expectations
 from tooldialect.grammar import unread, unwritable
@@ -128,7 +127,11 @@ def test_a_grammar_that_drops_what_it_parses_fails_check_and_compilation_saying_
         code, out = _check(capsys, str(fixed_path))
         assert code == 0, out
         td.families.register_path(fixed_path.parent)
-        reply = '<<act>>{"name": "f", "arguments": {"a": 1}}<</act>>' if "json_calls" in fixed else '<<act>>f {"a": 1}<</act>>'
+        reply = (
+            '<<act>>{"name": "f", "arguments": {"a": 1}}<</act>>'
+            if "json_calls" in fixed
+            else '<<act>>f {"a": 1}<</act>>'
+        )
         calls = td.parse(reply, families=["fixedacts"]).calls
         assert [(c.name, c.arguments) for c in calls] == [("f", {"a": 1})]
     # the registry compiles the broken file the same way: the same message, as a GrammarError
@@ -172,7 +175,9 @@ def test_a_node_name_added_to_the_read_set_is_all_it_takes(tmp_path):
         _ = td.families.get("extras").grammar
     from tooldialect.grammar import compile_grammar, read_header
 
-    compiled = compile_grammar(path, read_header(path.read_text(), "extras"), td.families.grammar_dir(), conventions=False)
+    compiled = compile_grammar(
+        path, read_header(path.read_text(), "extras"), td.families.grammar_dir(), conventions=False
+    )
 
     class Wider(Reader):
         read_nodes = READ_NODES | {"extra"}
@@ -213,7 +218,10 @@ def test_update_writes_only_the_missing_expectations_and_says_which_differ(ledge
     code, out = _check(capsys, str(grammar), "--corpus", str(corpus), "--update")
     assert code == 1  # the wrong expectation is not rewritten: it fails, and says how to approve it
     assert "update 'a call with two parameters after prose' (line 1): written (it had none); review it" in out
-    assert "result differs from the expected one (when it reads right, --update \"a call without arguments\" writes it)" in out
+    assert (
+        'result differs from the expected one (when it reads right, --update "a call without arguments" writes it)'
+        in out
+    )
     after = read_corpus(corpus)
     assert after[0].expected is not None and after[0].expected["calls"][0]["name"] == "get_weather"
     assert after[1].expected == before[1].expected  # never silently overwritten

@@ -111,7 +111,7 @@ NULLABLE = {
     ],
 )
 def test_openapi_nullable_admits_null_and_nothing_else(args, paths):
-    r = td.parse('<tool_call>{"name": "f", "arguments": %s}</tool_call>' % json.dumps(args), tools=[NULLABLE])
+    r = td.parse(f'<tool_call>{{"name": "f", "arguments": {json.dumps(args)}}}</tool_call>', tools=[NULLABLE])
     assert [c.arguments for c in r.calls] == [args]
     assert sorted(d.detail["path"] for d in r.diagnostics if d.kind == "arguments_invalid") == paths
 
@@ -130,7 +130,7 @@ def test_malformed_schema_names_the_tool():
 
 def test_prose_shaped_like_glm_lines_is_not_a_call():
     """Seed crate gap 1: a line such as yes/no>maybe in prose is never read as a call."""
-    for text in ["yes/no>maybe", "input/output>x\nshell/command>ls -la", "custom/{\"answer\": 42}"]:
+    for text in ["yes/no>maybe", "input/output>x\nshell/command>ls -la", 'custom/{"answer": 42}']:
         r = td.parse(text)
         assert r.calls == [] and r.text == text and r.diagnostics == []
 

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -321,7 +321,7 @@ def test_parse_unicode_round_trip(capsys, tmp_path):
 class _Recording(ToolStream):
     """A ToolStream that remembers the length of every delta the CLI feeds it."""
 
-    sizes: list[int] = []
+    sizes: ClassVar[list[int]] = []
 
     def feed(self, delta):  # type: ignore[override]
         _Recording.sizes.append(len(delta))
@@ -446,7 +446,7 @@ def test_families_table(capsys):
     assert names, "the registry is empty"
     assert [line.split()[0] for line in rows] == names
     body = "\n".join(lines[1:]) + "\n"
-    for fam, (row, nxt) in zip(families.all_families(), zip(rows, rows[1:] + [None])):
+    for fam, (row, nxt) in zip(families.all_families(), zip(rows, [*rows[1:], None])):
         assert fam.title in row
         for model in fam.models:
             assert model in row
@@ -455,7 +455,9 @@ def test_families_table(capsys):
         block = body[body.index(row + "\n") + len(row) + 1 : body.index(nxt) if nxt else len(body)]
         assert fam.checked_against, fam.name
         spellings = [f"variant {v}: {', '.join(g) or '(named only)'}" for v, g in fam.header.variants]
-        assert [b.strip() for b in block.splitlines()] == [f"checked against: {d}" for d in fam.checked_against] + spellings
+        assert [b.strip() for b in block.splitlines()] == [
+            f"checked against: {d}" for d in fam.checked_against
+        ] + spellings
 
 
 def test_families_json(capsys):
@@ -509,8 +511,14 @@ USAGE_ERRORS = {
         p, [tool_entry("anthropic", "f", {"type": "object", "properties": {"x": {"minLength": -1}}})]
     ),
     "unknown family": lambda p: ["parse", write(p, "r.txt", HERMES), "--family", "no_such_family"],
-    "unknown family among known": lambda p: ["stream", write(p, "r.txt", HERMES), "--family", "hermes",
-                                             "--family", "nope"],
+    "unknown family among known": lambda p: [
+        "stream",
+        write(p, "r.txt", HERMES),
+        "--family",
+        "hermes",
+        "--family",
+        "nope",
+    ],
     "policy value not allowed": lambda p: ["parse", write(p, "r.txt", HERMES), "--policy", "unknown_tool=explode"],
     "policy without =": lambda p: ["parse", write(p, "r.txt", HERMES), "--policy", "unknown_tool"],
     "policy unknown field": lambda p: ["parse", write(p, "r.txt", HERMES), "--policy", "no_such_field=1"],
@@ -566,8 +574,9 @@ def test_tool_errors_name_the_problem(capsys, tmp_path):
 
 
 def test_unresolvable_ref_in_tool_schema_is_a_toolset_error(capsys, tmp_path):
-    tools = write(tmp_path, "ref.json", [{"name": "f", "parameters": {
-        "type": "object", "properties": {"x": {"$ref": "#/nope"}}}}])
+    tools = write(
+        tmp_path, "ref.json", [{"name": "f", "parameters": {"type": "object", "properties": {"x": {"$ref": "#/nope"}}}}]
+    )
     reply = write(tmp_path, "r.txt", '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
     rc, out, err = run(capsys, "parse", reply, "--tools", tools)
     assert rc == 2 and out == ""
@@ -575,10 +584,22 @@ def test_unresolvable_ref_in_tool_schema_is_a_toolset_error(capsys, tmp_path):
 
 
 def test_local_refs_resolve(capsys, tmp_path):
-    tools = write(tmp_path, "ref.json", [{"name": "f", "parameters": {
-        "type": "object", "$defs": {"n": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/n"}}}}])
+    tools = write(
+        tmp_path,
+        "ref.json",
+        [
+            {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "$defs": {"n": {"type": "integer"}},
+                    "properties": {"x": {"$ref": "#/$defs/n"}},
+                },
+            }
+        ],
+    )
     reply = write(tmp_path, "r.txt", '<tool_call>{"name": "f", "arguments": {"x": "one"}}</tool_call>')
-    rc, out, err = run(capsys, "parse", reply, "--tools", tools)
+    rc, out, _err = run(capsys, "parse", reply, "--tools", tools)
     assert rc == 0
     assert [d["kind"] for d in json.loads(out)["diagnostics"]] == ["arguments_invalid"]
 
@@ -637,8 +658,11 @@ SURROGATE_COMMANDS = [
     *(["render", "--dialect", d, "--tools", "TOOLS"] for d in ("xml", "pformat", "python", "typescript", "native")),
     ["render", "--dialect", "xml", "--tools", "TOOLS", "--json"],
     ["render", "--dialect", "native", "--tools", "TOOLS", "--json"],
-    *(["export", "--family", f, "--tools", "TOOLS", "--format", x] for f in ("hermes", "qwen3_coder")
-      for x in ("lark", "gbnf", "ebnf", "structural-tag")),
+    *(
+        ["export", "--family", f, "--tools", "TOOLS", "--format", x]
+        for f in ("hermes", "qwen3_coder")
+        for x in ("lark", "gbnf", "ebnf", "structural-tag")
+    ),
     ["parse", "REPLY", "--tools", "TOOLS"],
     ["stream", "REPLY", "--tools", "TOOLS"],
 ]
@@ -686,8 +710,12 @@ def test_python_m_tooldialect_writes_lone_surrogates_as_escapes(tmp_path, termin
     env = TERMINALS[terminal]
     reply = write(tmp_path, "r.txt", SURROGATE_REPLIES["in a value"][0] + SURROGATE_REPLIES["in the name"][0])
     tools = write(tmp_path, "tools.json", SURROGATE_TOOLS)
-    for argv in (["parse", reply], ["stream", reply], ["render", "--dialect", "xml", "--tools", tools],
-                 ["export", "--family", "hermes", "--tools", tools, "--format", "gbnf"]):
+    for argv in (
+        ["parse", reply],
+        ["stream", reply],
+        ["render", "--dialect", "xml", "--tools", tools],
+        ["export", "--family", "hermes", "--tools", tools, "--format", "gbnf"],
+    ):
         done = _python_m(*argv, cwd=tmp_path, **env)
         assert (done.returncode, done.stderr) == (0, b""), (argv, done.stderr.decode("utf-8", "replace"))
         out = done.stdout.decode("utf-8")  # strict: the bytes are UTF-8
@@ -754,12 +782,18 @@ def test_python_m_tooldialect_end_to_end(tmp_path):
 
 
 def test_export_writes_the_spelling_a_variant_or_model_names(capsys, tmp_path):
-    tools = write(tmp_path, "tools.json", [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}])
+    tools = write(
+        tmp_path,
+        "tools.json",
+        [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+    )
     code, default, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools)
     assert code == 0 and "function<｜tool▁sep｜>" in default
     code, v31, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--variant", "v3.1")
     assert code == 0 and "function<｜tool▁sep｜>" not in v31 and "get_weather<｜tool▁sep｜>" in v31
-    code, by_model, _ = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "deepseek-ai/DeepSeek-V3.1")
+    code, by_model, _ = run(
+        capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "deepseek-ai/DeepSeek-V3.1"
+    )
     assert (code, by_model) == (0, v31)
     code, _, err = run(capsys, "export", "--family", "deepseek", "--tools", tools, "--model", "acme/unknown-7b")
     assert code == 2 and "matches no variant" in err and err.count("\n") == 1

@@ -62,14 +62,27 @@ def test_render_host_renders_catalogue(capsys, tmp_path, tools_file):
     assert (rc, out) == (0, "")
     turn = write(tmp_path, "turn.json", [{"name": "final_answer", "parameters": {"type": "object", "properties": {}}}])
     _, out, _ = run(
-        capsys, "render", "--dialect", "pformat", "--tools", tools_file, "--host-renders-catalogue",
-        "--turn-tools", turn, "--force-tool", "final_answer",
+        capsys,
+        "render",
+        "--dialect",
+        "pformat",
+        "--tools",
+        tools_file,
+        "--host-renders-catalogue",
+        "--turn-tools",
+        turn,
+        "--force-tool",
+        "final_answer",
     )
-    assert out == "### Tools added for this turn\n\nfinal_answer[]\n\nIn this reply you must call the tool final_answer.\n"
+    assert (
+        out == "### Tools added for this turn\n\nfinal_answer[]\n\nIn this reply you must call the tool final_answer.\n"
+    )
 
 
 def test_render_json(capsys, tools_file):
-    rc, out, err = run(capsys, "render", "--dialect", "native", "--tools", tools_file, "--json", "--force-tool", "search")
+    rc, out, err = run(
+        capsys, "render", "--dialect", "native", "--tools", tools_file, "--json", "--force-tool", "search"
+    )
     assert (rc, err) == (0, "")
     obj = json.loads(out)
     assert set(obj) == {"dialect", "instructions", "request"}
@@ -81,8 +94,14 @@ def test_render_json(capsys, tools_file):
 
 def test_render_output_is_byte_stable(capsys, tmp_path, tools_file):
     shuffled = [
-        {"function": {"parameters": {"required": ["city"], "properties": {"city": {"type": "string"}}, "type": "object"},
-                      "description": "Weather now", "name": "get_weather"}, "type": "function"},
+        {
+            "function": {
+                "parameters": {"required": ["city"], "properties": {"city": {"type": "string"}}, "type": "object"},
+                "description": "Weather now",
+                "name": "get_weather",
+            },
+            "type": "function",
+        },
         TOOLS[1],
     ]
     other = write(tmp_path, "other.json", shuffled)
@@ -99,7 +118,10 @@ def test_render_output_is_byte_stable(capsys, tmp_path, tools_file):
         (["render", "--dialect", "json", "--tools", "TOOLS"], "invalid choice"),
         (["render", "--dialect", "xml", "--tools", "TOOLS", "--tool-choice", "search"], "invalid choice"),
         (["render", "--dialect", "xml", "--tools", "TOOLS", "--force-tool", "nope"], "not among the tools"),
-        (["render", "--dialect", "xml", "--tools", "TOOLS", "--tool-choice", "none", "--force-tool", "search"], "not allowed"),
+        (
+            ["render", "--dialect", "xml", "--tools", "TOOLS", "--tool-choice", "none", "--force-tool", "search"],
+            "not allowed",
+        ),
         (["render", "--dialect", "xml", "--tools", "missing.json"], "cannot read"),
     ],
 )
@@ -119,6 +141,9 @@ def test_render_duplicate_turn_tool_is_an_error(capsys, tmp_path, tools_file):
 def test_python_m_tooldialect_render(tmp_path, tools_file):
     out = subprocess.run(
         [sys.executable, "-m", "tooldialect", "render", "--dialect", "typescript", "--tools", tools_file],
-        capture_output=True, text=True, cwd=ROOT, check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
     )
     assert "function get_weather(city: string): string;" in out.stdout

@@ -166,7 +166,7 @@ def test_review_dollar_identifiers_only_in_typescript():
     """Finding: ``tool($value=1)`` and a ``$`` name in a Python dict were accepted."""
     assert "$value" in refused("tool($value=1)")
     assert calls("tool({$value: 1})") == [("tool", {"$value": 1})]
-    assert refused('tool(x={$value: 1}, y=None)')  # a Python call: a bare key is a name
+    assert refused("tool(x={$value: 1}, y=None)")  # a Python call: a bare key is a name
     assert is_identifier("$value", TYPESCRIPT) and not is_identifier("$value", PYTHON)
     tool = REGISTRY.get("tool")
     assert td.render.signature(tool, style="python").startswith("def tool(args: dict, /) -> str:")
@@ -272,7 +272,7 @@ def test_review_identifiers_are_ascii():
         ('read_file("a", null)', {"path": "a"}),
         ('configure(config={"a": None})', {"config": {"a": None}}),
         ('read_file(path="a", limit="5")', {"path": "a", "limit": 5}),
-        ('read_file(path=5)', {"path": 5}),
+        ("read_file(path=5)", {"path": 5}),
         ('read_file(path="a,b)=c(d", limit=1)', {"path": "a,b)=c(d", "limit": 1}),
         ("read_file(path='it;s')", {"path": "it;s"}),
         ('shell("x", timeout=1e3)', {"command": "x", "timeout": 1000.0}),
@@ -408,15 +408,67 @@ def test_a_comment_cut_at_every_place_is_read_whole():
 
 # -- chunk invariance on random code-ish markup, with a toolset ------------------------------------
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given
+from hypothesis import strategies as st
 
 PIECES = [
-    "<tool_call>", "</tool_call>", "<|tool_call|>", "\n", " ", ";", ",", "(", ")", "[", "]", "{", "}", "=", ":",
-    "read_file", "echo", "shell", "configure", "list_dir", "nope", "value", "path", "$value", "tool",
-    '"a"', "'b'", '"""x\n"""', "`t`", "`${x}`", "r'\\d'", 'f"{x}"', "True", "null", "undefined", "1_000", "0_1",
-    "# c", "// c", "/* c */", "/*", "*/", "\\", "\\|", "\\]", "|", "0|", "1|", "/command>", "/value>", "```python\n",
-    "```", "await ", "const r = ", "<think>", "</think>", '{"name": "echo", "arguments": {"value": "j"}}',
+    "<tool_call>",
+    "</tool_call>",
+    "<|tool_call|>",
+    "\n",
+    " ",
+    ";",
+    ",",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "=",
+    ":",
+    "read_file",
+    "echo",
+    "shell",
+    "configure",
+    "list_dir",
+    "nope",
+    "value",
+    "path",
+    "$value",
+    "tool",
+    '"a"',
+    "'b'",
+    '"""x\n"""',
+    "`t`",
+    "`${x}`",
+    "r'\\d'",
+    'f"{x}"',
+    "True",
+    "null",
+    "undefined",
+    "1_000",
+    "0_1",
+    "# c",
+    "// c",
+    "/* c */",
+    "/*",
+    "*/",
+    "\\",
+    "\\|",
+    "\\]",
+    "|",
+    "0|",
+    "1|",
+    "/command>",
+    "/value>",
+    "```python\n",
+    "```",
+    "await ",
+    "const r = ",
+    "<think>",
+    "</think>",
+    '{"name": "echo", "arguments": {"value": "j"}}',
 ]
 FRAGMENTS = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=4)), max_size=24).map("".join)
 

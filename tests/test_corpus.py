@@ -43,7 +43,9 @@ def test_titles_are_unique_per_family():
 SWEPT_MODES = ("whole", "chars")
 
 
-@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.exhaustive) if m in SWEPT_MODES else m for m in MODES])
+@pytest.mark.parametrize(
+    "mode", [pytest.param(m, marks=pytest.mark.exhaustive) if m in SWEPT_MODES else m for m in MODES]
+)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_golden(case: Case, mode: str, request, golden_updates):
     if mode == "batch" and request.config.getoption("--update-goldens"):

@@ -8,7 +8,6 @@ branch that puts a call on either step must raise these, and say why: they are w
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest

@@ -6,6 +6,7 @@ import inspect
 import json
 import typing
 
+import pydantic
 import pytest
 from support import count_calls
 from test_repetition_loop import loop
@@ -21,7 +22,10 @@ SEED_DSML = (
     "</｜DSML｜invoke>\n"
     "</｜DSML｜tool_calls>"
 )
-NATIVE = [{"id": f"call_{i}", "type": "function", "function": {"name": "web_search_tool", "arguments": "{}"}} for i in range(23)]
+NATIVE = [
+    {"id": f"call_{i}", "type": "function", "function": {"name": "web_search_tool", "arguments": "{}"}}
+    for i in range(23)
+]
 
 
 def test_the_seed_payload_is_one_intent_stripped_from_the_visible_text():
@@ -44,12 +48,12 @@ def test_an_intent_is_not_a_call():
     (intent,) = td.detect.scan(SEED_DSML).intents
     assert not isinstance(intent, td.ToolCall)
     assert not hasattr(intent, "arguments_json") and not hasattr(intent, "id")
-    with pytest.raises(Exception):
+    with pytest.raises(pydantic.ValidationError):
         td.ToolCall.model_validate(intent.model_dump())  # no arguments_json: not a call
     # nothing the module exposes is, returns or yields a ToolCall
     for name in detect.__all__:
         obj = getattr(detect, name)
-        hints = typing.get_type_hints(obj) if inspect.isclass(obj) else typing.get_type_hints(obj)
+        hints = typing.get_type_hints(obj)
         assert "ToolCall" not in repr(hints), name
         if inspect.isclass(obj):
             for attr, member in vars(obj).items():

@@ -59,8 +59,10 @@ def test_instruction_block_example_is_a_call_the_dialect_reads(name):
     text = d.instructions(TOOLS)
     assert text.startswith("## Tool use\n\n") and text.endswith("\n")
     assert "<tool_result name=" in text and "[Tool results]" in text
-    assert d.catalogue(TOOLS) .rstrip("\n") in text
-    example = td.Toolset([tool("get_weather", {"location": {"type": "string"}, "unit": {"type": "string"}}, ["location"])])
+    assert d.catalogue(TOOLS).rstrip("\n") in text
+    example = td.Toolset(
+        [tool("get_weather", {"location": {"type": "string"}, "unit": {"type": "string"}}, ["location"])]
+    )
     got = d.parse(text, example)
     assert [(c.name, c.arguments, c.family) for c in got.calls] == [
         ("get_weather", {"location": "London", "unit": "metric"}, FAMILY[name])
@@ -98,7 +100,9 @@ def _shuffled(schema):
 @pytest.mark.parametrize("name", td.dialects.names())
 def test_prompts_are_byte_stable(name):
     d = td.dialects.get(name)
-    again = td.Toolset([td.Tool(name=t.name, description=t.description, parameters=_shuffled(t.parameters)) for t in TOOLS])
+    again = td.Toolset(
+        [td.Tool(name=t.name, description=t.description, parameters=_shuffled(t.parameters)) for t in TOOLS]
+    )
     for choice in ("auto", "required", {"name": "search"}):
         assert d.instructions(TOOLS, tool_choice=choice) == d.instructions(again, tool_choice=choice)
         assert d.request_fields(TOOLS, tool_choice=choice) == d.request_fields(TOOLS, tool_choice=choice)
@@ -109,8 +113,12 @@ def test_tool_choice_lines():
     xml = td.dialects.Xml()
     auto = xml.instructions(TOOLS)
     assert "must call" not in auto and "do not call" not in auto
-    assert xml.instructions(TOOLS, tool_choice="required") == auto + "\nIn this reply you must call at least one tool.\n"
-    assert xml.instructions(TOOLS, tool_choice="none").endswith("\n\nIn this reply do not call any tool: answer in text.\n")
+    assert (
+        xml.instructions(TOOLS, tool_choice="required") == auto + "\nIn this reply you must call at least one tool.\n"
+    )
+    assert xml.instructions(TOOLS, tool_choice="none").endswith(
+        "\n\nIn this reply do not call any tool: answer in text.\n"
+    )
     assert xml.instructions(TOOLS, tool_choice={"name": "search"}).endswith("you must call the tool search.\n")
     assert xml.instructions([]) == ""
 
@@ -183,15 +191,28 @@ def test_request_fields():
 
 def test_render_call_per_dialect():
     call = {"name": "search", "arguments": {"q": "a|b", "limit": 3}}
-    assert td.dialects.Xml().render_call(call) == '<tool_call>\n{"arguments": {"limit": 3, "q": "a|b"}, "name": "search"}\n</tool_call>'
+    assert (
+        td.dialects.Xml().render_call(call)
+        == '<tool_call>\n{"arguments": {"limit": 3, "q": "a|b"}, "name": "search"}\n</tool_call>'
+    )
     assert td.dialects.PFormat().render_call(call, TOOLS) == "<tool_call>\nsearch[0|a\\|b|1|3]\n</tool_call>"
     assert td.dialects.Python().render_call(call, TOOLS) == '<tool_call>\nsearch(q="a|b", limit=3)\n</tool_call>'
-    assert td.dialects.TypeScript().render_call(call, TOOLS) == '<tool_call>\nsearch({q: "a|b", limit: 3})\n</tool_call>'
+    assert (
+        td.dialects.TypeScript().render_call(call, TOOLS) == '<tool_call>\nsearch({q: "a|b", limit: 3})\n</tool_call>'
+    )
     # a parsed call keeps the model's bytes in the JSON form
     parsed = td.parse('<tool_call>{"name": "search", "arguments": {"q":"x",  "limit":2}}</tool_call>').calls[0]
-    assert td.dialects.Xml().render_call(parsed) == '<tool_call>\n{"arguments": {"q":"x",  "limit":2}, "name": "search"}\n</tool_call>'
+    assert (
+        td.dialects.Xml().render_call(parsed)
+        == '<tool_call>\n{"arguments": {"q":"x",  "limit":2}, "name": "search"}\n</tool_call>'
+    )
     native = td.dialects.Native().render_call(record("call_1", "search", '{"q": "x"}', extra_content={"k": 1}))
-    assert native == {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"q": "x"}'}, "extra_content": {"k": 1}}
+    assert native == {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "search", "arguments": '{"q": "x"}'},
+        "extra_content": {"k": 1},
+    }
 
 
 def test_render_call_mistakes():
@@ -212,12 +233,28 @@ def test_render_call_mistakes():
 
 NAMES = ["path", "limit", "a", "b_2", "city", "x", "$key", "file-path", "class", "naïve", "two words"]
 TRICKY = st.sampled_from(
-    ["</tool_call>", "<tool_call>", "</think>", "<tool_result>", "a|b]c", "\\", '"', "'", "{", "}", "`", "${x}", "\n", " "]
+    [
+        "</tool_call>",
+        "<tool_call>",
+        "</think>",
+        "<tool_result>",
+        "a|b]c",
+        "\\",
+        '"',
+        "'",
+        "{",
+        "}",
+        "`",
+        "${x}",
+        "\n",
+        " ",
+    ]
 )
 STRINGS = st.one_of(st.text(max_size=12), st.lists(TRICKY, max_size=4).map("".join))
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), STRINGS)
 JSON_VALUES = st.recursive(
-    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=6,
 )
 KINDS = {
@@ -233,7 +270,10 @@ KINDS = {
 @st.composite
 def toolsets_and_calls(draw):
     """A toolset of 1–3 tools and 1–3 calls to them with arguments their schemas admit."""
-    names = st.one_of(st.sampled_from(["do_it", "get_weather", "run", "search_docs"]), st.sampled_from(["$find", "read-file", "class"]))
+    names = st.one_of(
+        st.sampled_from(["do_it", "get_weather", "run", "search_docs"]),
+        st.sampled_from(["$find", "read-file", "class"]),
+    )
     tool_names = draw(st.lists(names, min_size=1, max_size=3, unique=True))
     tools, values = [], {}
     for name in tool_names:
@@ -264,7 +304,10 @@ def test_render_then_parse_is_the_identity(case):
                 assert dialect != "xml" and "cannot write" in str(exc)  # a name or blank value the style cannot spell
                 continue
             got = d.parse(text, tools)
-            assert [(c.name, c.arguments, c.family) for c in got.calls] == [(name, args, FAMILY[dialect])], (text, got.diagnostics)
+            assert [(c.name, c.arguments, c.family) for c in got.calls] == [(name, args, FAMILY[dialect])], (
+                text,
+                got.diagnostics,
+            )
             assert got.text == "" and not [x for x in got.diagnostics if x.kind != "arguments_invalid"]
 
 
@@ -295,7 +338,14 @@ HISTORY = [
     AssistantToolCalls(
         content="Checking.",
         reasoning_content="The user wants Paris.\n",
-        tool_calls=[record("call_1", "get_weather", '{"location":"Paris",  "unit":"c"}', extra_content={"google": {"thought_signature": "c2ln"}})],
+        tool_calls=[
+            record(
+                "call_1",
+                "get_weather",
+                '{"location":"Paris",  "unit":"c"}',
+                extra_content={"google": {"thought_signature": "c2ln"}},
+            )
+        ],
         extra={"name": "agent"},
     ),
     ToolResults([td.ToolResult("call_1", "get_weather", "18C <b>sunny</b>")]),
@@ -346,9 +396,16 @@ def test_text_replay_pairs_cycles():
 def test_text_replay_merges_consecutive_results_and_splits_verbatim():
     transcript = [
         Chat("user", "go"),
-        AssistantToolCalls(tool_calls=[record("a", "search", "{}"), record("b", "search", "{}"), record("c", "search", "{}")]),
+        AssistantToolCalls(
+            tool_calls=[record("a", "search", "{}"), record("b", "search", "{}"), record("c", "search", "{}")]
+        ),
         ToolResults([td.ToolResult("a", "search", "one")]),
-        ToolResults([td.ToolResult("b", "search", "RAW[x]\npayload", verbatim=True), td.ToolResult("c", "search", "three", "error")]),
+        ToolResults(
+            [
+                td.ToolResult("b", "search", "RAW[x]\npayload", verbatim=True),
+                td.ToolResult("c", "search", "three", "error"),
+            ]
+        ),
     ]
     turns = td.dialects.Xml().replay(transcript)[2:]
     assert [t["role"] for t in turns] == ["user", "user", "user"]
@@ -393,7 +450,10 @@ def test_native_replay_keeps_the_bytes_providers_check():
 
 
 def test_results_per_dialect():
-    items = [td.ToolResult("call_1", "search", "hits </tool_result>"), td.ToolResult("call_2", "search", "RAW", verbatim=True)]
+    items = [
+        td.ToolResult("call_1", "search", "hits </tool_result>"),
+        td.ToolResult("call_2", "search", "RAW", verbatim=True),
+    ]
     assert td.dialects.Native().render_results(items) == [
         {"role": "tool", "tool_call_id": "call_1", "content": "hits </tool_result>"},
         {"role": "tool", "tool_call_id": "call_2", "content": "RAW"},
@@ -406,7 +466,9 @@ def test_results_per_dialect():
 def test_text_replay_of_arguments_that_are_not_an_object():
     broken = AssistantToolCalls(tool_calls=[record("x", "search", '{"q": "cut')])
     for name in TEXT:
-        messages = td.dialects.get(name).replay([Chat("user", "go"), broken, ToolResults([td.ToolResult("x", "search", "?")])], tools=TOOLS)
+        messages = td.dialects.get(name).replay(
+            [Chat("user", "go"), broken, ToolResults([td.ToolResult("x", "search", "?")])], tools=TOOLS
+        )
         got = td.parse(messages[1]["content"], TOOLS)
         assert got.calls == [] and [d.kind for d in got.diagnostics] == ["arguments_invalid"]
         assert got.diagnostics[0].detail["excerpt"] == '{"q": "cut'
@@ -460,8 +522,11 @@ def test_every_writer_of_a_dialect_bounds_its_depth(name, depth):
     dialect = td.dialects.get(name)
     arguments = {"a": nested(depth)}
     deep = '{"a": ' + "[" * depth + "1" + "]" * depth + "}"  # by hand: json.dumps cannot write 5000 levels
-    transcript = [Chat("user", "go"), AssistantToolCalls(tool_calls=[record("c", "f", deep)]),
-                  ToolResults([td.ToolResult("c", "f", "r")])]
+    transcript = [
+        Chat("user", "go"),
+        AssistantToolCalls(tool_calls=[record("c", "f", deep)]),
+        ToolResults([td.ToolResult("c", "f", "r")]),
+    ]
     replayed = dialect.replay(transcript, tools=[DEEP])[1]["content"]
     got = td.parse(replayed, [DEEP], policy=td.Policy(max_depth=512))
     if depth == 400:

@@ -24,7 +24,7 @@ import tooldialect as td
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 
-import harnesses  # noqa: E402
+import harnesses
 
 CASES = all_cases()
 #: The chunkings that cut a reply (whole is the batch reading itself).

@@ -22,7 +22,9 @@ def test_every_generated_section_is_used():
 
 
 def test_render_replaces_only_known_sections():
-    doc = "a\n<!-- families:begin -->\nSTALE-ROW\n<!-- families:end -->\n<!-- other:begin -->\nkeep\n<!-- other:end -->\n"
+    doc = (
+        "a\n<!-- families:begin -->\nSTALE-ROW\n<!-- families:end -->\n<!-- other:begin -->\nkeep\n<!-- other:end -->\n"
+    )
     out = render(doc)
     assert "STALE-ROW" not in out and "keep" in out and "`hermes`" in out
 

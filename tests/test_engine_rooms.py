@@ -5,19 +5,20 @@ its public API everywhere else; these pin what each room promises the others."""
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
+from tooldialect.engine import window
 from tooldialect.engine.cand import Cand, Lexicon, furthest
 from tooldialect.engine.events import Sink
 from tooldialect.engine.kinds import Channel, Key, Reading, Source
 from tooldialect.engine.loops import LoopWatch
 from tooldialect.engine.prose import Skipping
 from tooldialect.engine.recovery import Balance
-from tooldialect.engine import window
 from tooldialect.engine.window import Held, Window
 
 # -- the window ----------------------------------------------------------------------------------
@@ -127,7 +128,9 @@ def test_sink_follows_whether_the_line_has_prose():
 # -- held tails ----------------------------------------------------------------------------------
 
 _CAT = catalog_for(None)
-_PREFIXES = sorted({m.terminal.pattern.literal[:k] for m in _CAT.markers if m.terminal.pattern.literal for k in range(1, 9)})
+_PREFIXES = sorted(
+    {m.terminal.pattern.literal[:k] for m in _CAT.markers if m.terminal.pattern.literal for k in range(1, 9)}
+)
 
 
 @given(st.sampled_from(_PREFIXES), st.text(alphabet="<|>/_ab\n", max_size=3), st.booleans())
@@ -178,7 +181,7 @@ def _watch(opener: str = "<a>", closer: str = "</a>") -> LoopWatch:
 
 
 class _Lead:
-    opened_at: set[int] = set()
+    opened_at: ClassVar[set[int]] = set()
 
 
 def test_loop_watch_counts_openers_without_a_closer_between():
@@ -198,7 +201,7 @@ def test_loop_watch_resets_at_a_closer_and_skips_the_blocks_own_openers():
     assert w.repeats == 2 and w.first == text.index("y") + 1
 
     class Own:
-        opened_at = {4}  # the grammar read the opener at 4 as its own token
+        opened_at: ClassVar[set[int]] = {4}  # the grammar read the opener at 4 as its own token
 
     w = _watch()
     assert not w.scan(text, 0, 8, 8, 1, lambda at: Own())
@@ -214,7 +217,12 @@ def test_loop_watch_passes_quiet_text_in_one_step():
 # -- the bracket counter ---------------------------------------------------------------------------
 
 
-@given(st.recursive(st.none() | st.text(alphabet="[]{}\"'\\ab"), lambda v: st.lists(v) | st.dictionaries(st.text(max_size=3), v)), st.data())
+@given(
+    st.recursive(
+        st.none() | st.text(alphabet="[]{}\"'\\ab"), lambda v: st.lists(v) | st.dictionaries(st.text(max_size=3), v)
+    ),
+    st.data(),
+)
 def test_balance_finds_the_end_of_a_payload_at_every_chunking(value, data):
     import json
 

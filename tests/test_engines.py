@@ -187,10 +187,19 @@ def _conversations(n: int):
     audit, render = [], []
     for i, text in enumerate(texts):
         audit.append(json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "content": text}]))
-        call = {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": f"C{i}"})}}
-        chat = [{"role": "user", "content": f"weather {i}?"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        call = {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": f"C{i}"})},
+        }
+        chat = [
+            {"role": "user", "content": f"weather {i}?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        ]
         if i % 5:
-            chat.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"{i}C"})  # else: a call left unanswered
+            chat.append(
+                {"role": "tool", "tool_call_id": f"call_{i}", "content": f"{i}C"}
+            )  # else: a call left unanswered
         render.append("{broken" if i % 97 == 0 else json.dumps(chat))
     return pa.table({"id": list(range(n)), "audit": audit, "chat": render})
 
@@ -199,7 +208,15 @@ AUDIT = {"column": "audit", "keep": ["id"]}
 RENDER = {
     "column": "chat",
     "family": "hermes",
-    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ],
     "keep": ["id"],
 }
 
@@ -212,7 +229,10 @@ def test_audit_and_render_give_the_same_tables_on_every_engine(engine, request):
     want_audit = tt.audit_batch(data, **AUDIT)
     want_render = tt.render_batch(data, **RENDER)
     assert sum(len(x) for x in want_audit.column("leaks").to_pylist()) > 500
-    assert {d["kind"] for row in want_render.column("diagnostics").to_pylist() for d in row} == {"record_invalid", "cycles_dropped"}
+    assert {d["kind"] for row in want_render.column("diagnostics").to_pylist() for d in row} == {
+        "record_invalid",
+        "cycles_dropped",
+    }
     if engine == "spark":
         from tooldialect import spark as tds
 
@@ -242,11 +262,18 @@ def _stores(tmp_path):
     call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     leaked = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Sure. " + call}]
     clean = [{"role": "assistant", "content": "It is sunny."}]
-    lines = [json.dumps({"thread_id": f"t{i}", "messages": leaked if i % 3 else clean}) for i in range(30)] + ["{not json"]
+    lines = [json.dumps({"thread_id": f"t{i}", "messages": leaked if i % 3 else clean}) for i in range(30)] + [
+        "{not json"
+    ]
     (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress((json.dumps({"messages": leaked}) + "\n").encode()))
     pq.write_table(pa.table({"messages": [json.dumps(leaked), json.dumps(clean)]}), tmp_path / "c.parquet")
-    return [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz"), str(tmp_path / "c.parquet"), str(tmp_path / "gone.jsonl")]
+    return [
+        str(tmp_path / "a.jsonl"),
+        str(tmp_path / "b.jsonl.gz"),
+        str(tmp_path / "c.parquet"),
+        str(tmp_path / "gone.jsonl"),
+    ]
 
 
 def _audit_json(capsys, paths, *engine):

@@ -80,7 +80,12 @@ def test_a_block_names_the_family_that_read_it_and_why_the_others_lost():
     assert second.outcome == "truncated" and second.calls == []
     assert [ex.result.diagnostics[i].kind for i in second.diagnostics] == ["truncated"]
     kinds = [(r.kind, REPLY[r.start : r.end]) for r in ex.regions]
-    assert kinds[:4] == [("furniture", "<think>"), ("reasoning", "Let me call it."), ("furniture", "</think>"), ("text", "Sure. ")]
+    assert kinds[:4] == [
+        ("furniture", "<think>"),
+        ("reasoning", "Let me call it."),
+        ("furniture", "</think>"),
+        ("text", "Sure. "),
+    ]
     assert ("call_name", "get_weather") in kinds and ("call_arguments", '{"city": "Paris",}') in kinds
     assert kinds[-1] == ("dropped", '<tool_call>{"name": "get_time", "arguments": {"tz": "Europe/Par')
 
@@ -98,7 +103,7 @@ def test_candidates_that_found_calls_lose_in_the_arbitration_order():
 
 
 def test_an_opener_no_family_takes_and_an_example_are_text():
-    text = "Use `<tool_call>` tags.\n```json\n{\"name\": \"f\", \"arguments\": {}}\n```\nDone <tools> here"
+    text = 'Use `<tool_call>` tags.\n```json\n{"name": "f", "arguments": {}}\n```\nDone <tools> here'
     ex = td.explain(text)
     assert ex.result.calls == []
     kinds = {text[r.start : r.end]: r.kind for r in ex.regions}
@@ -123,7 +128,9 @@ def test_the_stream_steps_are_the_streams_events():
 
 
 def test_model_picks_families_and_bad_options_raise():
-    ex = td.explain('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', model="mistralai/Mistral-Small-3.2-24B-Instruct-2506")
+    ex = td.explain(
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', model="mistralai/Mistral-Small-3.2-24B-Instruct-2506"
+    )
     assert ex.result.calls[0].family == "mistral"
     with pytest.raises(td.PolicyError):
         td.explain("x", chunk=0)
@@ -238,7 +245,10 @@ def test_the_guide_walks_through_a_real_failure(tmp_path, capsys, monkeypatch):
     command, shown = console.split("\n", 1)
     argv = command.removeprefix("$ tooldialect ").split()
     (tmp_path / "reply.txt").write_text(reply.rstrip("\n"), encoding="utf-8")
-    argv = [str(tmp_path / "reply.txt") if a == "reply.txt" else str(EXAMPLES / "tools.json") if a == "tools.json" else a for a in argv]
+    argv = [
+        str(tmp_path / "reply.txt") if a == "reply.txt" else str(EXAMPLES / "tools.json") if a == "tools.json" else a
+        for a in argv
+    ]
     monkeypatch.setenv("COLUMNS", "88")
     monkeypatch.setenv("NO_COLOR", "1")
     code = cli.main(argv)
@@ -268,10 +278,30 @@ def test_the_terminal_view_colours_regions_and_keeps_to_its_width():
 # -- whatever the model wrote --------------------------------------------------------------------------
 
 PIECES = [
-    "<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": "f", "arguments": {"a": 1}}', "```json\n",
-    "```", "`", "\n", " text ", "<function=f>", "<parameter=a>", "</parameter>", "</function>", "[TOOL_CALLS]",
-    "<|channel|>analysis<|message|>", "<|end|>", "<|start|>assistant<|channel|>final<|message|>", '{"a": "x',
-    "<｜DSML｜invoke name=\"f\">", "<function_calls>", '<invoke name="f">', "</invoke>", "[f(a=1)]",
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+    '{"name": "f", "arguments": {"a": 1}}',
+    "```json\n",
+    "```",
+    "`",
+    "\n",
+    " text ",
+    "<function=f>",
+    "<parameter=a>",
+    "</parameter>",
+    "</function>",
+    "[TOOL_CALLS]",
+    "<|channel|>analysis<|message|>",
+    "<|end|>",
+    "<|start|>assistant<|channel|>final<|message|>",
+    '{"a": "x',
+    '<｜DSML｜invoke name="f">',
+    "<function_calls>",
+    '<invoke name="f">',
+    "</invoke>",
+    "[f(a=1)]",
 ]
 
 
@@ -284,8 +314,10 @@ def test_any_reply_is_explained_and_its_regions_agree_with_parse(pieces, chunk):
 
 
 def test_a_repetition_loop_and_a_cap_are_explained():
-    loop = ('<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="edits" string="false">{"edits":"'
-            + "prose " * 20) * 30
+    loop = (
+        '<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="edits" string="false">{"edits":"'
+        + "prose " * 20
+    ) * 30
     ex = td.explain(loop)
     check_regions(loop, ex, td.parse(loop))
     assert any(b.outcome == "repetition_loop" for b in ex.blocks)

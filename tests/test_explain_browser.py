@@ -45,7 +45,7 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:
         driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    except Exception as exc:  # a driver that does not match the browser, no display libraries …
+    except Exception as exc:  # noqa: BLE001 - a driver that does not match the browser, no display libraries …
         pytest.skip(f"chromium did not start: {exc}".splitlines()[0])
     driver.set_page_load_timeout(60)
     yield driver
@@ -85,7 +85,9 @@ def test_the_page_loads_without_errors_and_a_hover_lights_the_span(browser, tmp_
     assert lit and all(s.get_attribute("data-c") == "1" for s in lit)
     # a diagnostic lights the text it covers
     truncated = next(i for i, d in enumerate(ex.result.diagnostics) if d.kind == "truncated")
-    ActionChains(browser).move_to_element(browser.find_element(By.CSS_SELECTOR, f'#diagnostics li[data-d="{truncated}"]')).perform()
+    ActionChains(browser).move_to_element(
+        browser.find_element(By.CSS_SELECTOR, f'#diagnostics li[data-d="{truncated}"]')
+    ).perform()
     lit = browser.find_elements(By.CSS_SELECTOR, "#reply .hl")
     span = ex.result.diagnostics[truncated].span
     assert "".join(s.get_attribute("textContent") for s in lit) == REPLY[span[0] : span[1]]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from tooldialect import shape as sh
 from tooldialect.render.signatures import _py_literal
 
 llg = pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
-from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
+from llguidance.gbnf_to_lark import gbnf_to_lark
 
 TOKENIZER = export._byte_tokenizer(llg)  # every byte a token, and an end token
 
@@ -47,8 +48,12 @@ def _trigger_start(lazy: export.LazyGrammar, text: str) -> int | None:
     """Where a lazy grammar starts in ``text`` (None: no trigger fires); 0 when not lazy."""
     if not lazy.lazy:
         return 0
-    found = [m.start(1) if t.type == "pattern" else m.start() for t in lazy.triggers
-             for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)] if m]
+    found = [
+        m.start(1) if t.type == "pattern" else m.start()
+        for t in lazy.triggers
+        for m in [re.search(t.value if t.type == "pattern" else re.escape(t.value), text)]
+        if m
+    ]
     return min(found) if found else None
 
 
@@ -57,7 +62,13 @@ def _trigger_start(lazy: export.LazyGrammar, text: str) -> int | None:
 HAND_SHAPES = {
     "json_in_tags": sh.Shape(
         family="hermes_like",
-        call=(sh.Lit('<tool_call>\n{"name": '), sh.Name("json"), sh.Lit(', "arguments": '), sh.Arguments("json"), sh.Lit("}\n</tool_call>")),
+        call=(
+            sh.Lit('<tool_call>\n{"name": '),
+            sh.Name("json"),
+            sh.Lit(', "arguments": '),
+            sh.Arguments("json"),
+            sh.Lit("}\n</tool_call>"),
+        ),
         sep="\n",
     ),
     "xml_params": sh.Shape(
@@ -66,7 +77,9 @@ HAND_SHAPES = {
             sh.Lit("<tool_call>\n<function="),
             sh.Name(),
             sh.Lit(">\n"),
-            sh.Params(item=(sh.Lit("<parameter="), sh.Key(), sh.Lit(">\n"), sh.Value("text"), sh.Lit("\n</parameter>\n"))),
+            sh.Params(
+                item=(sh.Lit("<parameter="), sh.Key(), sh.Lit(">\n"), sh.Value("text"), sh.Lit("\n</parameter>\n"))
+            ),
             sh.Lit("</function>\n</tool_call>"),
         ),
         sep="\n",
@@ -186,21 +199,39 @@ EVENT = {
 }
 TOOLSETS = {
     "weather": td.Toolset(
-        [td.Tool(name="get_weather", parameters=WEATHER), td.Tool(name="auto", parameters={"type": "object", "properties": {}, "additionalProperties": False})]
+        [
+            td.Tool(name="get_weather", parameters=WEATHER),
+            td.Tool(name="auto", parameters={"type": "object", "properties": {}, "additionalProperties": False}),
+        ]
     ),
-    "calendar": td.Toolset([td.Tool(name="create_event", parameters=EVENT), td.Tool(name="get_weather", parameters=WEATHER)]),
+    "calendar": td.Toolset(
+        [td.Tool(name="create_event", parameters=EVENT), td.Tool(name="get_weather", parameters=WEATHER)]
+    ),
 }
 # (tool, good arguments, [bad arguments: wrong type, missing required, extra property, outside the enum])
 CASES = {
     "weather": [
-        ("get_weather", {"city": "Paris", "days": 3, "unit": "celsius"}, [{"city": 7}, {"days": 2}, {"city": "X", "zone": "y"}, {"city": "X", "unit": "kelvin"}]),
+        (
+            "get_weather",
+            {"city": "Paris", "days": 3, "unit": "celsius"},
+            [{"city": 7}, {"days": 2}, {"city": "X", "zone": "y"}, {"city": "X", "unit": "kelvin"}],
+        ),
         ("auto", {}, [{"x": 1}]),
     ],
     "calendar": [
         (
             "create_event",
-            {"title": "Stand-up", "attendees": [{"name": "Ann", "email": "a@x.org"}, {"name": "Bo"}], "all_day": False, "priority": None},
-            [{"title": "T", "attendees": [{"email": "no name"}]}, {"title": "T"}, {"title": "T", "attendees": [], "all_day": "yes"}],
+            {
+                "title": "Stand-up",
+                "attendees": [{"name": "Ann", "email": "a@x.org"}, {"name": "Bo"}],
+                "all_day": False,
+                "priority": None,
+            },
+            [
+                {"title": "T", "attendees": [{"email": "no name"}]},
+                {"title": "T"},
+                {"title": "T", "attendees": [], "all_day": "yes"},
+            ],
         ),
         ("get_weather", {"city": "Zürich", "unit": "fahrenheit"}, [{"city": "Z", "days": 1.5}]),
     ],
@@ -296,7 +327,9 @@ def _text_hides_type(target: Any, tool: td.Tool, arguments: dict[str, Any]) -> b
 
 def _writable(render, tools, name, arguments) -> dict[str, Any]:
     """The arguments, less top-level None where the syntax reads None as "not given"."""
-    return arguments if _renders(render, tools, name, arguments) else {k: v for k, v in arguments.items() if v is not None}
+    return (
+        arguments if _renders(render, tools, name, arguments) else {k: v for k, v in arguments.items() if v is not None}
+    )
 
 
 def _renders(render, tools, name, arguments) -> bool:
@@ -376,7 +409,9 @@ def test_text_value_runs_to_its_closing_marker_and_keeps_every_other_character()
 def test_length_bounds_on_a_text_value_leave_out_the_newline_the_reader_drops():
     """qwen3_coder writes a newline before </parameter> and its reader drops it: the bounds
     are on the value, so "abc" fits maxLength 3 and "a" breaks minLength 2."""
-    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 3}}})
+    tool = td.Tool(
+        name="f", parameters={"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 3}}}
+    )
     write = td.families.get("qwen3_coder").render_call
     grammar = export.grammar("qwen3_coder", [tool])
     for value, ok in [("ab", True), ("abc", True), ("a\n", True), ("a", False), ("abcd", False), ("ab\n\n", False)]:
@@ -424,12 +459,20 @@ REFUSED = [
     ({"not": {"type": "string"}}, "not", ("lark", "gbnf", "ebnf")),
     ({"if": {"type": "string"}, "then": {"minLength": 2}}, "if", ("lark", "gbnf", "ebnf")),
     ({"type": "object", "patternProperties": {"^x": {"type": "string"}}}, "patternProperties", ("gbnf", "ebnf")),
-    ({"type": "object", "properties": {"a": {"type": "string"}}, "dependentRequired": {"a": ["b"]}}, "dependentRequired", ("lark", "gbnf", "ebnf")),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}}, "dependentRequired": {"a": ["b"]}},
+        "dependentRequired",
+        ("lark", "gbnf", "ebnf"),
+    ),
     ({"type": "array", "uniqueItems": True}, "uniqueItems", ("lark", "gbnf", "ebnf")),
     ({"type": "array", "contains": {"type": "string"}}, "contains", ("lark", "gbnf", "ebnf")),
     ({"allOf": [{"type": "string"}, {"minLength": 1}]}, "allOf", ("gbnf", "ebnf")),
     ({"oneOf": [{"type": "string"}, {"type": "string", "minLength": 2}]}, "oneOf", ("gbnf", "ebnf")),
-    ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}, "additionalProperties", ("gbnf", "ebnf")),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
+        "additionalProperties",
+        ("gbnf", "ebnf"),
+    ),
 ]
 
 
@@ -453,7 +496,9 @@ def test_what_a_format_can_express_is_not_refused():
 
 def test_a_code_call_never_writes_a_top_level_none():
     """The code-call reader takes ``f(x=None)`` as x not given, so the grammar leaves None out."""
-    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": ["integer", "null"]}}, "required": ["x"]})
+    tool = td.Tool(
+        name="f", parameters={"type": "object", "properties": {"x": {"type": ["integer", "null"]}}, "required": ["x"]}
+    )
     grammar = export.grammar("codecall", [tool])
     write = td.families.get("codecall").render_call
     assert accepts(grammar, write({"name": "f", "arguments": {"x": 1}}, [tool]))
@@ -466,7 +511,9 @@ def test_a_code_call_never_writes_a_top_level_none():
 def test_a_code_call_spells_keys_and_enum_values_as_its_writer_does():
     """The Python writer escapes non-ASCII in strings (``"k\\u00e9"``); the grammar takes
     that spelling as well as the raw one."""
-    tool = td.Tool(name="f", parameters={"type": "object", "properties": {"ké": {"enum": ["café"]}}, "required": ["ké"]})
+    tool = td.Tool(
+        name="f", parameters={"type": "object", "properties": {"ké": {"enum": ["café"]}}, "required": ["ké"]}
+    )
     reply = td.families.get("codecall").render_call({"name": "f", "arguments": {"ké": "café"}}, [tool])
     assert "\\u00e9" in reply
     assert accepts(export.grammar("codecall", [tool]), reply)
@@ -476,7 +523,10 @@ def test_a_code_call_spells_keys_and_enum_values_as_its_writer_does():
 
 def test_values_a_syntax_cannot_carry_are_refused():
     tool = td.Tool(name="f", parameters={"type": "object", "properties": {"x": {"type": "array"}}})
-    pformat = sh.Shape(family="pformat_like", call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("["), sh.Arguments("pformat"), sh.Lit("]\n</tool_call>")))
+    pformat = sh.Shape(
+        family="pformat_like",
+        call=(sh.Lit("<tool_call>\n"), sh.Name(), sh.Lit("["), sh.Arguments("pformat"), sh.Lit("]\n</tool_call>")),
+    )
     with pytest.raises(td.ExportError, match="P-Format"):
         export.grammar(pformat, [tool])
     free = td.Tool(name="g", parameters={"type": "object", "properties": {"x": {"type": "string", "maxLength": 3}}})
@@ -519,7 +569,9 @@ def test_gbnf_one_call_when_not_parallel(which):
 
 def test_word_like_triggers_are_word_bounded():
     tools = td.Toolset([td.Tool(name="get")])
-    bare = sh.Shape(family="bare_call", call=(sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")")), prose_before=False)
+    bare = sh.Shape(
+        family="bare_call", call=(sh.Name(), sh.Lit("("), sh.Arguments("python"), sh.Lit(")")), prose_before=False
+    )
     lazy = export.grammar(bare, tools, format="gbnf")
     (trigger,) = lazy.triggers
     assert trigger.type == "pattern"
@@ -647,7 +699,9 @@ def test_xgrammar_ebnf_one_call_when_not_parallel(which):
         assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), two)
         assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required", parallel=False), two)
     else:
-        assert not ebnf_accepts(export.grammar(target, tools, format="ebnf", mode="required"), one + export.shape_of(target).sep + one)
+        assert not ebnf_accepts(
+            export.grammar(target, tools, format="ebnf", mode="required"), one + export.shape_of(target).sep + one
+        )
     assert ebnf_accepts(export.grammar(target, tools, format="ebnf", mode={"name": "auto"}, parallel=False), one)
 
 
@@ -818,7 +872,7 @@ def test_names_the_family_cannot_write_are_refused():
 
 # -- the command ------------------------------------------------------------------------------------
 
-from tooldialect import cli  # noqa: E402
+from tooldialect import cli
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -838,19 +892,42 @@ def tools_file(tmp_path):
 def test_cli_export_prints_the_lark_grammar(capsys, tools_file):
     rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file)
     assert rc == 0 and err == ""
-    assert out == export.grammar("hermes", td.Toolset.from_openai(json.load(open(tools_file))))
+    assert out == export.grammar("hermes", td.Toolset.from_openai(json.loads(Path(tools_file).read_text())))
     assert accepts(out, td.families.get("hermes").render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}))
 
 
 def test_cli_export_gbnf_and_structural_tag_are_json(capsys, tools_file):
-    rc, out, err = _run(capsys, "export", "--family", "qwen3_coder", "--tools", tools_file, "--format", "gbnf")
+    rc, out, _err = _run(capsys, "export", "--family", "qwen3_coder", "--tools", tools_file, "--format", "gbnf")
     obj = json.loads(out)
     assert rc == 0 and obj["format"] == "gbnf" and obj["lazy"] is True and obj["grammar"].startswith("root ::= ")
     assert obj["triggers"] == [{"type": "word", "value": obj["triggers"][0]["value"]}]
-    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "structural-tag", "--mode", "required")
+    rc, out, _err = _run(
+        capsys,
+        "export",
+        "--family",
+        "hermes",
+        "--tools",
+        tools_file,
+        "--format",
+        "structural-tag",
+        "--mode",
+        "required",
+    )
     tag = json.loads(out)
     assert rc == 0 and tag["type"] == "structural_tag" and tag["format"]["at_least_one"] is True
-    rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", tools_file, "--format", "ebnf", "--force-tool", "get_weather", "--no-parallel")
+    rc, out, _err = _run(
+        capsys,
+        "export",
+        "--family",
+        "hermes",
+        "--tools",
+        tools_file,
+        "--format",
+        "ebnf",
+        "--force-tool",
+        "get_weather",
+        "--no-parallel",
+    )
     assert rc == 0 and json.loads(out)["lazy"] is False
 
 
@@ -871,7 +948,11 @@ def test_cli_export_usage_errors_exit_2_with_one_line(capsys, tools_file, argv, 
 
 def test_cli_export_refusal_is_one_line(capsys, tmp_path):
     path = tmp_path / "tools.json"
-    path.write_text(json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "a+"}}}}]))
+    path.write_text(
+        json.dumps(
+            [{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "pattern": "a+"}}}}]
+        )
+    )
     rc, out, err = _run(capsys, "export", "--family", "hermes", "--tools", str(path), "--format", "gbnf")
     assert rc == 2 and out == "" and "pattern" in err and err.count("\n") == 1
 
@@ -887,7 +968,11 @@ SPELLINGS = {
         "v3": "mistralai/Mistral-7B-Instruct-v0.3",
     },
     "functionary": {"v3.1": "meetkai/functionary-small-v3.1", "v3.2": "meetkai/functionary-medium-v3.2"},
-    "hermes": {"hermes": "Qwen/Qwen3-8B", "longcat": "meituan-longcat/LongCat-Flash-Chat", "internlm": "internlm/internlm2_5-7b-chat"},
+    "hermes": {
+        "hermes": "Qwen/Qwen3-8B",
+        "longcat": "meituan-longcat/LongCat-Flash-Chat",
+        "internlm": "internlm/internlm2_5-7b-chat",
+    },
 }
 _SPELLED = [(f, v) for f, vs in SPELLINGS.items() for v in vs]
 _CANONICAL_CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}, "id": "a1B2c3D4e"}
@@ -980,5 +1065,7 @@ def test_variant_write_lines_are_checked(tmp_path):
         read_header(base + "// variant a: m/*\n// write call a: name\n", "f")
     with pytest.raises(td.GrammarError, match="declared twice"):
         read_header(base + "// variant a: m/*\n// variant a: n/*\n", "f")
-    header = read_header(base + "// variant a: m/*\n// variant b: n/*, o/*\n// write sep b: \"\\n\"\n", "f")
-    assert header.variants == (("a", ("m/*",)), ("b", ("n/*", "o/*"))) and header.variant_writes == (("b", "sep", '"\\n"'),)
+    header = read_header(base + '// variant a: m/*\n// variant b: n/*, o/*\n// write sep b: "\\n"\n', "f")
+    assert header.variants == (("a", ("m/*",)), ("b", ("n/*", "o/*"))) and header.variant_writes == (
+        ("b", "sep", '"\\n"'),
+    )

@@ -16,9 +16,9 @@ from tooldialect.stream import collect
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 
-import harnesses  # noqa: E402
-import run  # noqa: E402
-import seeds  # noqa: E402
+import harnesses
+import run
+import seeds
 
 REGRESSIONS = ROOT / "tests" / "regressions"
 NAMES = list(harnesses.HARNESSES)
@@ -30,8 +30,17 @@ SEED_STEP = sweep(1, 4)
 
 def test_every_entry_point_has_a_harness():
     assert set(NAMES) == {
-        "parse", "stream", "binding", "repair", "literal", "detect", "envelope", "roundtrip",
-        "truncation", "limits", "replies",
+        "parse",
+        "stream",
+        "binding",
+        "repair",
+        "literal",
+        "detect",
+        "envelope",
+        "roundtrip",
+        "truncation",
+        "limits",
+        "replies",
     }
     assert all(callable(fn) for fn in harnesses.HARNESSES.values())
 
@@ -45,7 +54,9 @@ def test_seeds_are_generated_from_every_corpus_case():
 
 def test_the_dictionary_holds_every_marker_of_every_family():
     lines = seeds.dictionary()
-    values = {re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), ln.split("=", 1)[1][1:-1]) for ln in lines}
+    values = {
+        re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), ln.split("=", 1)[1][1:-1]) for ln in lines
+    }
     values = {v.encode("latin-1").decode("utf-8") for v in values}
     terminals = [t for fam in td.families.all_families() for t in fam.grammar.terminals.values()]
     terminals += list(piece("_reasoning").values())
@@ -112,7 +123,7 @@ def test_a_named_escape_with_characters_no_name_has_is_refused_not_raised():
 
 def test_the_runner_replays_saved_inputs(tmp_path, capsys):
     ok = tmp_path / "one"
-    ok.write_bytes(harnesses.text_input("<tool_call>{\"name\": \"f\"}</tool_call>"))
+    ok.write_bytes(harnesses.text_input('<tool_call>{"name": "f"}</tool_call>'))
     assert run.main(["--replay", "stream", str(ok)]) == 0
     assert "ok" in capsys.readouterr().out
 
@@ -154,6 +165,10 @@ def test_a_call_announced_in_a_broken_payload_is_aborted_not_taken_over():
     events = run_stream(text, range(1, len(text)), families=["hermes"])
     calls = [e for e in events if isinstance(e, (td.CallStart, td.CallAbort, td.CallEnd, td.DiagnosticEvent))]
     assert [(type(e).__name__, getattr(e, "index", None)) for e in calls] == [
-        ("CallStart", 0), ("CallStart", 1), ("CallAbort", 0), ("DiagnosticEvent", None), ("CallEnd", 1),
+        ("CallStart", 0),
+        ("CallStart", 1),
+        ("CallAbort", 0),
+        ("DiagnosticEvent", None),
+        ("CallEnd", 1),
     ]  # the broken payload is known broken once the next one begins
     assert calls[-1].call.name == "t" and collect(events).calls == td.parse(text, families=["hermes"]).calls

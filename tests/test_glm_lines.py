@@ -111,7 +111,7 @@ def test_a_line_rule_must_be_gated(tmp_path: Path):
     path.write_text(
         "// family: loose_lines\n// title: t\n// models: *\n// checked against: nothing\n"
         '%import ._tagged (BARE_NAME)\n%import ._json (JSON_OBJECT)\nline: name "/" arguments\n'
-        "name: BARE_NAME\narguments: JSON_OBJECT\nstart: \"<<x>>\" line\n",
+        'name: BARE_NAME\narguments: JSON_OBJECT\nstart: "<<x>>" line\n',
         encoding="utf-8",
     )
     grammars = Path(td.__file__).parent / "grammars"
@@ -135,7 +135,9 @@ def test_seed_vector_a_whole_reply_line():
     fed = stream.feed("Running.\nshell/command>ls -la")
     assert not any(isinstance(e, CallStart) for e in fed)  # the line may still go on
     closed = stream.close()
-    assert [(e.call.name, e.call.arguments) for e in closed if isinstance(e, CallEnd)] == [("shell", {"command": "ls -la"})]
+    assert [(e.call.name, e.call.arguments) for e in closed if isinstance(e, CallEnd)] == [
+        ("shell", {"command": "ls -la"})
+    ]
 
 
 def test_a_line_cut_inside_a_marker_or_before_its_value_is_truncated():
@@ -149,7 +151,11 @@ def test_a_line_cut_inside_a_marker_or_before_its_value_is_truncated():
 def test_a_stop_token_ends_a_line():
     """A stop token the server left right after the last line ends it (a stop token after
     calls is furniture): it is not part of the value."""
-    for text in ("shell/command>ls<|im_end|>", "shell/command>ls<|eot_id|>", "<tool_call>shell/command>ls<|endoftext|>"):
+    for text in (
+        "shell/command>ls<|im_end|>",
+        "shell/command>ls<|eot_id|>",
+        "<tool_call>shell/command>ls<|endoftext|>",
+    ):
         got = td.parse(text, tools=TOOLS)
         assert _calls(got) == [("shell", {"command": "ls"})] and got.text == "" and got.diagnostics == [], text
 
@@ -208,7 +214,7 @@ PIECES = (
     "<think>shell/command>ls</think>",
     "shell/",
     "shell",
-    "    <div className=\"row\">",
+    '    <div className="row">',
     "  return echo;",
     "\t  s",
     "   ",

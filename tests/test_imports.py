@@ -177,4 +177,3 @@ def test_the_checker_finds_a_hidden_cycle(tmp_path):
     for edge in ("pkg.a -> pkg.sub.c", "pkg.sub.c -> pkg.b", "pkg.b -> pkg.a"):
         assert edge in message
     assert "pkg/sub/c.py:2" in message
-

@@ -15,7 +15,6 @@ import ast
 import gc
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from support import ROOT, count_calls, sweep
@@ -28,7 +27,7 @@ from tooldialect.lalr import LRParser, Tok
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 
-from seeds import samples  # noqa: E402
+from seeds import samples
 
 try:  # Python 3.11+
     import re._constants as _c
@@ -53,10 +52,12 @@ def _chars(items) -> object:
     tests = []
     for op, av in items:
         if op is _c.LITERAL:
-            tests.append(lambda ch, c=chr(av): ch == c)
+            c = chr(av)
+            tests.append(lambda ch, c=c: ch == c)
             return tests
         if op is _c.NOT_LITERAL:
-            tests.append(lambda ch, c=chr(av): ch != c)
+            c = chr(av)
+            tests.append(lambda ch, c=c: ch != c)
             return tests
         if op is _c.ANY:
             return None
@@ -97,12 +98,20 @@ def _class_source(av) -> str:
         if iop is _c.NEGATE:
             neg = "^"
         elif iop is _c.LITERAL:
-            parts.append("\\x%02x" % iav if iav < 256 else "\\u%04x" % iav)
+            parts.append(f"\\x{iav:02x}" if iav < 256 else f"\\u{iav:04x}")
         elif iop is _c.RANGE:
             parts.append(f"\\u{iav[0]:04x}-\\u{iav[1]:04x}" if iav[1] < 0x10000 else f"\\u{iav[0]:04x}-\\U{iav[1]:08x}")
         elif iop is _c.CATEGORY:
-            parts.append({_c.CATEGORY_DIGIT: r"\d", _c.CATEGORY_NOT_DIGIT: r"\D", _c.CATEGORY_SPACE: r"\s",
-                          _c.CATEGORY_NOT_SPACE: r"\S", _c.CATEGORY_WORD: r"\w", _c.CATEGORY_NOT_WORD: r"\W"}[iav])
+            parts.append(
+                {
+                    _c.CATEGORY_DIGIT: r"\d",
+                    _c.CATEGORY_NOT_DIGIT: r"\D",
+                    _c.CATEGORY_SPACE: r"\s",
+                    _c.CATEGORY_NOT_SPACE: r"\S",
+                    _c.CATEGORY_WORD: r"\w",
+                    _c.CATEGORY_NOT_WORD: r"\W",
+                }[iav]
+            )
     return "[" + neg + "".join(parts) + "]"
 
 
@@ -200,7 +209,10 @@ DYNAMIC = {
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",
     ("openai.py", "__init__"): "the caller's id pattern (Ids(valid=...)), applied to call ids",
     ("jsoncheck.py", "_search"): "a tool schema's pattern / patternProperties, applied as jsonschema applies them",
-    ("_reply.py", "text_value"): "a grammar's marker pattern matched against another marker's: grammars, never model text",
+    (
+        "_reply.py",
+        "text_value",
+    ): "a grammar's marker pattern matched against another marker's: grammars, never model text",
     ("_docs.py", "pieces_table"): "a shared piece's name in grammar files: never model text",
 }
 
@@ -213,7 +225,9 @@ def regex_sites() -> tuple[list[tuple[str, int, str]], set[tuple[str, str]]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         scopes = [(n, n.name) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RE_CALLS):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RE_CALLS
+            ):
                 continue
             if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "re") or not node.args:
                 continue
@@ -253,7 +267,9 @@ def test_the_audit_finds_the_shapes_it_looks_for():
     assert backtracking_risks(r"(?:a|a)*b") == ["repeated alternation whose branches overlap"]
     assert backtracking_risks(r'(?:"|x")*z') == []
     # the fence pattern the repair ladder used to have: spaces, an optional word, spaces
-    assert backtracking_risks(r"`{3,}[ \t]*[A-Za-z]*[ \t]*\n") == ["adjacent unbounded repetitions over the same characters"]
+    assert backtracking_risks(r"`{3,}[ \t]*[A-Za-z]*[ \t]*\n") == [
+        "adjacent unbounded repetitions over the same characters"
+    ]
     assert backtracking_risks(r"\s*(`{3,}|~{3,})[ \t]*(?:[A-Za-z0-9_+.-]+[ \t]*)?\r?\n") == []
     assert backtracking_risks(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?") == []
 
@@ -335,7 +351,7 @@ def assert_linear(make, n: int, run, *, calls: bool = True, repeat: int = 3, **o
             break
         n *= 4
         small = make(n)
-        t_small = _cpu(lambda: run(small, **opts), repeat)
+        t_small = _cpu(lambda small=small: run(small, **opts), repeat)
     big = make(4 * n)
     t_big = _cpu(lambda: run(big, **opts), repeat)
     if t_big > TIME_BOUND * t_small:
@@ -417,8 +433,8 @@ def test_one_hundred_fifty_unclosed_openers(opener):
     unit = opener + ' {"name": "f", "arguments": {"a": "' + prose(120)
     make = lambda n: unit * n  # noqa: E731
     for run in (_batch, _stream(64)):
-        c_small = count_calls(lambda: run(make(150 // 4)))
-        c_big = count_calls(lambda: run(make(150)))
+        c_small = count_calls(lambda run=run: run(make(150 // 4)))
+        c_big = count_calls(lambda run=run: run(make(150)))
         assert c_big <= CALLS_BOUND * c_small, f"work grew {c_big / c_small:.1f}× for 4× the openers"
 
 
@@ -494,12 +510,12 @@ def test_a_value_after_a_closer_that_may_end_it_is_not_held_in_the_window(opener
 
 
 def test_a_run_of_more_than_256_backticks_is_text_at_every_chunking():
-    for text in ("`" * 300 + "code" + "`" * 300, "```\n" + "`" * 300 + "\n<tool_call>{\"name\": \"f\"}</tool_call>"):
+    for text in ("`" * 300 + "code" + "`" * 300, "```\n" + "`" * 300 + '\n<tool_call>{"name": "f"}</tool_call>'):
         batch = td.parse(text)
         for step in (1, 7, 64):
             events = _collect(text, step)
             assert events == (batch.text, [c.name for c in batch.calls])
-    assert td.parse("`" * 257 + "<tool_call>{\"name\": \"f\"}</tool_call>" + "`" * 257).calls != []
+    assert td.parse("`" * 257 + '<tool_call>{"name": "f"}</tool_call>' + "`" * 257).calls != []
 
 
 def _collect(text: str, step: int):
@@ -534,7 +550,11 @@ def test_the_repair_ladder_reads_a_fence_in_linear_time():
     """The fence pattern it used to have backtracked on a line of spaces: n² steps."""
     from tooldialect.repair import strip_fence
 
-    for make in (lambda n: "```" + " " * n + "x", lambda n: "```json\n" + "a" * n + " " * n, lambda n: "\n" * n + "```"):
+    for make in (
+        lambda n: "```" + " " * n + "x",
+        lambda n: "```json\n" + "a" * n + " " * n,
+        lambda n: "\n" * n + "```",
+    ):
         assert_linear(make, 250_000, strip_fence, calls=False)
     assert strip_fence('```json\n{"a": 1}\n```') == '{"a": 1}'
     assert strip_fence("~~~\r\n[1]\r\n  ~~~  ") == "[1]"

@@ -6,8 +6,8 @@ import interegular
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import budget
 from interegular.fsm import anything_else
+from support import budget
 
 import tooldialect as td
 from tooldialect.families import piece
@@ -51,7 +51,9 @@ def _oracle_agrees(ch: str) -> bool:
     characters on which the two readings agree."""
     import re
 
-    return bool(re.match(r"\s", ch)) == (ch in " \t\n\r\f\v") and bool(re.match(r"\w", ch)) == (ch.isascii() and (ch.isalnum() or ch == "_"))
+    return bool(re.match(r"\s", ch)) == (ch in " \t\n\r\f\v") and bool(re.match(r"\w", ch)) == (
+        ch.isascii() and (ch.isalnum() or ch == "_")
+    )
 
 
 _ALPHABET = "".join(ch for ch in map(chr, range(0x2500)) if _oracle_agrees(ch)) + "｜▁"

@@ -31,4 +31,3 @@ def test_no_function_is_over_80_lines():
                 if size > MAX_FUNCTION_LINES:
                     long[f"{path.relative_to(SRC)}:{node.name}"] = size
     assert not long, f"split these functions (lines): {long}"
-

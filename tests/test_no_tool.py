@@ -22,7 +22,9 @@ ANSWER = {"name": "directly_answer", "parameters": {"type": "object", "propertie
 
 def action(*names: str) -> str:
     calls = ", ".join(
-        f'{{"tool_name": "{n}", "parameters": {{"city": "Paris"}}}}' if n == "get_weather" else f'{{"tool_name": "{n}", "parameters": {{}}}}'
+        f'{{"tool_name": "{n}", "parameters": {{"city": "Paris"}}}}'
+        if n == "get_weather"
+        else f'{{"tool_name": "{n}", "parameters": {{}}}}'
         for n in names
     )
     return f"Plan: answer it.\nAction:\n```json\n[{calls}]\n```"

@@ -195,12 +195,12 @@ OPENERS = {
     "hermes": ('<tool_call>{"name":"f","arguments":{"a":', "}}"),
     "llama_json": ('<|python_tag|>{"name":"f","parameters":{"a":', "}}"),
     "gigachat": ('<|function_call|>{"name":"f","arguments":{"a":', "}}"),
-    "deepseek": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\":", "}"),
+    "deepseek": ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a":', "}"),
     "kimi_k2": (
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a":',
         "}",
     ),
-    "harmony": ("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\":", "}"),
+    "harmony": ('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":', "}"),
     "mistral": ('[TOOL_CALLS][{"name":"f","arguments":{"a":', "}}]"),
     "mistral_v11": ('[TOOL_CALLS]f[ARGS]{"a":', "}"),
     "json_array": ('<|tool_call|>[{"name":"f","arguments":{"a":', "}}]"),
@@ -242,7 +242,7 @@ def test_detect_mode_agrees_with_its_stream_past_max_depth():
 
 def test_a_diagnostics_family_does_not_depend_on_the_chunking():
     text = "<tool_call>write_file/content>hello" + " word" * 60 + "</tool_call>"
-    opts = dict(tools=TOOLS, families=["qwen3_coder", "glm_lines"], policy=td.Policy(max_block_chars=256))
+    opts = {"tools": TOOLS, "families": ["qwen3_coder", "glm_lines"], "policy": td.Policy(max_block_chars=256)}
     batch = td.parse(text, **opts)
     for events in _every_cut(text, **opts):
         families = [e.diagnostic.family for e in events if isinstance(e, td.DiagnosticEvent)]
@@ -300,8 +300,11 @@ def test_a_zero_argument_call_quoted_inside_a_line_of_prose_is_prose(text, tools
         ("Let me check. <tool_call>get_time</tool_call>", None),
         ('Say <tool_call>{"name": "x"}</tool_call> to call.', None),  # a JSON payload
         ('Checking <tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call> now.', None),  # it has arguments
-        ("Now <|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>{}"
-         "<|tool_call_end|><|tool_calls_section_end|> then.", None),  # a model's sentinel commits
+        (
+            "Now <|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>{}"
+            "<|tool_call_end|><|tool_calls_section_end|> then.",
+            None,
+        ),  # a model's sentinel commits
     ],
 )
 def test_a_call_that_is_not_quoted_prose_stays_a_call(text, tools):
@@ -352,7 +355,7 @@ def test_a_block_over_the_cap_is_reported_to_the_cap_at_every_chunking():
         '<invoke name="send_message">\n<parameter name="tags">"v000</parameter>\n'
         '<parameter name="opts">v000</parameter>\n</invoke>\n</function_calls>w000w001'
     )
-    opts = dict(policy=td.Policy(max_block_chars=256))
+    opts = {"policy": td.Policy(max_block_chars=256)}
     batch = td.parse(text, **opts)
     assert [(d.kind, d.span) for d in batch.diagnostics] == [("limit_exceeded", (41, 41 + 257))]
     for events in _every_cut(text, **opts):
@@ -401,7 +404,9 @@ def test_a_broken_block_is_not_closed_by_the_next_fence_s_opener():
     """A block whose reading breaks at a fence line that goes on with an info string
     (```` ```bash ````) does not end there: that line opens an example fence, and the call
     written in the example stays text."""
-    example = "```bash\n<tool_call>send_message\n<arg_key>query</arg_key>\n<arg_value>v1</arg_value>\n</tool_call>\n```\n"
+    example = (
+        "```bash\n<tool_call>send_message\n<arg_key>query</arg_key>\n<arg_value>v1</arg_value>\n</tool_call>\n```\n"
+    )
     text = '```\n<|tool_call|>[{"name": "send_message", "arguments": {"city": "Oslo"}}]\n```\n' + example
     got = _check(text)
     assert _calls(got) == [("send_message", {"city": "Oslo"})]

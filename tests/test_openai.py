@@ -267,7 +267,7 @@ def test_mistral_mode_mints_nine_alphanumerics_and_replaces_other_ids():
     for text in (HERMES_2, KIMI):
         for tc in td.openai.message(td.parse(text), ids=Ids.mistral(seed=2))["tool_calls"]:
             assert len(tc["id"]) == 9 and tc["id"].isascii() and tc["id"].isalnum()
-    deltas, _ = run_chat(MISTRAL_V11, [3, 20], families=["mistral"])
+    _deltas, _ = run_chat(MISTRAL_V11, [3, 20], families=["mistral"])
     chat = ChatStream(families=["mistral"], ids=Ids.mistral())
     out = chat.feed(MISTRAL_V11) + chat.close()
     assert [tc["id"] for tc in tool_calls(out)] == ["abc123XYZ"]  # already of that form: kept
@@ -387,7 +387,7 @@ def test_finish_reasons():
 
 
 def test_zero_argument_call_and_reasoning():
-    text = "<think>Time?</think>Sure. <tool_call>{\"name\": \"get_time\"}</tool_call>"
+    text = '<think>Time?</think>Sure. <tool_call>{"name": "get_time"}</tool_call>'
     msg = td.openai.message(td.parse(text), ids="id-")
     assert msg["reasoning_content"] == "Time?" and msg["content"] == "Sure. "
     assert msg["tool_calls"][0]["function"] == {"name": "get_time", "arguments": "{}"}

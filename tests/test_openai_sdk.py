@@ -19,8 +19,8 @@ try:  # the client's HTTP package: httpx2 in newer releases, httpx before
     import httpx2 as httpx
 except ImportError:
     httpx = pytest.importorskip("httpx")
-from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
-from openai.types.chat import ChatCompletionChunk  # noqa: E402
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletionChunk
 
 CASES = all_cases()
 ENVELOPE = {"id": "chatcmpl-1", "model": "m", "created": 1}
@@ -141,7 +141,11 @@ def client_for(sent: list[dict[str, Any]]) -> Any:
     def handler(request: Any) -> Any:
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
 
-    return openai.OpenAI(api_key="test", base_url="http://server.test/v1", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    return openai.OpenAI(
+        api_key="test",
+        base_url="http://server.test/v1",
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
 
 
 def stream_call(sent: list[dict[str, Any]], reason: str) -> tuple[Any, list[str]]:
@@ -264,7 +268,9 @@ def test_several_choices():
         for d in chat.close():
             state.handle_chunk(ChatCompletionChunk.model_validate(td.openai.chunk(d, **ENVELOPE, index=n)))
         state.handle_chunk(
-            ChatCompletionChunk.model_validate(td.openai.chunk({}, **ENVELOPE, index=n, finish_reason=chat.finish_reason))
+            ChatCompletionChunk.model_validate(
+                td.openai.chunk({}, **ENVELOPE, index=n, finish_reason=chat.finish_reason)
+            )
         )
     got = state.get_final_completion()
     assert [c.index for c in got.choices] == [0, 1]

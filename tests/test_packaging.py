@@ -37,7 +37,12 @@ HERMES_REPLY = (
     '{"name": "get_weather", "arguments": {"city": "Zürich", "unit": "celsius"}}\n'
     "</tool_call>\n"
 )
-EXPECTED_CALL = {"name": "get_weather", "arguments": {"city": "Zürich", "unit": "celsius"}, "id": None, "family": "hermes"}
+EXPECTED_CALL = {
+    "name": "get_weather",
+    "arguments": {"city": "Zürich", "unit": "celsius"},
+    "id": None,
+    "family": "hermes",
+}
 
 NETWORK_DOWN = (
     "Temporary failure in name resolution",
@@ -126,9 +131,7 @@ def test_pyproject_packs_grammars_and_script():
 def _run(argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_REQUIRE", "VIRTUAL_ENV"))}
     env.update(kw.pop("env", {}))
-    return subprocess.run(
-        argv, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, env=env, **kw
-    )
+    return subprocess.run(argv, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, env=env, **kw)
 
 
 def _network_down(output: str) -> bool:
@@ -169,8 +172,11 @@ def test_wheel_carries_grammars_and_py_typed(wheel):
         metadata = zf.read(f"{dist_info}/METADATA").decode("utf-8")
         entry_points = zf.read(f"{dist_info}/entry_points.txt").decode("utf-8")
     assert "Requires-Python: >=3.10" in metadata
-    requires = {Requirement(line.split(":", 1)[1].strip()).name.lower()
-                for line in metadata.splitlines() if line.startswith("Requires-Dist:")}
+    requires = {
+        Requirement(line.split(":", 1)[1].strip()).name.lower()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    }
     assert {"lark", "pydantic", "jsonschema"} <= requires
     assert "tooldialect = tooldialect.cli:main" in entry_points
 
@@ -193,8 +199,9 @@ def test_installed_wheel_parses_hermes_from_another_directory(wheel, tmp_path):
     assert ROOT not in work.resolve().parents
     (work / "reply.txt").write_text(HERMES_REPLY, encoding="utf-8")
     (work / "tools.json").write_text(
-        json.dumps([{"name": "get_weather", "input_schema": {"type": "object",
-                                                             "properties": {"city": {"type": "string"}}}}]),
+        json.dumps(
+            [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+        ),
         encoding="utf-8",
     )
 
@@ -227,5 +234,7 @@ def test_installed_wheel_parses_hermes_from_another_directory(wheel, tmp_path):
     assert gdir == (Path(where["package"]).resolve().parent / "grammars")
     assert ROOT.resolve() not in gdir.parents and ROOT.resolve() not in Path(where["package"]).resolve().parents
     assert (gdir / "hermes.lark").is_file()
-    print(f"\n[packaging] venv + pip install took {installed - start:.1f}s; "
-          f"CLI checks took {time.monotonic() - installed:.1f}s")
+    print(
+        f"\n[packaging] venv + pip install took {installed - start:.1f}s; "
+        f"CLI checks took {time.monotonic() - installed:.1f}s"
+    )

@@ -85,7 +85,7 @@ def test_built_like_model_construct(build: Any, cls: type, values: dict[str, Any
 def test_every_field_in_order() -> None:
     # the constructors name every field of their model, in declaration order: a field added
     # to a model without its constructor changing falls back to model_construct
-    for build, cls, values in CASES:
+    for _build, cls, values in CASES:
         assert list(values) == list(cls.model_fields), cls
 
 
@@ -183,7 +183,10 @@ def test_a_toolset_indexes_its_names_and_types_its_values_once(monkeypatch: pyte
     assert len(built) == 1
     assert list(tools.typings) == [("get_weather", "days")]
     # a misspelt name still resolves through the shared index
-    assert td.parse(text.replace("get_weather", "getWeather"), tools=tools, families=["qwen3_coder"]).calls[0].name == "get_weather"
+    assert (
+        td.parse(text.replace("get_weather", "getWeather"), tools=tools, families=["qwen3_coder"]).calls[0].name
+        == "get_weather"
+    )
     assert len(built) == 1
 
 

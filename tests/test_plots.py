@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import xml.etree.ElementTree as ET
+from itertools import pairwise
 
 from support import ROOT
 
@@ -20,14 +21,28 @@ def _plots():
 
 
 def _cell(fmt, lib, scen, mode, chars, ms, calls=5):
-    return {"format": fmt, "lib": lib, "scenario": scen, "mode": mode, "chars": chars, "ms": ms, "expected_calls": calls}
+    return {
+        "format": fmt,
+        "lib": lib,
+        "scenario": scen,
+        "mode": mode,
+        "chars": chars,
+        "ms": ms,
+        "expected_calls": calls,
+    }
 
 
 RUN = {
     "meta": {},
     "cells": [
-        *(_cell("hermes", "tooldialect", s, "stream", n, n / 100) for s, n in (("e20", 20000), ("e40", 40000), ("e80", 80000))),
-        *(_cell("hermes", "vllm hermes", s, "stream", n, (n / 1000) ** 2) for s, n in (("e20", 20000), ("e40", 40000), ("e80", 80000))),
+        *(
+            _cell("hermes", "tooldialect", s, "stream", n, n / 100)
+            for s, n in (("e20", 20000), ("e40", 40000), ("e80", 80000))
+        ),
+        *(
+            _cell("hermes", "vllm hermes", s, "stream", n, (n / 1000) ** 2)
+            for s, n in (("e20", 20000), ("e40", 40000), ("e80", 80000))
+        ),
         *(_cell("hermes", "tooldialect (before)", s, "stream", n, 1.0) for s, n in (("e20", 20000), ("e80", 80000))),
         _cell("hermes", "tooldialect", "b", "full", 2915, 6.0, 20),
         _cell("hermes", "vllm hermes", "b", "full", 2915, 0.4, 20),
@@ -51,10 +66,12 @@ def test_each_format_gets_a_log_log_plot_with_one_series_per_parser(tmp_path):
     ticks = [t for g in root.iter(f"{SVG}g") if g.get("class") == "axis x" for t in g]
     assert [t.text for t in ticks] == ["10k", "100k"]
     ys = [t for g in root.iter(f"{SVG}g") if g.get("class") == "axis y" for t in g]
-    gaps = {round(float(b.get("y")) - float(a.get("y")), 3) for a, b in zip(ys, ys[1:])}
+    gaps = {round(float(b.get("y")) - float(a.get("y")), 3) for a, b in pairwise(ys)}
     assert len(gaps) == 1 and len(ys) >= 3
     # a quadratic series climbs at twice the slope of a linear one
-    paths = {g.get("data-name"): g.find(f"{SVG}path").get("d") for g in root.iter(f"{SVG}g") if g.get("class") == "series"}
+    paths = {
+        g.get("data-name"): g.find(f"{SVG}path").get("d") for g in root.iter(f"{SVG}g") if g.get("class") == "series"
+    }
 
     def slope(d):
         (x0, y0), (x1, y1) = [tuple(map(float, p[1:].split(","))) for p in (d.split()[0], d.split()[-1])]

@@ -19,7 +19,7 @@ from tooldialect.corpus import MODES, case_problem, read_corpus
 
 GUIDE = ROOT / "docs" / "authoring.md"
 GRAMMARS = ROOT / "grammars"
-REPLY = 'Checking.\n<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n<<arg days>>\n3\n<</arg>>\n<</call>> Done.'
+REPLY = "Checking.\n<<call get_weather>>\n<<arg city>>\nParis\n<</arg>>\n<<arg days>>\n3\n<</arg>>\n<</call>> Done."
 
 
 pytestmark = pytest.mark.usefixtures("restore_registry")  # tests/conftest.py

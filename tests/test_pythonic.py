@@ -119,7 +119,17 @@ def test_malformed_strings_are_refused(token):
 
 @pytest.mark.parametrize(
     "text,value",
-    [("1_000", 1000), ("0x1F", 31), ("0o17", 15), ("0b101", 5), ("-2.5", -2.5), (".5", 0.5), ("5.", 5.0), ("1e3", 1000.0), ("00", 0)],
+    [
+        ("1_000", 1000),
+        ("0x1F", 31),
+        ("0o17", 15),
+        ("0b101", 5),
+        ("-2.5", -2.5),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("1e3", 1000.0),
+        ("00", 0),
+    ],
 )
 def test_numbers_in_python_spellings(text, value):
     got = number(text)

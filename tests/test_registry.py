@@ -29,35 +29,44 @@ def run_py(code: str) -> str:
 
 
 def test_import_compiles_no_grammar():
-    assert run_py(
-        """
+    assert (
+        run_py(
+            """
         import tooldialect, tooldialect.families as f
         print(f.compile_count())
         """
-    ) == "0"
+        )
+        == "0"
+    )
 
 
 def test_import_loads_no_export_builder():
     """td.export is there at import; its grammar builders load on the first export."""
-    assert run_py(
-        """
+    assert (
+        run_py(
+            """
         import sys, tooldialect as td
         print(callable(td.export.grammar), sorted(m for m in sys.modules if m.startswith("tooldialect.export.")))
         td.export.grammar("hermes", [{"name": "f", "parameters": {"type": "object", "properties": {}}}])
         print("tooldialect.export._reply" in sys.modules)
         """
-    ) == "True []\nTrue"
+        )
+        == "True []\nTrue"
+    )
 
 
 def test_listing_reads_headers_only():
-    assert run_py(
-        """
+    assert (
+        run_py(
+            """
         import tooldialect as td
         names = td.families.names()
         assert "hermes" in names and td.families.get("hermes").title
         print(td.families.compile_count())
         """
-    ) == "0"
+        )
+        == "0"
+    )
 
 
 def test_first_use_compiles_once_across_threads():
@@ -119,7 +128,7 @@ def _compile(tmp_path: Path, body: str):
 
 
 def test_conflict_is_a_grammar_error(tmp_path):
-    with pytest.raises(td.GrammarError, match="fam.lark"):
+    with pytest.raises(td.GrammarError, match=r"fam\.lark"):
         _compile(
             tmp_path,
             """

@@ -30,15 +30,47 @@ FAMILIES = td.families.names()
 
 #: Markup a model's arguments may hold (file contents, HTML, other families' markers).
 FRAGMENTS = [
-    "</parameter>", "<parameter=x>", '<parameter name="x">', "</function>", "<function=f>",
-    "<tool_call>", "</tool_call>", "</TOOL-CALL>", "<|tool_call|>", "</invoke>", "<invoke name=\"f\">",
-    "</function_calls>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<escape>",
-    "<end_function_call>", "[ARGS]", "[TOOL_CALLS]", "<|call|>", "<|message|>", "<|tool_call_end|>",
-    "<｜tool▁call▁end｜>", "```", "```json\n", "<think>", "</think>", "functions.f:0", "<div>", "a < b > c",
-    "</param>", "</arg_value:opensource>",
+    "</parameter>",
+    "<parameter=x>",
+    '<parameter name="x">',
+    "</function>",
+    "<function=f>",
+    "<tool_call>",
+    "</tool_call>",
+    "</TOOL-CALL>",
+    "<|tool_call|>",
+    "</invoke>",
+    '<invoke name="f">',
+    "</function_calls>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<escape>",
+    "<end_function_call>",
+    "[ARGS]",
+    "[TOOL_CALLS]",
+    "<|call|>",
+    "<|message|>",
+    "<|tool_call_end|>",
+    "<｜tool▁call▁end｜>",
+    "```",
+    "```json\n",
+    "<think>",
+    "</think>",
+    "functions.f:0",
+    "<div>",
+    "a < b > c",
+    "</param>",
+    "</arg_value:opensource>",
 ]
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-STRINGS = st.lists(st.one_of(_TEXT, st.sampled_from(FRAGMENTS), st.sampled_from(['"', "'", "\\", "|", "]", "\n", " ", "é", "漢", "😀"])), max_size=5).map("".join)
+STRINGS = st.lists(
+    st.one_of(
+        _TEXT, st.sampled_from(FRAGMENTS), st.sampled_from(['"', "'", "\\", "|", "]", "\n", " ", "é", "漢", "😀"])
+    ),
+    max_size=5,
+).map("".join)
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -47,9 +79,13 @@ SCALARS = st.one_of(
     STRINGS,
 )
 VALUES = st.recursive(
-    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)), max_leaves=6
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)),
+    max_leaves=6,
 )
-IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s) and not keyword.issoftkeyword(s))
+IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True).filter(
+    lambda s: not keyword.iskeyword(s) and not keyword.issoftkeyword(s)
+)
 ARGUMENTS = st.dictionaries(IDENT, VALUES, max_size=4)
 CALLS = st.fixed_dictionaries({"name": IDENT, "arguments": ARGUMENTS})
 
@@ -172,7 +208,9 @@ def test_several_calls_round_trip_in_order(family, calls):
 def test_empty_arguments_and_a_toolcall(family):
     call = td.parse('<tool_call>{"name": "ping", "arguments": {}}</tool_call>').calls[0]
     check(family, [{"name": call.name, "arguments": call.arguments}])
-    assert td.families.get(family).render_call(call) == td.families.get(family).render_call({"name": "ping", "arguments": {}})
+    assert td.families.get(family).render_call(call) == td.families.get(family).render_call(
+        {"name": "ping", "arguments": {}}
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -207,7 +245,14 @@ def test_every_family_has_a_shape_that_begins_where_it_is_read():
 
 @pytest.mark.parametrize(
     ("family", "name"),
-    [("glm", "my tool"), ("qwen3_coder", "a>b"), ("pythonic", "class"), ("codecall", "x-y"), ("mistral", "a b"), ("kimi_k2", "a:b")],
+    [
+        ("glm", "my tool"),
+        ("qwen3_coder", "a>b"),
+        ("pythonic", "class"),
+        ("codecall", "x-y"),
+        ("mistral", "a b"),
+        ("kimi_k2", "a:b"),
+    ],
 )
 def test_a_name_the_syntax_cannot_say_is_refused(family, name):
     with pytest.raises(td.PolicyError, match=re.escape(repr(name))):
@@ -219,7 +264,9 @@ def test_a_json_family_writes_any_name_and_key():
     check("hermes", [call])
 
 
-@pytest.mark.parametrize(("family", "key"), [("glm", "a</arg_key>"), ("qwen3_coder", "a b"), ("functiongemma", "a b"), ("pythonic", "a-b")])
+@pytest.mark.parametrize(
+    ("family", "key"), [("glm", "a</arg_key>"), ("qwen3_coder", "a b"), ("functiongemma", "a b"), ("pythonic", "a-b")]
+)
 def test_a_key_the_syntax_cannot_say_is_refused(family, key):
     with pytest.raises(td.PolicyError, match=re.escape(repr(key))):
         td.families.get(family).render_call({"name": "f", "arguments": {key: 1}})
@@ -232,14 +279,25 @@ def test_codecall_writes_a_key_that_is_not_an_identifier_as_one_dict():
 
 
 def test_a_value_holding_its_closer_is_refused_with_what_to_fix():
-    with pytest.raises(td.PolicyError, match="the value of 'body'.*</parameter>"):
+    with pytest.raises(td.PolicyError, match=r"the value of 'body'.*</parameter>"):
         td.families.get("qwen3_coder").render_call({"name": "f", "arguments": {"body": "x</parameter>y"}})
     # the same value inside JSON is content
     check("hermes", [{"name": "f", "arguments": {"body": "x</parameter>y"}}])
 
 
 def test_pformat_and_codecall_follow_the_toolsets_parameter_order():
-    tools = td.Toolset([td.Tool(name="f", parameters={"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["b", "a"]})])
+    tools = td.Toolset(
+        [
+            td.Tool(
+                name="f",
+                parameters={
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+                    "required": ["b", "a"],
+                },
+            )
+        ]
+    )
     text = td.families.get("pformat").render_call({"name": "f", "arguments": {"a": "x", "b": 2}}, tools=tools)
     assert "f[1|x|0|2]" in text
     assert td.parse(text, tools=tools, families=["pformat"]).calls[0].arguments == {"a": "x", "b": 2}
@@ -255,7 +313,12 @@ def test_ids():
 
 def test_bad_calls_are_policy_errors():
     fam = td.families.get("hermes")
-    for bad in ({"name": "f", "arguments": {"x": float("nan")}}, {"name": "f", "arguments": "[1]"}, {"arguments": {}}, 42):
+    for bad in (
+        {"name": "f", "arguments": {"x": float("nan")}},
+        {"name": "f", "arguments": "[1]"},
+        {"arguments": {}},
+        42,
+    ):
         with pytest.raises(td.PolicyError):
             fam.render_call(bad)
     with pytest.raises(td.PolicyError):
@@ -280,7 +343,7 @@ def _writer(tmp_path, lines: str):
 
 def test_a_write_line_naming_an_unknown_terminal_is_a_grammar_error(tmp_path):
     with pytest.raises(td.GrammarError, match=r"fam.*NO_SUCH_MARKER.*not a terminal"):
-        _writer(tmp_path, '// write call: NO_SUCH_MARKER name arguments\n')
+        _writer(tmp_path, "// write call: NO_SUCH_MARKER name arguments\n")
 
 
 def test_a_write_line_naming_a_pattern_terminal_asks_for_a_canonical_one(tmp_path):

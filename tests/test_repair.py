@@ -25,7 +25,7 @@ SENTINELS = ('<|"|>', '<|">')
         ('{toolkits:[<|">discord<|">]}', {"toolkits": ["discord"]}, ["quoted keys", "replaced quote tokens"]),
         ('{label_ids:[<|"|>INBOX<|"|>]}', {"label_ids": ["INBOX"]}, ["quoted keys", "replaced quote tokens"]),
         ('{{{"a":1}}}', {"a": 1}, ["removed redundant braces"]),
-        ("```json\n{\"a\":1}\n```", {"a": 1}, ["removed a code fence"]),
+        ('```json\n{"a":1}\n```', {"a": 1}, ["removed a code fence"]),
         ('{"a": [1, 2,],}', {"a": [1, 2]}, ["removed trailing commas"]),
         ('{"cmd":"ls\n-la\t"}', {"cmd": "ls\n-la\t"}, ["escaped control characters in strings"]),
         ('{"a": True, "b": None, "c": False}', {"a": True, "b": None, "c": False}, ["replaced Python literals"]),
@@ -84,7 +84,7 @@ def test_repaired_arguments_string():
 
 
 def test_quote_tokens_in_a_call_body():
-    text = "<|tool_call>call:GMAIL_FETCH_EMAILS{label_ids:[<|\"|>INBOX<|\"|>],max_results:1,verbose:true}<tool_call|>"
+    text = '<|tool_call>call:GMAIL_FETCH_EMAILS{label_ids:[<|"|>INBOX<|"|>],max_results:1,verbose:true}<tool_call|>'
     r = td.parse(text)
     assert [(c.name, c.arguments) for c in r.calls] == [
         ("GMAIL_FETCH_EMAILS", {"label_ids": ["INBOX"], "max_results": 1, "verbose": True})
@@ -115,7 +115,7 @@ def ops(fn) -> int:
 
 def _payload(kind: str, size: int) -> str:
     unit = {
-        "trailing commas": '[1, 2, 3,], ',
+        "trailing commas": "[1, 2, 3,], ",
         "single quotes": "'a string', ",
         "Python literals": "True, None, False, ",
         "unquoted keys": "",
@@ -161,7 +161,9 @@ def test_every_repair_is_linear_up_to_a_megabyte(kind):
 
 def test_a_megabyte_repairable_payload_through_parse_is_linear():
     def text(n: int) -> str:
-        return "<tool_call>{'name': 'f', 'arguments': {" + ", ".join(f"'k{i}': True" for i in range(n)) + "}}</tool_call>"
+        return (
+            "<tool_call>{'name': 'f', 'arguments': {" + ", ".join(f"'k{i}': True" for i in range(n)) + "}}</tool_call>"
+        )
 
     small, large = text(10_000), text(40_000)
     assert len(large) > 500_000

@@ -7,8 +7,7 @@ from support import check_invariants, count_calls, run_stream
 import tooldialect as td
 
 UNIT = (
-    '<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch">'
-    '<｜DSML｜parameter name="edits" string="false">{"edits":"'
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="edits" string="false">{"edits":"'
 )
 PROSE = ("The patch rewrites the parser so that the stream and the batch agree on every call; " * 20)[:1600]
 

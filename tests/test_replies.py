@@ -25,7 +25,7 @@ import tooldialect as td
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 
-import harnesses  # noqa: E402
+import harnesses
 
 
 @budget(250)

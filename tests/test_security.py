@@ -47,7 +47,12 @@ _PROBE = textwrap.dedent(
 
 
 def _probe(tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TMPDIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT / "src"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -58,10 +63,14 @@ def test_compiling_every_grammar_reads_no_pickle_and_nothing_from_the_temporary_
     assert got["tmp"] == str(tmp_path)
     assert not [e for e in got["events"] if e[0] == "pickle"], "something was unpickled"
     opened = [path for kind, path, _mode in got["events"] if kind == "open"]
-    assert not [p for p in opened if p.startswith(str(tmp_path)) or "lark_cache" in p or p.endswith((".pickle", ".pkl"))]
+    assert not [
+        p for p in opened if p.startswith(str(tmp_path)) or "lark_cache" in p or p.endswith((".pickle", ".pkl"))
+    ]
     grammars = [p for p in opened if p.endswith(".lark")]
     assert grammars and all(p.startswith(got["grammars"]) for p in grammars)
-    assert sorted(tmp_path.iterdir()) == [tmp_path / "planted.pickle"], "something was written to the temporary directory"
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "planted.pickle"], (
+        "something was written to the temporary directory"
+    )
 
 
 def test_lark_is_never_asked_for_its_cache(tmp_path):

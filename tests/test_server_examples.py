@@ -16,11 +16,11 @@ import tooldialect as td
 pytest.importorskip("starlette", reason="starlette is in the dev extra")
 openai = pytest.importorskip("openai", reason="the openai client is in the dev extra")
 anthropic = pytest.importorskip("anthropic", reason="the anthropic client is in the dev extra")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
 sys.path.insert(0, str(ROOT / "examples"))
-import anthropic_server  # noqa: E402
-import openai_server  # noqa: E402
+import anthropic_server
+import openai_server
 
 try:  # the anthropic client's HTTP package: httpx2 in newer releases, httpx before
     import httpx2 as anthropic_httpx
@@ -75,7 +75,10 @@ def test_the_openai_example(case):
             pass
         final = stream.get_final_completion().choices[0].message
     assert final.content == want["content"]
-    streamed = [{"type": c.type, "function": {"name": c.function.name, "arguments": c.function.arguments}} for c in final.tool_calls or []]
+    streamed = [
+        {"type": c.type, "function": {"name": c.function.name, "arguments": c.function.arguments}}
+        for c in final.tool_calls or []
+    ]
     assert streamed == without_ids(want.get("tool_calls", []))
     assert len({c.id for c in final.tool_calls or []}) == len(streamed)
 

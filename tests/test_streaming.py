@@ -54,7 +54,7 @@ def test_partial_marker_is_held_then_released_as_text():
 
 def test_protected_fence_streams_without_waiting_for_its_end():
     s = td.ToolStream()
-    out = s.feed("Example:\n```bash\necho <tool_call>{\"name\": \"x\"}</tool_call>\n")
+    out = s.feed('Example:\n```bash\necho <tool_call>{"name": "x"}</tool_call>\n')
     text = "".join(e.text for e in out if isinstance(e, td.TextDelta))
     assert "echo <tool_call>" in text
     out = s.feed("```\nafter") + s.close()
@@ -113,9 +113,7 @@ def test_call_start_comes_before_the_arguments_arrive_and_they_stream_as_they_co
 
 
 def test_unknown_tool_is_not_announced_when_it_will_be_dropped():
-    s = td.ToolStream(
-        tools=[{"name": "a", "parameters": {"type": "object"}}], policy=td.Policy(unknown_tool="drop")
-    )
+    s = td.ToolStream(tools=[{"name": "a", "parameters": {"type": "object"}}], policy=td.Policy(unknown_tool="drop"))
     events = s.feed('<tool_call>{"name": "b", "arguments": {')
     assert not [e for e in events if isinstance(e, td.CallStart)]
 
@@ -128,7 +126,7 @@ def test_block_over_the_cap_is_released_as_text():
     text = 'A <tool_call>{"name": "f", "arguments": {"x": "' + "y" * 1000 + '"}}</tool_call> B'
     r = td.parse(text, policy=policy)
     assert r.calls == []
-    assert [d.kind for d in r.diagnostics][0] == "limit_exceeded"
+    assert next(d.kind for d in r.diagnostics) == "limit_exceeded"
     assert r.text == text  # nothing lost
     events = run_stream(text, range(5, len(text), 5), policy=policy)
     check_invariants(text, events, r)

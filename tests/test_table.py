@@ -132,15 +132,17 @@ def test_audit_batch_reports_what_audit_reports(tmp_path: Path):
         {"role": "assistant", "content": "Sure. " + CALL},
     ]
     mixed = [
-        {"role": "assistant", "content": CALL, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+        {
+            "role": "assistant",
+            "content": CALL,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+        }
     ]
     records = [{"thread_id": "t1", "messages": leaked}, {"thread_id": "t2", "messages": mixed}, {"x": 1}]
     store = tmp_path / "store.jsonl"
     store.write_text("".join(json.dumps(r) + "\n" for r in records) + "{not json\n", encoding="utf-8")
     report = audit_paths([str(store)])
-    out = tt.audit_batch(
-        batch(messages=[json.dumps(r) for r in records] + ["{not json"])
-    ).to_pylist()
+    out = tt.audit_batch(batch(messages=[json.dumps(r) for r in records] + ["{not json"])).to_pylist()
     leaks = [leak for row in out for leak in row["leaks"]]
     assert [(leak["tools"], leak["mixed"], [tuple(o) for o in leak["offsets"]]) for leak in leaks] == [
         (leak.tools, leak.mixed, leak.offsets) for leak in report.leaks
@@ -166,14 +168,18 @@ CONVERSATION = [
     {
         "role": "assistant",
         "content": "Checking.",
-        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
     },
     {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
     {"role": "assistant", "content": "It is 18C."},
 ]
 
 
-@pytest.mark.parametrize("speaker", [{"dialect": "python"}, {"dialect": "xml"}, {"family": "hermes"}, {"family": "mistral"}])
+@pytest.mark.parametrize(
+    "speaker", [{"dialect": "python"}, {"dialect": "xml"}, {"family": "hermes"}, {"family": "mistral"}]
+)
 def test_rendered_calls_read_back_as_the_same_calls(speaker):
     out = tt.render_batch(batch(messages=[json.dumps(CONVERSATION)]), tools=WEATHER, **speaker).to_pylist()[0]
     assert out["diagnostics"] == []
@@ -186,10 +192,17 @@ def test_rendered_calls_read_back_as_the_same_calls(speaker):
 
 
 def test_a_conversation_that_cannot_be_written_is_a_row_with_a_diagnostic():
-    no_id = [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}]
+    no_id = [
+        {
+            "role": "assistant",
+            "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+        }
+    ]
     orphan = CONVERSATION[:2]  # a call with no result
     out = tt.render_batch(
-        batch(messages=[json.dumps(no_id), "{bad", json.dumps(orphan), json.dumps(CONVERSATION)]), tools=WEATHER, dialect="xml"
+        batch(messages=[json.dumps(no_id), "{bad", json.dumps(orphan), json.dumps(CONVERSATION)]),
+        tools=WEATHER,
+        dialect="xml",
     ).to_pylist()
     assert [[d["kind"] for d in row["diagnostics"]] for row in out] == [
         ["render_failed"],
@@ -210,9 +223,9 @@ def test_every_row_kind_is_documented():
 
 
 def test_grammars_compile_once_per_process_not_per_batch(monkeypatch):
-    import tooldialect.families as registry
-
     from scale_dataset import build
+
+    import tooldialect.families as registry
 
     data = build(1_000)
     options = {"text_column": "completion", "tools_column": "tools", "model_column": "model"}

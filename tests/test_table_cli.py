@@ -64,7 +64,9 @@ def test_parse_table_reads_jsonl_gzip_zstd_and_parquet_alike(tmp_path: Path, cap
     (tmp_path / "in" / "b.jsonl.gz").write_bytes(gzip.compress(text.encode()))
     (tmp_path / "in" / "c.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(text.encode()))
     args = ["--text-column", "completion", "--tools-column", "tools", "--model-column", "model", "--keep", "id"]
-    rc, _, err = run(capsys, "parse-table", str(tmp_path / "in"), "-o", str(tmp_path / "out.parquet"), *args, "--batch-rows", "2")
+    rc, _, err = run(
+        capsys, "parse-table", str(tmp_path / "in"), "-o", str(tmp_path / "out.parquet"), *args, "--batch-rows", "2"
+    )
     assert rc == 0, err
     assert "15 rows from 3 file(s)" in err
     got = rows(tmp_path / "out.parquet")
@@ -83,8 +85,17 @@ def test_parse_table_parquet_in_jsonl_out(tmp_path: Path, capsys):
     table = pa.table({"id": [1, 2], "completion": [CALL, "x"]})
     pq.write_table(table, tmp_path / "in.parquet")
     rc, _, err = run(
-        capsys, "parse-table", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "out.jsonl"),
-        "--text-column", "completion", "--tools", _tools_file(tmp_path), "--keep", "id",
+        capsys,
+        "parse-table",
+        str(tmp_path / "in.parquet"),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "--text-column",
+        "completion",
+        "--tools",
+        _tools_file(tmp_path),
+        "--keep",
+        "id",
     )
     assert rc == 0, err
     got = rows(tmp_path / "out.jsonl")
@@ -107,7 +118,15 @@ def _tools_file(tmp_path: Path) -> str:
 )
 def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, capsys, make, message):
     make(tmp_path)
-    rc, out, err = run(capsys, "parse-table", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "o.parquet"), "--text-column", "completion")
+    rc, out, err = run(
+        capsys,
+        "parse-table",
+        str(tmp_path / "in.parquet"),
+        "-o",
+        str(tmp_path / "o.parquet"),
+        "--text-column",
+        "completion",
+    )
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("tooldialect: error: ") and message in err
 
@@ -115,8 +134,20 @@ def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, capsys, make, me
 def test_a_corrupt_parquet_file_is_one_line_from_a_fresh_process(tmp_path: Path):
     (tmp_path / "in.parquet").write_bytes(b"PAR1" + b"\0" * 64)
     done = subprocess.run(
-        [sys.executable, "-m", "tooldialect", "parse-table", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "o.parquet")],
-        check=False, capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-m",
+            "tooldialect",
+            "parse-table",
+            str(tmp_path / "in.parquet"),
+            "-o",
+            str(tmp_path / "o.parquet"),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1 and "cannot read" in done.stderr
@@ -140,22 +171,37 @@ def test_usage_mistakes_are_one_line(tmp_path: Path, capsys, argv, message):
 def test_render_table_writes_each_conversation(tmp_path: Path, capsys):
     conversation = [
         {"role": "user", "content": "Weather?"},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "18C"},
     ]
     (tmp_path / "in.jsonl").write_text(jsonl([{"messages": conversation}, "nope"]), encoding="utf-8")
     rc, _, err = run(
-        capsys, "render-table", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "o.jsonl"), "--family", "hermes", "--tools", _tools_file(tmp_path)
+        capsys,
+        "render-table",
+        str(tmp_path / "in.jsonl"),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--family",
+        "hermes",
+        "--tools",
+        _tools_file(tmp_path),
     )
     assert rc == 0, err
     first, second = rows(tmp_path / "o.jsonl")
-    assert '<tool_call>' in json.loads(first["messages_json"])[1]["content"]
+    assert "<tool_call>" in json.loads(first["messages_json"])[1]["content"]
     assert second["messages_json"] is None and second["diagnostics"][0]["kind"] == "record_invalid"
 
 
 def test_audit_reads_parquet_and_compressed_json_lines(tmp_path: Path, capsys):
     leaked = [{"role": "assistant", "content": "Sure. " + CALL}]
-    pq.write_table(pa.table({"thread_id": ["t1", "t2"], "messages": [json.dumps(leaked), "{bad"]}), tmp_path / "a.parquet")
+    pq.write_table(
+        pa.table({"thread_id": ["t1", "t2"], "messages": [json.dumps(leaked), "{bad"]}), tmp_path / "a.parquet"
+    )
     (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(jsonl([{"messages": leaked}]).encode()))
     (tmp_path / "c.parquet").write_bytes(b"PAR1 broken")
     rc, out, err = run(capsys, "audit", str(tmp_path), "--json", "--no-progress")

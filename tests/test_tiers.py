@@ -27,7 +27,7 @@ def test_every_test_module_runs_in_this_tier(request):
     if not _whole_suite(request):
         pytest.skip("only a whole-suite run collects every module")
     ran = {item.path for item in request.session.items}
-    modules = {p for p in TESTS.glob("test_*.py")}
+    modules = set(TESTS.glob("test_*.py"))
     skipped = {TESTS / "test_explain_browser.py"}  # skips as a module where no headless browser is installed
     assert modules - skipped - ran == set()
 

@@ -76,7 +76,25 @@ class SentencePieceLike:
     ``▁word`` loses its space at the start of a decode), with byte tokens for the rest."""
 
     def __init__(self) -> None:
-        self.pieces = ["▁Sure", ".", "▁I", "'ll", "▁check", "▁the", "▁weather", "<0xE2>", "<0x9C>", "<0x93>", "{", '"', "city", ":", "▁", "Paris", "}"]
+        self.pieces = [
+            "▁Sure",
+            ".",
+            "▁I",
+            "'ll",
+            "▁check",
+            "▁the",
+            "▁weather",
+            "<0xE2>",
+            "<0x9C>",
+            "<0x93>",
+            "{",
+            '"',
+            "city",
+            ":",
+            "▁",
+            "Paris",
+            "}",
+        ]
         self.added_tokens_decoder = {100: _Added("<tool_call>"), 101: _Added("</tool_call>"), 102: _Added("<s>")}
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
@@ -148,7 +166,7 @@ def _ordinary(enc: Any, text: str) -> list[int]:
 
 
 def test_the_families_that_read_special_tokens_only():
-    assert ONLY == {"kimi_k2", "deepseek", "harmony", "mistral"}
+    assert {"kimi_k2", "deepseek", "harmony", "mistral"} == ONLY
 
 
 SPECIAL_ONLY_CASES = [c for c in ENCODABLE if c.path.stem in ONLY]
@@ -198,7 +216,7 @@ def test_a_family_that_reads_any_spelling_reads_an_ordinary_one():
 
 
 def test_text_fed_as_text_to_a_token_stream_counts_every_marker():
-    enc, ids, specials = tokenized(KIMI_CALL)
+    enc, _ids, _specials = tokenized(KIMI_CALL)
     stream = td.ToolStream(tokenizer=enc, families=["kimi_k2"])
     events = stream.feed_tokens(_ordinary(enc, "Plain <|tool_calls_section_begin|> prose. "))
     events += stream.feed(KIMI_CALL) + stream.close()

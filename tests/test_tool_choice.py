@@ -67,7 +67,10 @@ def test_required_with_no_call_is_reported_at_the_end(size):
     batch = td.parse("It is sunny.", **opts)
     assert batch.calls == [] and batch.text == "It is sunny."
     (note,) = batch.diagnostics
-    assert note.kind == "tool_choice" and note.detail == {"tool_choice": "required", "reason": "the reply holds no call"}
+    assert note.kind == "tool_choice" and note.detail == {
+        "tool_choice": "required",
+        "reason": "the reply holds no call",
+    }
     events, result = streamed("It is sunny.", size, **opts)
     assert result == batch and isinstance(events[-1], td.DiagnosticEvent)
     # a call only in reasoning is not a call of the reply
@@ -77,7 +80,7 @@ def test_required_with_no_call_is_reported_at_the_end(size):
 
 
 def test_caller_mistakes_are_policy_errors():
-    with pytest.raises(td.PolicyError, match="tool_choice names 'get_wether'.*get_weather"):
+    with pytest.raises(td.PolicyError, match=r"tool_choice names 'get_wether'.*get_weather"):
         td.parse(TWO, tools=TOOLS, policy=td.Policy(tool_choice="get_wether"))
     with pytest.raises(td.PolicyError, match="tool_choice"):
         td.Policy(tool_choice=3)
@@ -94,7 +97,10 @@ def test_the_openai_adapter_follows_the_choice():
     chat = td.openai.ChatStream(tools=TOOLS, families=["hermes"], policy=policy)
     deltas = [d for ch in TWO for d in chat.feed(ch)] + chat.close()
     assert not any("tool_calls" in d for d in deltas) and chat.finish_reason == "stop"
-    assert td.openai.message(td.parse(TWO, tools=TOOLS, policy=policy)) == {"role": "assistant", "content": "Sure.  Done."}
+    assert td.openai.message(td.parse(TWO, tools=TOOLS, policy=policy)) == {
+        "role": "assistant",
+        "content": "Sure.  Done.",
+    }
 
 
 def test_the_cli_takes_the_choice_as_a_policy(tmp_path):

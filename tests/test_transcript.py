@@ -12,7 +12,9 @@ from tooldialect.transcript import AssistantCall, AssistantToolCalls, Chat, Tool
 
 
 def calls(*ids: str, text: str | None = None) -> AssistantToolCalls:
-    return AssistantToolCalls(content=text, tool_calls=[AssistantCall(id=i, name="get_weather", arguments="{}") for i in ids])
+    return AssistantToolCalls(
+        content=text, tool_calls=[AssistantCall(id=i, name="get_weather", arguments="{}") for i in ids]
+    )
 
 
 def results(*ids: str) -> ToolResults:
@@ -105,8 +107,10 @@ def test_a_parsed_call_becomes_a_record_byte_for_byte():
     assert (record.id, record.name) == ("call_7", "get_weather")
     with pytest.raises(td.PolicyError, match="id"):
         AssistantCall.from_call(call)  # td.parse never mints ids
-    kimi = td.parse('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}'
-                    '<|tool_call_end|><|tool_calls_section_end|>').calls[0]
+    kimi = td.parse(
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
+        "<|tool_call_end|><|tool_calls_section_end|>"
+    ).calls[0]
     assert AssistantCall.from_call(kimi).id == "functions.f:0"
 
 
@@ -161,7 +165,9 @@ def test_openai_messages_read_as_entries():
                 "role": "assistant",
                 "content": None,
                 "reasoning_content": "look it up",
-                "tool_calls": [{"id": "c1", "function": {"name": "get_weather", "arguments": {"city": "Paris", "a": 1}}}],
+                "tool_calls": [
+                    {"id": "c1", "function": {"name": "get_weather", "arguments": {"city": "Paris", "a": 1}}}
+                ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "18C"},
             {"role": "assistant", "content": "It is 18C."},
@@ -176,4 +182,3 @@ def test_openai_messages_read_as_entries():
         from_openai(["hi"])
     with pytest.raises(td.PolicyError, match="not text"):
         from_openai([{"role": "user", "content": 3}])
-

@@ -30,7 +30,7 @@ import tooldialect as td
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 
-import harnesses  # noqa: E402
+import harnesses
 
 CASES = all_cases()
 FILES = sorted({case.family for case in CASES})
@@ -171,7 +171,9 @@ def test_known_cut_off_failure_a_refused_call_in_reasoning_takes_the_block_away(
     """In reasoning, a block whose one call is refused (a value that is no literal) and cut
     off stays reasoning text, as the whole block does beside the call that stands; it was
     taken out of the reasoning with only the refused call's span reported."""
-    tools = td.Toolset([tool("get_weather", {"city": {"type": "string"}}), tool("get_time", {"timezone": {"type": "string"}})])
+    tools = td.Toolset(
+        [tool("get_weather", {"city": {"type": "string"}}), tool("get_time", {"timezone": {"type": "string"}})]
+    )
     text = '```tool_code\nprint(get_weather(city=user_city))\nget_time(timezone="UTC")\n```'
     opts = {"policy": td.Policy(start_in_reasoning=True), "tools": tools}
     harnesses.check_prefix(text, text.index("\nget_time") + 4, opts)

@@ -8,13 +8,12 @@ import math
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-
 from support import count_calls, sweep
 
 from tooldialect.coerce import strip_template_newlines, type_arguments, type_value
 
 S = {"type": "string"}
-I = {"type": "integer"}
+I = {"type": "integer"}  # noqa: E741 - S, I, N, B, Z: the initials of the schema types
 N = {"type": "number"}
 B = {"type": "boolean"}
 Z = {"type": "null"}
@@ -57,9 +56,11 @@ Z = {"type": "null"}
         ("2", {"enum": [1, 2, 3]}, 2),
         ("2", {"enum": ["1", "2"]}, "2"),
         ("4", {"enum": [1, 2, 3]}, "4"),
-        ('{"n": "7", "s": "7", "l": ["1", 2]}',
-         {"type": "object", "properties": {"n": I, "s": S, "l": {"type": "array", "items": I}}},
-         {"n": 7, "s": "7", "l": [1, 2]}),
+        (
+            '{"n": "7", "s": "7", "l": ["1", 2]}',
+            {"type": "object", "properties": {"n": I, "s": S, "l": {"type": "array", "items": I}}},
+            {"n": 7, "s": "7", "l": [1, 2]},
+        ),
         ('[{"ok": "true"}]', {"type": "array", "items": {"type": "object", "properties": {"ok": B}}}, [{"ok": True}]),
     ],
 )
@@ -185,7 +186,9 @@ def representable(schema, value) -> bool:
             kinds.add(alt.get("type"))
         if "enum" in schema:
             return type_value(value, schema) == value
-        return "string" in kinds and (kinds == {"string"} or type_value(value, {"type": sorted(kinds - {"string"})}) == value)
+        return "string" in kinds and (
+            kinds == {"string"} or type_value(value, {"type": sorted(kinds - {"string"})}) == value
+        )
     if isinstance(value, float) and (math.isnan(value) or value != value):
         return False
     if isinstance(value, (dict, list)):

@@ -10,6 +10,7 @@ on instances that nearly fit (1, 1.0 and True; a missing required key; an extra 
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import json
 import math
@@ -274,7 +275,7 @@ def _literal(node: ast.AST, names: dict[str, Any]) -> Any:
         return None  # an operation or a call: not evaluated
     try:
         code = compile(ast.Expression(body=node), "<test>", "eval")  # type: ignore[arg-type]
-        return eval(code, {"__builtins__": {}}, names)  # noqa: S307 - literals and names of literals only
+        return eval(code, {"__builtins__": {}}, names)
     except Exception:
         return None
 
@@ -304,10 +305,8 @@ def schemas_the_tests_use() -> list[dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
 
     def add(schema: dict[str, Any]) -> None:
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # not JSON (a set, a tuple key): not a tool schema
             found.setdefault(json.dumps(schema, sort_keys=True), schema)
-        except (TypeError, ValueError):  # not JSON (a set, a tuple key): not a tool schema
-            pass
 
     for tools in toolsets().values():
         for tool in td.Toolset.coerce(tools):

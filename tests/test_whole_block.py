@@ -578,7 +578,9 @@ def _dsml(n: int, param: str = "city") -> str:
 
 
 def _rendered(family: str, n: int) -> str:
-    return td.families.get(family).render_calls([{"name": "get_weather", "arguments": {"city": f"P{i}"}} for i in range(n)])
+    return td.families.get(family).render_calls(
+        [{"name": "get_weather", "arguments": {"city": f"P{i}"}} for i in range(n)]
+    )
 
 
 #: Blocks of many more tokens than ``MAX_TOKENS``, the calls a block holds, and the tokens still
@@ -738,7 +740,9 @@ def test_many_long_blocks_keep_the_plans_within_budget(monkeypatch):
     monkeypatch.setitem(catalog_for(("invoke_xml",)).engine_cache, "whole blocks", plans)
     looks = []
     for n in range(6, 60, 3):
-        params = "".join(f'<｜DSML｜parameter name="p{j}" string="true">v{j}</｜DSML｜parameter>\n' for j in range(n % 7 + 1))
+        params = "".join(
+            f'<｜DSML｜parameter name="p{j}" string="true">v{j}</｜DSML｜parameter>\n' for j in range(n % 7 + 1)
+        )
         text = _dsml(n).replace("</｜DSML｜invoke>", params + "</｜DSML｜invoke>", n % 5 + 1)
         count, events = reads(text, True, families=["invoke_xml"])
         assert reads(text, False, families=["invoke_xml"])[1] == events
@@ -781,9 +785,9 @@ TEXT_FAMILIES = {
         "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
     ),
     "invoke_xml": (
-        "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
-        "<｜DSML｜parameter name=\"city\" string=\"true\">{v}</｜DSML｜parameter>\n"
-        "<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n"
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="city" string="true">{v}</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
     ),
     "glm": "<tool_call>get_weather<arg_key>city</arg_key><arg_value>{v}</arg_value>"

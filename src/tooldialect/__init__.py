@@ -21,6 +21,7 @@ from .errors import (
     ToolsetError,
     UnknownFamilyError,
 )
+from .explain import Explanation, explain
 from .models import (
     DIAGNOSTIC_KINDS,
     ArgumentsDelta,
@@ -37,7 +38,6 @@ from .models import (
     ToolCall,
     ToolChoice,
 )
-from .explain import Explanation, explain
 from .stream import ToolStream, parse, parse_tokens
 from .toolset import Tool, Toolset
 from .transcript import ToolResult

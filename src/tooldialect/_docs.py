@@ -98,11 +98,14 @@ def family_sections() -> str:
             out.append("- registry-gated: read only against a toolset, binding offered tools by exact name")
         if h.no_tool:
             out.append(
-                "- no tool: " + ", ".join(f"`{n}`" for n in h.no_tool)
+                "- no tool: "
+                + ", ".join(f"`{n}`" for n in h.no_tool)
                 + " (a call by this name is not returned unless the toolset offers it; an `unknown_tool` diagnostic records it)"
             )
         starts = fam.grammar.starts
-        out.append("- rules: " + ", ".join(f"`{s}`" for s in starts) + (f" (reply: {h.reply})" if "reply" in starts else ""))
+        out.append(
+            "- rules: " + ", ".join(f"`{s}`" for s in starts) + (f" (reply: {h.reply})" if "reply" in starts else "")
+        )
         openers = [t.name for t in fam.grammar.openers.get("start", ())]
         if openers:
             out.append("- openers: " + ", ".join(f"`{o}`" for o in sorted(openers)))
@@ -145,7 +148,9 @@ def export_table() -> str:
         lazy = export.grammar(fam.name, [tool], format="gbnf", variant=variant)
         trigger = "; ".join(f"{t.type} `{t.value}`" for t in lazy.triggers).replace("|", "\\|")  # type: ignore[union-attr]
         try:
-            content = {t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool], variant=variant)["format"])}
+            content = {
+                t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool], variant=variant)["format"])
+            }
             tag = ", ".join(sorted(content))
         except ExportError:
             tag = "refused (weak trigger)"
@@ -209,7 +214,11 @@ def pieces_table() -> str:
         rules = [r for r in rule_names if r not in imported]
         m = _PIECE_NOTE.search(text)
         note = " ".join(m.group(1).replace("//", " ").split()) if m else ""
-        users = [stem for stem, other in texts.items() if stem != path.stem and re.search(rf"%import\s+\.{path.stem}\b", other)]
+        users = [
+            stem
+            for stem, other in texts.items()
+            if stem != path.stem and re.search(rf"%import\s+\.{path.stem}\b", other)
+        ]
         rows.append(
             f"| `{path.name}` | {_cell(note)} | {', '.join(f'`{t}`' for t in terms)} "
             f"| {', '.join(f'`{r}`' for r in rules) or '—'} | {', '.join(f'`{u}`' for u in users) or '— (the library reads it)'} |"

@@ -158,9 +158,8 @@ class MessageStream(Translator):
                 self._write(out, "thinking", ev.text)
             elif isinstance(ev, CallEnd):
                 self._call(out, ev.call)
-            elif isinstance(ev, DiagnosticEvent):
-                if ev.diagnostic.kind == "truncated":
-                    self._truncated = True
+            elif isinstance(ev, DiagnosticEvent) and ev.diagnostic.kind == "truncated":
+                self._truncated = True
             # CallStart, ArgumentsDelta, CallAbort: a call goes out whole at its end, so an
             # abort has nothing to take back
         return out
@@ -221,7 +220,11 @@ class MessageStream(Translator):
         block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
         out.append({"type": "content_block_start", "index": index, "content_block": block})
         out.append(
-            {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": call.arguments_json}}
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": call.arguments_json},
+            }
         )
         out.append({"type": "content_block_stop", "index": index})
         self._blocks += 1

@@ -259,7 +259,7 @@ class StrictPrefix:
     def _at_call_depth(self) -> bool:
         """Inside a call object: the root object, or an object element of a root array."""
         stack = self._stack
-        return len(stack) == 1 and stack[0] == "{" or len(stack) == 2 and stack[0] == "[" and stack[1] == "{"
+        return (len(stack) == 1 and stack[0] == "{") or (len(stack) == 2 and stack[0] == "[" and stack[1] == "{")
 
     def _begin_value(self, ch: str = "") -> None:
         """A member's value begins at ``self._n`` (``ch``: its bracket, if any)."""
@@ -285,12 +285,11 @@ class StrictPrefix:
 
     def _close(self) -> None:
         self._stack.pop()
-        if self.arg_keys:
-            if self._at_call_depth():
-                span = self.args.get(self.elem)
-                if span is not None and span[1] < 0:
-                    span[1] = self._n + 1  # the arguments object closed
-                self._key = None
+        if self.arg_keys and self._at_call_depth():
+            span = self.args.get(self.elem)
+            if span is not None and span[1] < 0:
+                span[1] = self._n + 1  # the arguments object closed
+            self._key = None
         self._end_value()
 
     def _string(self, ch: str) -> None:
@@ -513,9 +512,9 @@ def _same_types(a: Any, b: Any) -> bool:
 
 def _descend(value: Any, path: list[Any]) -> Any:
     for step in path:
-        if isinstance(value, dict) and isinstance(step, str) and step in value:
-            value = value[step]
-        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+        if (isinstance(value, dict) and isinstance(step, str) and step in value) or (
+            isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value)
+        ):
             value = value[step]
         else:
             return _MISSING

@@ -9,6 +9,7 @@ dispatched.  A record that cannot be read is counted and reported, never fatal.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -248,7 +249,9 @@ def _message_units(messages: list[Any], thread: str) -> Iterator[tuple[str, str,
         yield thread, text, len(calls) if isinstance(calls, list) else 0
 
 
-def _records(path: Path, parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None) -> Iterator[tuple[int, Any, int]]:
+def _records(
+    path: Path, parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None
+) -> Iterator[tuple[int, Any, int]]:
     """(record number, parsed object or an Exception, bytes consumed) for one file."""
     how = kind(path)
     if how == "parquet":
@@ -426,8 +429,6 @@ def total_bytes(paths: Iterable[str]) -> int:
     files, _ = store_files(paths)
     total = 0
     for p in files:
-        try:
+        with contextlib.suppress(OSError):  # gone since it was listed: it adds nothing
             total += os.path.getsize(p)
-        except OSError:
-            pass
     return total

@@ -75,7 +75,7 @@ class Binder:
     def announce(self, name: str, family: str | None = None) -> str | None:
         """The name a stream may announce before the call completes, or None to wait."""
         res = self.resolve(name)
-        if not res.known and self.policy.unknown_tool != "keep" or self.declines(name, family):
+        if (not res.known and self.policy.unknown_tool != "keep") or self.declines(name, family):
             return None
         if self._only is not None and res.name != self._only:
             return None  # it will not be returned: announce nothing
@@ -92,9 +92,7 @@ class Binder:
         res = self.index.resolve(name)
         return not (res.known and res.name in names)
 
-    def bind(
-        self, raw: RawCall, typed: list[Typed] | None = None
-    ) -> tuple[ToolCall | None, list[Diagnostic]]:
+    def bind(self, raw: RawCall, typed: list[Typed] | None = None) -> tuple[ToolCall | None, list[Diagnostic]]:
         """The call ``raw`` records, bound to the toolset, and the diagnostics binding it
         gave.  ``typed``: its first text parameters as a stream already typed them, each
         used where it matches."""
@@ -227,7 +225,7 @@ class Binder:
         """``{"arguments": {…}}`` around the real object, when the schema has no such property."""
         if len(arguments) != 1:
             return None
-        (key, inner), = arguments.items()
+        ((key, inner),) = arguments.items()
         if key not in ARGUMENT_KEYS or not isinstance(inner, dict):
             return None
         assert self.tools is not None
@@ -248,7 +246,7 @@ class Binder:
         out = []
         try:
             errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
-        except Exception as exc:  # a schema the validator cannot apply; never let it raise
+        except Exception as exc:  # noqa: BLE001 - a schema the validator cannot apply; never let it raise
             issue = Issue(
                 "arguments_invalid",
                 {"name": name, "path": "$", "reason": excerpt(f"the schema could not be applied: {exc}")},

@@ -90,7 +90,9 @@ class Catalog:
         narrow = self._keys.get(key)
         if narrow is None:
             narrow = tuple(
-                m for m in got if m.terminal.pattern.needs_more(key, 0) or m.terminal.pattern.match_end(key, 0) is not None
+                m
+                for m in got
+                if m.terminal.pattern.needs_more(key, 0) or m.terminal.pattern.match_end(key, 0) is not None
             )
             if len(self._keys) < _MAX_PAIRS:
                 self._keys[key] = narrow

@@ -140,7 +140,6 @@ def _json(trimmed: str, notes: list[str] | None = None) -> Any:
         return value
 
 
-
 def _unescaped(trimmed: str) -> tuple[Any, list[str]]:
     """JSON written as the inside of a JSON string (``[{\\"id\\": 1}]``), as some models do."""
     if '\\"' not in trimmed:
@@ -209,9 +208,7 @@ def _steps(schema: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]
     return ((kind, _branch(schema, kind)) for kind in _types(schema))
 
 
-def _typed(
-    text: str, trimmed: str, schema: Mapping[str, Any], depth: int, notes: list[str] | None = None
-) -> Any:
+def _typed(text: str, trimmed: str, schema: Mapping[str, Any], depth: int, notes: list[str] | None = None) -> Any:
     return _typed_by(text, trimmed, _steps(schema), schema.get("enum"), depth, notes)
 
 

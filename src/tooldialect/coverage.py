@@ -15,7 +15,9 @@ __all__ = ["WRITE_ITEM", "unread", "unwritable", "write_marker_problem"]
 # -- what the write lines write -----------------------------------------------------------
 
 #: One item of a ``// write`` line; groups: a "quoted" JSON string, a TERMINAL, a slot and its option.
-WRITE_ITEM = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)')
+WRITE_ITEM = re.compile(
+    r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Z_][A-Z0-9_]*)(?![\w:])|([a-z]+)(?::([A-Za-z_][A-Za-z0-9_]*))?)'
+)
 
 
 def write_marker_problem(terminals: Mapping[str, Terminal], name: str) -> str | None:
@@ -42,7 +44,7 @@ def unwritable(compiled: CompiledGrammar) -> list[str]:
             "replay and td.export need one): write the call as the main model writes it, naming the "
             "grammar's terminals, e.g. '// write call: OPEN name:json \", \" arguments CLOSE'; a grammar "
             "that only reads writes the spelling it reads best, and adds '// write single' when its "
-            "model writes one call per reply (docs/authoring.md, \"Writing calls back\")"
+            'model writes one call per reply (docs/authoring.md, "Writing calls back")'
         )
     for kind, spec in compiled.header.writes:
         pos = 0
@@ -105,7 +107,9 @@ def unread(compiled: CompiledGrammar, reads: NodeReads) -> list[str]:
                 else:
                     todo.append((kid, inside or kid in reads.call_nodes))
             elif _payload(kid, compiled) and (picked or node not in reads.read_nodes):
-                problems.append(f"rule '{node}' holds a {kid} payload that no rule the reader reads holds: {_hold(kid, node)}")
+                problems.append(
+                    f"rule '{node}' holds a {kid} payload that no rule the reader reads holds: {_hold(kid, node)}"
+                )
     return list(dict.fromkeys(problems))
 
 
@@ -158,7 +162,7 @@ def _no_call_rule(holds: dict[str, set[str]], reads: NodeReads) -> str:
     )
     return (
         f"no rule yields calls (the rules read as calls: {names}), so every block would hold none: {hint} "
-        "(docs/authoring.md, \"Rule names the generic transformer reads\")"
+        '(docs/authoring.md, "Rule names the generic transformer reads")'
     )
 
 

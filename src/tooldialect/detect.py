@@ -185,7 +185,9 @@ class DetectStream:
             offsets=[i.span for i in intents],
             repetition_loops=kinds["repetition_loop"],
             truncated=kinds["truncated"],
-            arguments=[{"name": i.name, "arguments": i.arguments} for i in intents] if self._include_arguments else None,
+            arguments=[{"name": i.name, "arguments": i.arguments} for i in intents]
+            if self._include_arguments
+            else None,
         )
         return DetectResult(
             visible="".join(self._text),

@@ -151,7 +151,9 @@ def explain(
     regions = _regions(text, observer, result, blocks, call_block, diag_block)
     steps = _stream(text, stream, chunk) if chunk is not None else None
     # built from values this module made: no validation pass over thousands of regions
-    return Explanation.model_construct(source=text, result=result, regions=regions, blocks=blocks, chunk=chunk, stream=steps)
+    return Explanation.model_construct(
+        source=text, result=result, regions=regions, blocks=blocks, chunk=chunk, stream=steps
+    )
 
 
 # -- blocks -----------------------------------------------------------------------------------------
@@ -250,7 +252,9 @@ def _summary(note: BlockNote, outcome: str, n: int) -> str:
 def _candidates(note: BlockNote, outcome: str) -> list[Candidate]:
     won = next((c for c in note.candidates if c.family == note.winner), None) if outcome != "text" else None
     return [
-        Candidate.model_construct(family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note))
+        Candidate.model_construct(
+            family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note)
+        )
         for c in note.candidates
     ]
 
@@ -371,7 +375,13 @@ def _stream(text: str, like: ToolStream, chunk: int) -> list[StreamStep]:
     steps = []
     for k, i in enumerate(range(0, len(text), chunk)):
         events = stream.feed(text[i : i + chunk])
-        steps.append(StreamStep.model_construct(delta=k, start=i, end=min(len(text), i + chunk), events=[e.to_json() for e in events]))
+        steps.append(
+            StreamStep.model_construct(
+                delta=k, start=i, end=min(len(text), i + chunk), events=[e.to_json() for e in events]
+            )
+        )
     events = stream.close()
-    steps.append(StreamStep.model_construct(delta=-1, start=len(text), end=len(text), events=[e.to_json() for e in events]))
+    steps.append(
+        StreamStep.model_construct(delta=-1, start=len(text), end=len(text), events=[e.to_json() for e in events])
+    )
     return steps

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+from itertools import pairwise
 from typing import Any
 
 from rich.console import Console
@@ -228,7 +229,7 @@ def _segments(ex: Explanation) -> list[tuple[int, int, str, int | None, list[int
     spans.sort()
     active: list[tuple[int, int, int]] = []
     si = 0
-    for a, b in zip(points, points[1:]):
+    for a, b in pairwise(points):
         while ri + 1 < len(regions) and regions[ri].end <= a:
             ri += 1
         while si < len(spans) and spans[si][0] <= a:
@@ -268,19 +269,38 @@ def html_page(ex: Explanation) -> str:
     r = ex.result
     parts: list[str] = []
     w = parts.append
-    css = _CSS + "".join(
-        f".k-{k}{{color:{fg};background:{bg}}}" for k, (fg, bg) in _COLOURS.items()
-    ) + ".k-dropped{text-decoration:line-through}"
+    css = (
+        _CSS
+        + "".join(f".k-{k}{{color:{fg};background:{bg}}}" for k, (fg, bg) in _COLOURS.items())
+        + ".k-dropped{text-decoration:line-through}"
+    )
     w("<!DOCTYPE html>")
     w(_start("html", lang="en"))
-    w(_el("head", _start("meta", charset="utf-8") + _start("meta", name="viewport", content="width=device-width")
-          + _el("title", f"tooldialect explain: {len(src)} characters") + _el("style", css)))
+    w(
+        _el(
+            "head",
+            _start("meta", charset="utf-8")
+            + _start("meta", name="viewport", content="width=device-width")
+            + _el("title", f"tooldialect explain: {len(src)} characters")
+            + _el("style", css),
+        )
+    )
     w(_start("body"))
     w(_el("h1", "tooldialect explain"))
-    w(_el("p", f"{len(src)} characters, {len(r.calls)} call(s), {len(r.diagnostics)} diagnostic(s), "
-               f"{len(ex.blocks)} block(s)."))
-    w(_el("ul", "".join(_el("li", kind, class_=f"k-{kind}", title=meaning) for kind, meaning in REGION_KINDS.items()),
-          id="legend"))
+    w(
+        _el(
+            "p",
+            f"{len(src)} characters, {len(r.calls)} call(s), {len(r.diagnostics)} diagnostic(s), "
+            f"{len(ex.blocks)} block(s).",
+        )
+    )
+    w(
+        _el(
+            "ul",
+            "".join(_el("li", kind, class_=f"k-{kind}", title=meaning) for kind, meaning in REGION_KINDS.items()),
+            id="legend",
+        )
+    )
     w(_start("pre", id="reply"))
     for a, b, kind, call, diags in _segments(ex):
         piece = esc(src[a:b])

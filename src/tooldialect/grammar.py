@@ -355,6 +355,4 @@ def _check_opener(term: Terminal, family: str) -> None:
             f"a block must begin with a marker (use a 'reply' rule for replies that open with a payload)"
         )
     if term.pattern is not None and term.pattern.first is None:
-        raise GrammarError(
-            f"grammar {family!r}: opener {term.name} can begin with too many characters to scan for"
-        )
+        raise GrammarError(f"grammar {family!r}: opener {term.name} can begin with too many characters to scan for")

@@ -48,7 +48,15 @@ __all__ = ["Check", "Report", "check_grammar", "own_markers"]
 
 #: Header keys the registry reads (``policy GLOB`` lines aside).
 HEADER_KEYS = (
-    "family", "title", "models", "checked against", "rank", "reply", "value newlines", "text escapes", "gated",
+    "family",
+    "title",
+    "models",
+    "checked against",
+    "rank",
+    "reply",
+    "value newlines",
+    "text escapes",
+    "gated",
     "no tool",
 )
 _KEYISH = re.compile(r"([a-z][a-z-]{0,20}(?: [a-z-]{1,20}){0,2})\s*:")
@@ -118,7 +126,9 @@ def check_grammar(
             raise CorpusError(f"cannot read {corpus}: {getattr(exc, 'strerror', None) or exc}") from None
         unknown = [t for t in update_titles if t not in {c.title for c in cases}]
         if unknown:
-            raise CorpusError(f"{corpus}: no case titled {unknown[0]!r} to update (titles are the line after the = rule)")
+            raise CorpusError(
+                f"{corpus}: no case titled {unknown[0]!r} to update (titles are the line after the = rule)"
+            )
     elif update_new or update_titles:
         raise CorpusError("--update writes a corpus file's expectations: give the file with --corpus")
     report = Report(path)
@@ -202,8 +212,7 @@ def _check_name(report: Report, path: Path) -> bool:
         return False
     if other is not None and other.path.resolve() != path.resolve():
         taken = (
-            f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); "
-            f"rename the file"
+            f"family {path.stem!r} is already defined by {other.path} (from {registry._label(other)}); rename the file"
         )
         report.checks.append(Check("name", False, taken))
         return False
@@ -394,7 +403,7 @@ def _language_fence_openers(compiled: CompiledGrammar) -> list[str]:
                 continue
             out.append(
                 f"{term.name} opens a block on {example!r}, a fence whose info string names a language: such a "
-                "fence holds examples, never calls (docs/authoring.md, \"Fences\"); open calls with "
+                'fence holds examples, never calls (docs/authoring.md, "Fences"); open calls with '
                 "'%import ._tagged (FENCE_TOOL_CALL_OPEN)', or read a fenced payload only inside a block or "
                 "as the whole reply (a 'reply' rule)"
             )
@@ -469,7 +478,9 @@ def _check_corpus(
                     failed += 1
                     if mode == "batch" and problem.startswith(("no expected", "result differs")):
                         how = "--update" if case.expected is None else f"--update {json.dumps(case.title)}"
-                        problem = problem.replace("; it reads as:", f" (when it reads right, {how} writes it); it reads as:", 1)
+                        problem = problem.replace(
+                            "; it reads as:", f" (when it reads right, {how} writes it); it reads as:", 1
+                        )
                     report.checks.append(Check(f"case {case.title!r} (line {case.line}, {mode})", False, problem))
                     if mode == "batch":
                         break  # the stream checks compare with a batch result that is already wrong
@@ -495,10 +506,14 @@ def _write_expectations(report: Report, cases: list, corpus: Path, update: _Upda
             report.checks.append(Check(f"update {case.title!r} (line {case.line})", False, f"not written: {exc}"))
             continue
         if got == case.expected:
-            report.checks.append(Check(f"update {case.title!r} (line {case.line})", True, "unchanged: the expectation already says this"))
+            report.checks.append(
+                Check(f"update {case.title!r} (line {case.line})", True, "unchanged: the expectation already says this")
+            )
             continue
-        was = "written (it had none); review it" if case.expected is None else (
-            "REWRITTEN; it was:\n" + canonical(case.expected) + "\nnow"
+        was = (
+            "written (it had none); review it"
+            if case.expected is None
+            else ("REWRITTEN; it was:\n" + canonical(case.expected) + "\nnow")
         )
         report.checks.append(Check(f"update {case.title!r} (line {case.line})", True, f"{was}:\n{canonical(got)}"))
         written[i] = got

@@ -90,7 +90,9 @@ _CHOICES = {
 }
 
 
-def _read_key(stem: str, raw_key: str, value: str, body: str, fields: dict[str, Any], lists: dict[str, list[Any]]) -> None:
+def _read_key(
+    stem: str, raw_key: str, value: str, body: str, fields: dict[str, Any], lists: dict[str, list[Any]]
+) -> None:
     """One ``// key: value`` line into ``fields`` (single values) or ``lists``."""
     key = raw_key.lower()
     pm = _POLICY_KEY.fullmatch(raw_key)
@@ -190,6 +192,10 @@ def _write_line(stem: str, line: str, m: re.Match[str]) -> tuple[str, str]:
             + ", ".join(f"'write {k}'" for k in WRITE_KINDS)
         )
     if (kind == "single") != (not spec):
-        want = "'// write single' takes nothing after it" if kind == "single" else f"'// write {kind}: …' needs items after the colon"
+        want = (
+            "'// write single' takes nothing after it"
+            if kind == "single"
+            else f"'// write {kind}: …' needs items after the colon"
+        )
         raise GrammarError(f"grammar {stem!r}: line '// {line}': {want}")
     return kind, spec

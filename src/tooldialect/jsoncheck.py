@@ -56,7 +56,7 @@ def compile_check(schema: Any, cls: type) -> Check | None:
         return None
     try:
         return _Compiler(schema, cls, applicable).node(schema, 0)
-    except Exception:  # Unsupported, or a value no builder expected: jsonschema decides
+    except Exception:  # noqa: BLE001 - Unsupported, or a value no builder expected: jsonschema decides
         return None
 
 
@@ -158,10 +158,7 @@ def _every(checks: list[Check]) -> Check:
     fixed = tuple(checks)
 
     def every(x: Any) -> bool:
-        for check in fixed:
-            if not check(x):
-                return False
-        return True
+        return all(check(x) for check in fixed)
 
     return every
 

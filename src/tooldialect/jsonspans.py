@@ -108,7 +108,7 @@ def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, i
         if text[pos] != '"':
             return members, None, -1
         key_end = string_end(text, pos)
-        if key_end >= n and text[key_end - 1 : key_end] != '"' or key_end > n:
+        if (key_end >= n and text[key_end - 1 : key_end] != '"') or key_end > n:
             return members, None, -1
         try:
             key = json.loads(text[pos:key_end])

@@ -102,7 +102,7 @@ def analyse(regexp: str) -> MarkerPattern:
     except re.error as exc:  # pragma: no cover - lark already validated it
         raise UnsupportedPattern(str(exc)) from exc
     _check_supported(_items(parsed))
-    lo, hi = parsed.getwidth()
+    _lo, hi = parsed.getwidth()
     first = _first_chars(_items(parsed), False)
     literal, ic = _as_literal(_items(parsed))
     return MarkerPattern(
@@ -375,7 +375,7 @@ def _seq(items: list, ic: bool) -> list[str]:
     return out
 
 
-def _one(op, av, ic: bool) -> list[str]:  # noqa: ANN001 - sre parse items
+def _one(op, av, ic: bool) -> list[str]:
     if op is _c.LITERAL:
         return [chr(av)]
     if op is _c.NOT_LITERAL:
@@ -407,7 +407,7 @@ def _one(op, av, ic: bool) -> list[str]:  # noqa: ANN001 - sre parse items
     return ["a"]
 
 
-def _category_example(cat) -> str:  # noqa: ANN001
+def _category_example(cat) -> str:
     name = str(cat).upper()
     for key, example in _CATEGORY_EXAMPLE.items():
         if name.endswith(key) and "NOT" not in name:
@@ -415,7 +415,7 @@ def _category_example(cat) -> str:  # noqa: ANN001
     return "." if "WORD" in name else "a"
 
 
-def _sample_in_class(av, ch: str) -> bool:  # noqa: ANN001
+def _sample_in_class(av, ch: str) -> bool:
     for o, a in av:
         if o is _c.LITERAL and chr(a) == ch:
             return True

@@ -359,9 +359,8 @@ class ChatStream(Translator):
                 call = self._calls.get(ev.index)
                 if call is not None:
                     call.aborted = ev.reason or "aborted"
-            elif isinstance(ev, DiagnosticEvent):
-                if ev.diagnostic.kind == "truncated":
-                    self._truncated = True
+            elif isinstance(ev, DiagnosticEvent) and ev.diagnostic.kind == "truncated":
+                self._truncated = True
             self._pump(out)
         return out
 

@@ -56,7 +56,19 @@ TS_CONSTANTS: dict[str, Any] = {"true": True, "false": False, "null": None, "und
 _TEXT_PREFIXES = ("", "r", "u")  # lower-cased: prefixes that still make a text string
 _SPECIAL = re.compile(r"[\\\r\n]")
 _SIMPLE = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_TS_SIMPLE = {"\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_TS_SIMPLE = {
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "`": "`",
+    "$": "$",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 _OCTAL = re.compile(r"[0-7]{1,3}")
 _PAIR = re.compile(r"[\ud800-\udbff][\udc00-\udfff]")
@@ -78,7 +90,12 @@ class Refused(ValueError):
 
 
 def literal(
-    node: Node, max_depth: int, constants: dict[str, Any] | None = None, *, language: str = PYTHON, templates: bool = False
+    node: Node,
+    max_depth: int,
+    constants: dict[str, Any] | None = None,
+    *,
+    language: str = PYTHON,
+    templates: bool = False,
 ) -> Any:
     """The JSON value of a ``py_value`` node, read as ``language`` reads it (``templates``:
     a backtick template without ``${…}`` is a string in Python too, as code calls read it).
@@ -126,7 +143,9 @@ def literal(
     return root[0]
 
 
-def _scalar_or_container(node: Node, constants: dict[str, Any], language: str, templates: bool = False) -> tuple[Any] | Node:
+def _scalar_or_container(
+    node: Node, constants: dict[str, Any], language: str, templates: bool = False
+) -> tuple[Any] | Node:
     """A value that holds no other value, as ``(value,)``, or the container atom to open."""
     atoms = [c for c in node.children if isinstance(c, Node)]
     text = _strings(atoms, language)
@@ -197,7 +216,7 @@ def _strings(atoms: list[Node], language: str) -> str | None:
         if atom.name != "py_string":
             return None
         token = _token(atom).value
-        if language == TYPESCRIPT and (parts or i + 1 < len(atoms) and atoms[i + 1].name == "py_string"):
+        if language == TYPESCRIPT and (parts or (i + 1 < len(atoms) and atoms[i + 1].name == "py_string")):
             raise Refused("adjacent strings are joined in Python only; TypeScript needs +")
         if language == TYPESCRIPT and token[:3] in ("'''", '"""') and len(token) >= 6:
             raise Refused("a triple-quoted string is Python, not TypeScript")
@@ -385,7 +404,11 @@ def spellings(node: Node) -> tuple[list[str], list[str]]:
         elif name == "py_entry":
             key = next((c for c in item.children if isinstance(c, Node)), None)
             parts = [c for c in key.children if isinstance(c, Node)] if key is not None else []
-            if len(parts) == 1 and parts[0].name == "py_name" and _token(parts[0]).value not in ("True", "False", "None"):
+            if (
+                len(parts) == 1
+                and parts[0].name == "py_name"
+                and _token(parts[0]).value not in ("True", "False", "None")
+            ):
                 typescript.append(f"the bare key {_token(parts[0]).value!r}")
         stack.extend(reversed(item.children))
     return python, typescript

@@ -54,7 +54,11 @@ def _apply(ds: Any, which: str, options: dict[str, Any], batch_size: int | None)
             raise table.TableError("pass tools as a tool list or its JSON text: workers build their own toolset")
         options = {**options, "tools": table._json(list(tools))}
     return ds.map_batches(
-        _run, batch_format="pyarrow", batch_size=batch_size, fn_kwargs={"which": which, "options": options}, zero_copy_batch=True
+        _run,
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        fn_kwargs={"which": which, "options": options},
+        zero_copy_batch=True,
     )
 
 

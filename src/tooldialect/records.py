@@ -11,7 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ARGUMENT_KEYS", "ID_KEYS", "NAME_KEYS", "Issue", "RawCall", "excerpt", "renamed"]
+__all__ = [
+    "ARGUMENT_KEYS",
+    "ID_KEYS",
+    "NAME_KEYS",
+    "Issue",
+    "RawCall",
+    "excerpt",
+    "not_object_issue",
+    "not_returned_issue",
+    "renamed",
+    "repaired_issue",
+]
 
 #: Keys that hold a call's arguments, in priority order (read from a call object, and
 #: unwrapped by binding when the schema does not expect them).
@@ -65,3 +76,30 @@ def renamed(written: str, name: str, how: str, span: tuple[int, int] | None) -> 
         span,
         f"tool name {excerpt(written)!r} read as {name!r} ({how})",
     )
+
+
+# -- the issues a reader reports of a call's arguments ------------------------------------------
+
+
+def repaired_issue(name: str, repairs: list[str], span: tuple[int, int]) -> Issue:
+    return Issue(
+        "arguments_repaired",
+        {"name": name, "repairs": list(repairs)},
+        span,
+        f"{name}: arguments repaired ({', '.join(repairs)})",
+    )
+
+
+def not_returned_issue(name: str, reason: str, value: Any, span: tuple[int, int]) -> Issue:
+    return Issue(
+        "arguments_invalid",
+        {"name": name, "reason": reason, "excerpt": excerpt(str(value))},
+        span,
+        f"{name}: {reason}; the call is not returned",
+    )
+
+
+def not_object_issue(name: str, value: Any, span: tuple[int, int]) -> Issue:
+    kind = type(value).__name__ if value is not None else "null"
+    kind = {"str": "string", "list": "array", "int": "number", "float": "number", "bool": "boolean"}.get(kind, kind)
+    return not_returned_issue(name, f"arguments is a {kind}, not a JSON object", value, span)

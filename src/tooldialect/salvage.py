@@ -56,34 +56,40 @@ class Salvage:
             if isinstance(v, Node) and self.announce(v) is not None:
                 # the call begins at the token before its name (its opener), when there is one
                 opener = prev.start if isinstance(prev, Tok) and prev.start is not None else None
-                name, start, params, args, call_id = self.announce(v), opener if opener is not None else v.start, [], None, None
+                name, start, params, args, call_id = (
+                    self.announce(v),
+                    opener if opener is not None else v.start,
+                    [],
+                    None,
+                    None,
+                )
                 kwargs, depth, name_start, code = [], 0, v.start, False
                 if v.name == "call_id":  # an id that names the call (Kimi's functions.NAME:IDX)
                     call_id = node_text(v).strip() or None
             elif isinstance(v, Node) and v.name == "param" and name is not None:
                 params.append(v)
             elif isinstance(v, Tok) and v.value in OPENERS and name is not None:
-                code = code or depth == 0 and v.value == "("  # name( : a call written as code
+                code = code or (depth == 0 and v.value == "(")  # name( : a call written as code
                 depth += 1  # brackets still open (a closed one was reduced into a node)
             elif isinstance(v, Node) and v.name == "py_kwarg" and name is not None and depth == 1:
                 kwargs.append(v)
             elif isinstance(v, Node) and v.name == "call_id":
                 call_id = node_text(v).strip() or None
-            elif name is not None and (isinstance(v, Node) and v.name == "arguments" or isinstance(v, Tok) and v.type in EXTERNALS):
+            elif name is not None and (
+                (isinstance(v, Node) and v.name == "arguments") or (isinstance(v, Tok) and v.type in EXTERNALS)
+            ):
                 # JSON arguments read whole before the cut (a closer cut off after them)
                 args = first_token(v) if isinstance(v, Node) else v
             prev = v
         if name is None:
             return None, None
-        if kwargs or code and not params:
+        if kwargs or (code and not params):
             # a call written as code begins at its name, as its node does (``name(…)``)
             return name, self._salvaged_literals(name, kwargs, call_id, name_start or 0)
         if args is not None and not params:
             return name, self._salvaged_arguments(name, args, call_id, start or 0)
         end = params[-1].end if params else start
-        raw = RawCall(
-            name, None, None, call_id, (start or 0, end or 0), self.family, text_params=self.params(params)
-        )
+        raw = RawCall(name, None, None, call_id, (start or 0, end or 0), self.family, text_params=self.params(params))
         return name, raw
 
     def _salvaged_literals(self, name: str, kwargs: list[Node], call_id: str | None, start: int) -> RawCall:
@@ -181,7 +187,12 @@ class Salvage:
             args = partial_object(text, vstart)[0]
         args_json = self.args_text(text, args, call_object=True, elem=elem)
         raw = RawCall(
-            name, args, args_json or json.dumps(args, ensure_ascii=False), call_id, (base + start, base + len(text)), self.family
+            name,
+            args,
+            args_json or json.dumps(args, ensure_ascii=False),
+            call_id,
+            (base + start, base + len(text)),
+            self.family,
         )
         raw.elem = elem
         return name, raw
@@ -201,5 +212,7 @@ class Salvage:
             return None, None
         if not name.strip() or not isinstance(args, dict):
             return None, None
-        raw = RawCall(name, args, json.dumps(args, ensure_ascii=False), None, (base + start, base + len(text)), self.family)
+        raw = RawCall(
+            name, args, json.dumps(args, ensure_ascii=False), None, (base + start, base + len(text)), self.family
+        )
         return name, raw

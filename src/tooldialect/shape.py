@@ -87,7 +87,7 @@ class Index:
     """The call's 0-based position in the reply (Kimi's ``functions.f:0``)."""
 
 
-Part = Union[Lit, Name, Arguments, Params, Key, Value, Id, Index]
+Part = Union[Lit, Name, Arguments, Params, Key, Value, Id, Index]  # noqa: UP007 - a runtime alias
 
 
 @dataclass(frozen=True)

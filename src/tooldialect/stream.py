@@ -7,10 +7,10 @@ from typing import Any
 
 from .binding import Binder
 from .catalog import catalog_for
+from .engine import Engine
 from .errors import PolicyError, StreamClosedError
 from .families import get
 from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta, constructor
-from .engine import Engine
 from .tokens import Detokenizer
 from .toolset import Toolset
 

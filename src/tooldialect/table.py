@@ -38,9 +38,7 @@ from .transcript import AssistantToolCalls, Chat, compact_json, from_openai, pai
 try:
     import pyarrow as pa
 except ImportError:  # pragma: no cover - depends on the install
-    raise MissingDependencyError(
-        "tooldialect.table needs pyarrow: pip install 'tooldialect[table]'"
-    ) from None
+    raise MissingDependencyError("tooldialect.table needs pyarrow: pip install 'tooldialect[table]'") from None
 
 __all__ = [
     "AUDIT_COLUMNS",
@@ -433,7 +431,7 @@ def audit_batch(
             continue
         leaks, count, thread = [], 0, None
         try:
-            for thread, text, native in units:
+            for thread, text, native in units:  # noqa: B007 - the thread of the last unit read is reported
                 leak = scan_content(text, native, families=fams, policy=policy)
                 if leak is not None:
                     leak["offsets"] = [list(o) for o in leak["offsets"]]
@@ -572,12 +570,16 @@ def _family_messages(entries: list[Any], fam: Any, tools: Toolset | None, varian
             text = entry.content or ""
             if text and not text.endswith("\n"):
                 text += "\n"
-            msg: dict[str, Any] = {"role": "assistant", "content": text + fam.render_calls(entry.tool_calls, tools, variant=variant)}
+            msg: dict[str, Any] = {
+                "role": "assistant",
+                "content": text + fam.render_calls(entry.tool_calls, tools, variant=variant),
+            }
             if entry.reasoning_content is not None:
                 msg["reasoning_content"] = entry.reasoning_content
             out.append(msg)
         else:
             out.extend(
-                {"role": "tool", "tool_call_id": r.tool_call_id, "name": r.name, "content": r.output} for r in entry.results
+                {"role": "tool", "tool_call_id": r.tool_call_id, "name": r.name, "content": r.output}
+                for r in entry.results
             )
     return out

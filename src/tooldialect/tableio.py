@@ -116,7 +116,9 @@ def decode_lines(lines: Iterable[bytes | str], columns: Columns, first: int = 1)
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}.get(type(value), "a value")
+    return {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}.get(
+        type(value), "a value"
+    )
 
 
 def _bad(out: dict[str, list[Any]], errors: list[str | None], why: str) -> None:
@@ -181,7 +183,9 @@ def _advance(progress: Callable[[int], None] | None, raw: BinaryIO, done: int) -
     return at
 
 
-def _parquet(path: Path, columns: Sequence[str] | None, batch_rows: int, progress: Callable[[int], None] | None) -> Iterator[Any]:
+def _parquet(
+    path: Path, columns: Sequence[str] | None, batch_rows: int, progress: Callable[[int], None] | None
+) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
     try:
@@ -198,7 +202,9 @@ def _parquet(path: Path, columns: Sequence[str] | None, batch_rows: int, progres
     except TableError:
         raise
     except (OSError, pa.ArrowException) as exc:
-        raise TableError(f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise TableError(
+            f"cannot read {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
 
 
 def parquet_records(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[tuple[int, Any, int]]:
@@ -244,7 +250,7 @@ class TableWriter:
 
                 self._parquet = pq.ParquetWriter(path, schema)
             else:
-                self._fh = sys_stdout() if path == "-" else open(path, "w", encoding="utf-8")
+                self._fh = sys_stdout() if path == "-" else open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
         except OSError as exc:
             raise TableError(f"cannot write {path}: {exc.strerror or exc}") from None
 

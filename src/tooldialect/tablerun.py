@@ -81,7 +81,9 @@ def _inprocess(job: Job, files: Sequence[Any], out: str, progress: Callable[[int
     writer: TableWriter | None = None
     try:
         for path in files:
-            for batch in read_batches(path, job.columns, parquet_columns=job.needed, batch_rows=job.batch_rows, progress=progress):
+            for batch in read_batches(
+                path, job.columns, parquet_columns=job.needed, batch_rows=job.batch_rows, progress=progress
+            ):
                 error = ERROR_COLUMN if ERROR_COLUMN in batch.schema.names else None
                 got = fn(batch, error_column=error, **job.options)
                 if writer is None:
@@ -103,7 +105,9 @@ def _cast(batch: Any, schema: Any, path: Any) -> Any:
     try:
         return batch.cast(schema)
     except (pa.ArrowException, ValueError) as exc:
-        raise TableError(f"{path} does not have the columns of the files before it ({str(exc).splitlines()[0]})") from None
+        raise TableError(
+            f"{path} does not have the columns of the files before it ({str(exc).splitlines()[0]})"
+        ) from None
 
 
 def _spark(job: Job, files: list[str], parquet: bool, out: str, master: str) -> Job:

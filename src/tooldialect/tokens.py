@@ -61,7 +61,8 @@ class Detokenizer:
         if tokenizer is None and not special_tokens:
             raise PolicyError("feed_tokens needs a tokenizer= (or special_tokens={id: text}) given to the ToolStream")
         if tokenizer is not None and not (
-            callable(getattr(tokenizer, "decode_single_token_bytes", None)) or callable(getattr(tokenizer, "decode", None))
+            callable(getattr(tokenizer, "decode_single_token_bytes", None))
+            or callable(getattr(tokenizer, "decode", None))
         ):
             raise PolicyError(
                 f"tokenizer= must have decode_single_token_bytes (tiktoken) or decode (Hugging Face), got {type(tokenizer).__name__}"

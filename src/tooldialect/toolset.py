@@ -44,7 +44,11 @@ def parameter_order(schema: Any) -> list[str]:
     if not isinstance(props, Mapping):
         return []
     required = schema.get("required")
-    first = list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props)) if isinstance(required, list) else []
+    first = (
+        list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props))
+        if isinstance(required, list)
+        else []
+    )
     return first + sorted(k for k in props if k not in first)
 
 
@@ -79,7 +83,10 @@ _EDIT_PROPERTIES: dict[str, Any] = {
 def _editor(commands: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {"command": {"type": "string", "enum": commands, "description": "What to do."}, **_EDIT_PROPERTIES},
+        "properties": {
+            "command": {"type": "string", "enum": commands, "description": "What to do."},
+            **_EDIT_PROPERTIES,
+        },
         "required": ["command", "path"],
     }
 
@@ -99,8 +106,14 @@ _ANTHROPIC_CLIENT_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     # text_editor_20241022 and text_editor_20250124 (named str_replace_editor) have undo_edit;
     # text_editor_20250429 and later (str_replace_based_edit_tool) do not
-    "text_editor_2024": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert", "undo_edit"])),
-    "text_editor_20250124": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert", "undo_edit"])),
+    "text_editor_2024": (
+        "View, create and edit files.",
+        _editor(["view", "create", "str_replace", "insert", "undo_edit"]),
+    ),
+    "text_editor_20250124": (
+        "View, create and edit files.",
+        _editor(["view", "create", "str_replace", "insert", "undo_edit"]),
+    ),
     "text_editor_": ("View, create and edit files.", _editor(["view", "create", "str_replace", "insert"])),
 }
 #: Anthropic's server tools: its API runs them itself, so a model served elsewhere cannot
@@ -261,7 +274,7 @@ class Toolset:
         try:
             check = schema.check()
             return check(arguments) if check is not None else bool(schema.validator().is_valid(arguments))
-        except Exception:  # the caller asks jsonschema, which reports it
+        except Exception:  # noqa: BLE001 - the caller asks jsonschema, which reports it
             return False
 
     def __repr__(self) -> str:

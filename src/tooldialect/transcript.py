@@ -84,8 +84,13 @@ class ToolResult(BaseModel):
         self, tool_call_id: str, name: str, output: str, status: str = "ok", *, verbatim: bool = False
     ) -> None:
         _build(
-            super().__init__, "ToolResult",
-            tool_call_id=tool_call_id, name=name, output=output, status=status, verbatim=verbatim,
+            super().__init__,
+            "ToolResult",
+            tool_call_id=tool_call_id,
+            name=name,
+            output=output,
+            status=status,
+            verbatim=verbatim,
         )
 
 
@@ -174,10 +179,16 @@ class AssistantToolCalls(BaseModel):
         calls = tuple(tool_calls)
         for call in calls:
             if not isinstance(call, AssistantCall):
-                raise PolicyError(f"tool_calls holds {type(call).__name__}: use AssistantCall (or AssistantCall.from_call)")
+                raise PolicyError(
+                    f"tool_calls holds {type(call).__name__}: use AssistantCall (or AssistantCall.from_call)"
+                )
         _build(
-            super().__init__, "AssistantToolCalls",
-            tool_calls=calls, content=content, reasoning_content=reasoning_content, extra=_check_extra(extra),
+            super().__init__,
+            "AssistantToolCalls",
+            tool_calls=calls,
+            content=content,
+            reasoning_content=reasoning_content,
+            extra=_check_extra(extra),
         )
 
     @property
@@ -198,7 +209,9 @@ class ToolResults(BaseModel):
         items = tuple(results)
         for item in items:
             if not isinstance(item, ToolResult):
-                raise PolicyError(f"ToolResults holds {type(item).__name__}: use td.ToolResult(tool_call_id, name, output)")
+                raise PolicyError(
+                    f"ToolResults holds {type(item).__name__}: use td.ToolResult(tool_call_id, name, output)"
+                )
         _build(super().__init__, "ToolResults", results=items)
 
     @property
@@ -206,7 +219,7 @@ class ToolResults(BaseModel):
         return frozenset(r.tool_call_id for r in self.results)
 
 
-Entry = Union[Chat, AssistantToolCalls, ToolResults]
+Entry = Union[Chat, AssistantToolCalls, ToolResults]  # noqa: UP007 - a runtime alias (isinstance, pydantic)
 
 
 def entries(transcript: Iterable[Any]) -> list[Entry]:
@@ -275,7 +288,11 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
                 args = args if isinstance(args, str) else compact_json(args)
                 calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
                 names[call.get("id")] = fn.get("name")
-            out.append(AssistantToolCalls(tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")))
+            out.append(
+                AssistantToolCalls(
+                    tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")
+                )
+            )
         elif role == "tool":
             call_id = msg.get("tool_call_id")
             out.append(ToolResults([ToolResult(call_id, msg.get("name") or names.get(call_id), content)]))
@@ -298,4 +315,3 @@ def compact_json(value: Any) -> str:
     """A JSON value as one compact line with sorted keys (anything JSON cannot hold as its
     ``str``): how arguments given as a value, and table cells, are written."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-

@@ -32,7 +32,7 @@ import json
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from .argstream import args_prefix, finish_json
 from .coerce import strip_template_newlines
@@ -48,6 +48,9 @@ from .records import (  # also transform's: readers import them here
     Issue,
     RawCall,
     excerpt,
+    not_object_issue,
+    not_returned_issue,
+    repaired_issue,
 )
 from .repair import RepairFailed, repair_json
 from .salvage import OPENERS, Salvage
@@ -105,7 +108,7 @@ class Reader(Salvage):
     #: The nodes read as calls, every node read, and the nodes read child by child.
     call_nodes: frozenset[str] = CALL_NODES
     read_nodes: frozenset[str] = READ_NODES
-    picked_nodes: Mapping[str, frozenset[str]] = PICKED_NODES
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = PICKED_NODES
     #: The nodes :meth:`announce` may read a tool name from.
     announce_nodes: frozenset[str] = frozenset({"name"})
     #: Every node a candidate hands to this reader (set per class: ``_reacts_to``).
@@ -231,9 +234,12 @@ class Reader(Salvage):
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
             issue = _invalid_json(tok, str(exc), name)
-            issue.span = (min(span[0], tok.start or span[0]), max(span[1], tok.end or span[1]))  # the call, name included
+            issue.span = (
+                min(span[0], tok.start or span[0]),
+                max(span[1], tok.end or span[1]),
+            )  # the call, name included
             return [], [issue]
-        notes = [_repaired(name, repairs, span)] if repairs else []
+        notes = [repaired_issue(name, repairs, span)] if repairs else []
         raw = tok.value if not repairs else self.args_text(tok.value, value, call_object=False)
         return self._finish(name, value, raw, call_id, span, notes)
 
@@ -316,7 +322,9 @@ class Reader(Salvage):
         for obj, start, end in self._call_objects(value, exact, 0, len(text), []):
             elem = 0 if obj is value else places.get(id(obj), -1)
             got, notes = (
-                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text) if isinstance(obj, dict) else ([], [])
+                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text)
+                if isinstance(obj, dict)
+                else ([], [])
             )
             for item in (*got, *notes):
                 item.elem = elem
@@ -324,7 +332,7 @@ class Reader(Salvage):
                 skipped.append((start, end, elem))
             for call in got:
                 if repairs:
-                    call.notes.insert(0, _repaired(call.name, repairs, call.span))
+                    call.notes.insert(0, repaired_issue(call.name, repairs, call.span))
             calls += got
             issues += notes
         if calls:
@@ -456,10 +464,10 @@ class Reader(Salvage):
             try:
                 decoded, repairs = self._load(stripped)
             except JsonValueError:
-                return [], [_not_object(name, value, span)]
+                return [], [not_object_issue(name, value, span)]
             if isinstance(decoded, dict):
                 if repairs:
-                    notes = notes + [_repaired(name, repairs, span)]
+                    notes = [*notes, repaired_issue(name, repairs, span)]
                 text = stripped if not repairs else json.dumps(decoded, ensure_ascii=False)
                 return [RawCall(name, decoded, text, call_id, span, self.family, notes)], []
             if isinstance(decoded, str):
@@ -468,12 +476,12 @@ class Reader(Salvage):
                 except JsonValueError:
                     twice = None
                 if isinstance(twice, dict):
-                    return [], [_invalid_shape(name, "arguments are a JSON string encoded twice", value, span)]
-            return [], [_not_object(name, value, span)]
+                    return [], [not_returned_issue(name, "arguments are a JSON string encoded twice", value, span)]
+            return [], [not_object_issue(name, value, span)]
         if isinstance(value, dict):
             text = raw if raw is not None else json.dumps(value, ensure_ascii=False)
             return [RawCall(name, value, text, call_id, span, self.family, notes)], []
-        return [], [_not_object(name, value, span)]
+        return [], [not_object_issue(name, value, span)]
 
 
 #: The key under which :func:`_call_parts` keeps a call's literal items.
@@ -520,36 +528,12 @@ def _call_id(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _repaired(name: str, repairs: list[str], span: tuple[int, int]) -> Issue:
-    return Issue(
-        "arguments_repaired",
-        {"name": name, "repairs": list(repairs)},
-        span,
-        f"{name}: arguments repaired ({', '.join(repairs)})",
-    )
-
-
-def _invalid_shape(name: str, reason: str, value: Any, span: tuple[int, int]) -> Issue:
-    return Issue(
-        "arguments_invalid",
-        {"name": name, "reason": reason, "excerpt": excerpt(str(value))},
-        span,
-        f"{name}: {reason}; the call is not returned",
-    )
-
-
 def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
     """A catalogue entry echoed back ({"name", "description", "parameters": <schema>}) is not a call."""
     if key != "parameters" or "description" not in holder:
         return False
     params = holder.get("parameters")
     return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
-
-
-def _not_object(name: str, value: Any, span: tuple[int, int]) -> Issue:
-    kind = type(value).__name__ if value is not None else "null"
-    kind = {"str": "string", "list": "array", "int": "number", "float": "number", "bool": "boolean"}.get(kind, kind)
-    return _invalid_shape(name, f"arguments is a {kind}, not a JSON object", value, span)
 
 
 def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:

@@ -20,7 +20,9 @@ import tooldialect as td
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-VECTORS = Path(os.environ.get("TOOLDIALECT_PEER_VECTORS", ROOT.parent / "shared" / "conformance" / "peer_vectors.jsonl"))
+VECTORS = Path(
+    os.environ.get("TOOLDIALECT_PEER_VECTORS", ROOT.parent / "shared" / "conformance" / "peer_vectors.jsonl")
+)
 
 #: Each peer family label must pass this share of its vectors; the whole file the second.
 FAMILY_RATE = 0.95

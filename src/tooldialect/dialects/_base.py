@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from ..errors import PolicyError
 from ..models import ParseResult, Policy
-from ..render.tool_results import results as result_turns
 from ..render import protocol
 from ..render.calls import as_call, check_nesting, too_deep
 from ..render.calls import render_call as _render_body
 from ..render.signatures import MAX_NESTING, nesting
+from ..render.tool_results import results as result_turns
 from ..stream import parse as _parse
 from ..toolset import Toolset
 from ..transcript import AssistantToolCalls, Chat, Entry, ToolResult, ToolResults, pair_tool_cycles
@@ -82,7 +82,9 @@ class TextDialect(Dialect):
         check_nesting(name, arguments)
         return protocol.tagged(self._body(name, arguments, exact, _toolset(tools), strict=True))
 
-    def _body(self, name: str, arguments: dict[str, Any], exact: str | None, tools: Toolset | None, strict: bool) -> str:
+    def _body(
+        self, name: str, arguments: dict[str, Any], exact: str | None, tools: Toolset | None, strict: bool
+    ) -> str:
         tool = tools.get(name) if tools is not None else None
         if tool is None:
             if strict:
@@ -177,4 +179,3 @@ def _with_user_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     while at < len(messages) and messages[at]["role"] in ("system", "developer"):
         at += 1
     return [*messages[:at], {"role": "user", "content": CONTINUATION}, *messages[at:]]
-

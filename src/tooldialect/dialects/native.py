@@ -87,7 +87,11 @@ class Native(Dialect):
 
 
 def _wire_call(call: AssistantCall) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
     if call.extra_content is not None:
         out["extra_content"] = call.extra_content
     return out

@@ -19,7 +19,9 @@ class Xml(TextDialect):
     name: ClassVar[str] = "xml"
     style: ClassVar[str] = "xml"
 
-    def _body(self, name: str, arguments: dict[str, Any], exact: str | None, tools: Toolset | None, strict: bool) -> str:
+    def _body(
+        self, name: str, arguments: dict[str, Any], exact: str | None, tools: Toolset | None, strict: bool
+    ) -> str:
         return _json_body(name, arguments, exact)
 
 

@@ -401,7 +401,9 @@ class Block:
         "inline", "deferred", "waits", "typed",
     )  # fmt: skip
 
-    def __init__(self, start: int, opener_end: int, cands: list[Cand], channel: Channel, reply: bool, tail: str) -> None:
+    def __init__(
+        self, start: int, opener_end: int, cands: list[Cand], channel: Channel, reply: bool, tail: str
+    ) -> None:
         self.start = start
         self.opener_end = opener_end
         self.cands = cands

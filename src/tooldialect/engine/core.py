@@ -39,7 +39,6 @@ from .window import Held, SpecialTokens, Window
 __all__ = ["Engine"]
 
 
-
 class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbiter, Recovery):
     """The sans-IO core behind :class:`~tooldialect.ToolStream` and :func:`~tooldialect.parse`."""
 
@@ -93,7 +92,10 @@ class Engine(Prose, Fences, Cursor, WholeBlocks, TextValues, Loops, Ledger, Arbi
                 and not self.long_run
                 and (self.reply_started or self.channel is not Channel.TEXT)
                 and not (self.cat.lines and ("\n" in delta or not self.sink.line_prose) and self._line_may_begin(delta))
-                and (self.cat.first_rx.search(delta) is None or len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
+                and (
+                    self.cat.first_rx.search(delta) is None
+                    or (len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
+                )
             ):
                 # prose, nothing held, and no character a marker (or fence) begins with:
                 # the delta is text, as _step_prose and _compact would find it

@@ -23,6 +23,7 @@ __all__ = ["Cursor"]
 
 _NON_WS = re.compile(r"\S")
 
+
 def _refuse(constant: str) -> None:
     raise ValueError(constant)  # NaN and Infinity are not JSON: the scanner decides what they are
 
@@ -58,6 +59,8 @@ def _decode_end(win: str, lp: int) -> int:
         except ValueError:
             return -1
         size *= _GROWTH
+
+
 _START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
 
 
@@ -266,10 +269,9 @@ class Cursor:
         if not terms and not text_ok:
             return self._unexpected(c, lp)  # nothing the parser accepts can begin here
         best, external, wait = self._longest(terms, win, lp)
-        if best is not None and self.specials is not None and c.g.header.special_tokens == "only":
-            if self.specials.ordinary(base + lp, win[lp : best[0]]):
-                # a marker of this family spelled in ordinary tokens is not its marker
-                best = None
+        special_only = self.specials is not None and c.g.header.special_tokens == "only"
+        if best is not None and special_only and self.specials.ordinary(base + lp, win[lp : best[0]]):
+            best = None  # a marker of this family spelled in ordinary tokens is not its marker
         if wait:
             c.state = Reading.WAIT
             return False
@@ -520,8 +522,10 @@ class Cursor:
                 c.state = Reading.WAIT
                 return False
         targets = c.open_closers() if not payload else (c.g.closers if c.calls else ())
-        closer = q < len(win) and q == q_mark and any(
-            (e := t.pattern.match_end(win, q)) is not None and e > q for t in targets
+        closer = (
+            q < len(win)
+            and q == q_mark
+            and any((e := t.pattern.match_end(win, q)) is not None and e > q for t in targets)
         )
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture

@@ -81,15 +81,15 @@ class Fences:
                 self.fence = (ch, n)
                 return True
             else:
-                self._text(win[q : run_end])
+                self._text(win[q:run_end])
                 self.window.cur = run_end
                 return True
         if ch == "~":
-            self._text(win[q : run_end])
+            self._text(win[q:run_end])
             self.window.cur = run_end
             return True
         if self.window.base + q < self.inline_floor:
-            self._text(win[q : run_end])
+            self._text(win[q:run_end])
             self.window.cur = run_end
             return True
         self.span = CodeSpan(self.window.base + q, n, self.window.base + run_end, self.window.tail_at(q))

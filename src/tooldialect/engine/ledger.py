@@ -106,7 +106,7 @@ class Ledger:
             if (kind is Kind.CALL or kind is Kind.ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
                 b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
                 return  # not before the loop scan has cleared its text (every chunking agrees)
-            if b.inline and (kind is Kind.TEXT or kind is Kind.CALL and self._may_be_quoted(item.obj)):
+            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and self._may_be_quoted(item.obj))):
                 return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
             self._emit_item(b, item)
@@ -141,7 +141,11 @@ class Ledger:
         piece = self._slice(lo + sent, hi)
         # the first key decides once, before anything past the opening brace is sent; its
         # first few characters are enough (never the whole argument text again per delta)
-        if self.binder.tools is not None and sent <= 1 and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS:
+        if (
+            self.binder.tools is not None
+            and sent <= 1
+            and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS
+        ):
             # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
             # brace (how every object begins), wait for the end
             b.sent[key] = (max(sent, 1), True)

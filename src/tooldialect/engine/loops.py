@@ -123,12 +123,7 @@ class Loops:
             opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
             stems = {mk.terminal.stem for mk in openers}
             pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
-            closers = [
-                t.pattern
-                for c in cands
-                for t in c.g.closers
-                if t.pattern is not None and t.stem in stems
-            ]
+            closers = [t.pattern for c in cands for t in c.g.closers if t.pattern is not None and t.stem in stems]
             closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
             cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
@@ -234,7 +229,12 @@ class Loops:
         self.sink.diag(
             Issue(
                 "repetition_loop",
-                {"marker": excerpt(loop.marker), "count": loop.repeats, "max_repeats": self.policy.max_repeats, "family": family},
+                {
+                    "marker": excerpt(loop.marker),
+                    "count": loop.repeats,
+                    "max_repeats": self.policy.max_repeats,
+                    "family": family,
+                },
                 (loop.first, end),
                 f"the opener {excerpt(loop.marker)!r} repeats {loop.repeats} times without its closer; "
                 "the loop is removed and nothing in it is dispatched",

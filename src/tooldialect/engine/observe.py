@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import Catalog
 from ..binding import Binder
+from ..catalog import Catalog
 from ..models import Event, Policy
 from .cand import Block
 from .core import Engine
 from .kinds import Channel, Kind, Phase
 
-__all__ = ["CandidateNote", "BlockNote", "ObservedEngine", "Observer", "TextNote"]
+__all__ = ["BlockNote", "CandidateNote", "ObservedEngine", "Observer", "TextNote"]
 
 
 @dataclass
@@ -200,9 +200,7 @@ class ObservedEngine(Engine):
     # events: which block said what
     def _remember(self, b: Block) -> None:
         opener = self._slice(b.start, b.opener_end)
-        self.observer.blocks.append(
-            BlockNote(b.start, b.opener_end, opener, b.channel.value, bool(b.reply), block=b)
-        )
+        self.observer.blocks.append(BlockNote(b.start, b.opener_end, opener, b.channel.value, bool(b.reply), block=b))
 
     def _note_of(self, b: Block | None) -> BlockNote | None:
         if b is None:

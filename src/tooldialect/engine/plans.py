@@ -26,6 +26,7 @@ __all__ = [
     "spliced",
 ]  # fmt: skip
 
+
 class Stage(NamedTuple):
     """What the parser does as a run of tokens is fed: the nodes its reductions build (each
     ``(name, child refs, start ref, end ref, size, take)``; a ref is a leaf's place — the
@@ -95,7 +96,6 @@ class Plans:
         self.chained: dict[tuple[str, Base], Plan | None] = {}
         self.made = 0  # plans made
         self.tokens = 0  # tokens of the endings worked out
-
 
 
 _NO_REF = -1
@@ -267,7 +267,9 @@ def _next(g: CompiledGrammar, parser: LRParser, last: str, accepted: dict[Any, A
     return lexicon_at(g, parser, accepted)
 
 
-def ending_for(g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any], base: Base | None) -> Ending | None:
+def ending_for(
+    g: CompiledGrammar, types: tuple[str, ...], accepted: dict[Any, Any], base: Base | None
+) -> Ending | None:
     """The parser's work for the whole sequence, run once on placeholder tokens."""
     dry = _Dry(g, base)
     lead = len(dry.toks)

@@ -331,7 +331,9 @@ class Prose:
                 cands.append(Cand(g, "reply", self.window.base + q, True, self._reader(g), accepted))
         if not cands:
             return True
-        self.block = Block(self.window.base + q, self.window.base + q, cands, self.channel, True, self.window.tail_at(q))
+        self.block = Block(
+            self.window.base + q, self.window.base + q, cands, self.channel, True, self.window.tail_at(q)
+        )
         return True
 
     def _can_begin(self, g: CompiledGrammar, rule: str, q: int) -> bool:

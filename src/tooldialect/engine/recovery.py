@@ -5,7 +5,7 @@ for it — malformed (up to a closer), unterminated (no closer: kept as text), t
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from ..grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
@@ -27,7 +27,7 @@ class Balance:
     __slots__ = ("depth", "quote", "escape", "pos", "end")
 
     _PLAIN = re.compile(r"[^\[\](){}\"'\\]+")
-    _IN_STRING = {q: re.compile(r"[^\\" + q + "]+") for q in "\"'"}
+    _IN_STRING: ClassVar[dict[str, re.Pattern[str]]] = {q: re.compile(r"[^\\" + q + "]+") for q in "\"'"}
 
     def __init__(self, pos: int) -> None:
         self.depth = 0
@@ -200,7 +200,11 @@ class Recovery:
                 # markers may hold brackets: the payload is taken to its first closer, and
                 # the closers right after it go with it (_absorb)
                 rx = self.cat.closers(c.g)
-                m = rx.search(win, max(lp, c.fail_pos - self.window.base), horizon) if rx is not None and horizon > lp else None
+                m = (
+                    rx.search(win, max(lp, c.fail_pos - self.window.base), horizon)
+                    if rx is not None and horizon > lp
+                    else None
+                )
                 found = m.end() if m is not None else -1
             bal.pos = self.window.base + (found if found >= 0 else max(lp, horizon))
             b.rpos = bal.pos  # the window keeps what is still to be looked at
@@ -216,9 +220,7 @@ class Recovery:
         q = _WS.match(win, end).end()
         if not self.eof and (q >= len(win) or any(t.pattern.needs_more(win, q) for t in c.g.closers)):
             return False  # a closer may still follow the payload
-        close = max(
-            (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
-        )
+        close = max((e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None)
         stop = self.window.base + (close if close is not None else end)
         self._emit_pending(b, c)
         self._abort_started(b, "limit_exceeded")

@@ -229,9 +229,7 @@ class TextValues:
             got = tuple(
                 t
                 for t in c.g.terminals.values()
-                if t.pattern is not None
-                and t not in c.g.ignore
-                and c.parser.accepts_seq([TEXT, term.name, t.name])
+                if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, term.name, t.name])
             )
         self._stop_cache[key] = got
         return got

@@ -199,7 +199,11 @@ class WholeBlocks:
             return None
         if ending.whole is None and (pos < n or self.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
-        if pos < n and plan.lex is not None and (ending.open_left if plan.base is None else self._open_left(c, plan, toks)):
+        if (
+            pos < n
+            and plan.lex is not None
+            and (ending.open_left if plan.base is None else self._open_left(c, plan, toks))
+        ):
             return None  # unreadable text inside a structure still open: looked past for its closer
         if not ending.names.isdisjoint(c.reader.member_nodes):
             return None  # members read against the parser's stack as it was then

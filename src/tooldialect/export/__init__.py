@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,7 +26,15 @@ from ..shape import Shape
 from ..toolset import Tool, Toolset
 
 __all__ = [
-    "FORMATS", "LazyGrammar", "Trigger", "grammar", "openers_of", "shape_of", "stops_of", "structural_tag", "variant_of",
+    "FORMATS",
+    "LazyGrammar",
+    "Trigger",
+    "grammar",
+    "openers_of",
+    "shape_of",
+    "stops_of",
+    "structural_tag",
+    "variant_of",
 ]
 
 #: The grammar formats :func:`grammar` writes.
@@ -119,7 +127,7 @@ def _prepare(
         raise ExportError("an export needs at least one tool: with no tools there is no call to constrain")
     if not isinstance(parallel, bool):
         raise PolicyError("parallel must be True or False")
-    if isinstance(mode, Mapping) or isinstance(mode, str):
+    if isinstance(mode, (Mapping, str)):
         choice = check_tool_choice(mode, toolset.names)
     else:
         raise PolicyError(f"mode must be 'auto', 'required' or {{'name': TOOL}}, got {mode!r}")
@@ -186,7 +194,7 @@ def _check_names(family: Any, shape: Shape, tools: list[Tool], variant: str | No
                 if isinstance(part, sh.Name) and part.encoding == "raw":
                     writer.check_raw(part, tool.name, f"the tool name {tool.name!r}")
                 if isinstance(part, sh.Params):
-                    for key in (tool.parameters.get("properties") or {}):
+                    for key in tool.parameters.get("properties") or {}:
                         for inner in part.item:
                             if isinstance(inner, sh.Key) and inner.encoding == "raw":
                                 writer.check_raw(inner, key, f"the parameter name {key!r}")
@@ -271,8 +279,8 @@ def _byte_tokenizer(llguidance: Any) -> Any:
         class _Bytes:
             eos_token_id = 256
             bos_token_id = None
-            tokens = [bytes([i]) for i in range(256)] + [b""]
-            special_token_ids = [256]
+            tokens: ClassVar[list[bytes]] = [*(bytes([i]) for i in range(256)), b""]
+            special_token_ids: ClassVar[list[int]] = [256]
 
             def __call__(self, text: Any) -> list[int]:
                 return list(text.encode("utf-8") if isinstance(text, str) else text)

@@ -96,7 +96,7 @@ class Pattern:
     max: int | None
 
 
-Node = Union[Lit, Seq, Alt, Rep, Class, Ref, Json, Until, Prose, Pattern]
+Node = Union[Lit, Seq, Alt, Rep, Class, Ref, Json, Until, Prose, Pattern]  # noqa: UP007 - a runtime alias: | needs 3.10 classes, not dataclasses' names
 
 
 def seq(*items: Node) -> Node:
@@ -200,6 +200,7 @@ class Grammar:
 
 
 # -- Lark (llguidance) ---------------------------------------------------------------------
+
 
 def _rx_class(cls: Class) -> str:
     parts = []

@@ -109,16 +109,22 @@ class ReplyBuilder:
         code_call = syntax in ("python", "typescript")
         if syntax == "keywords":  # keyword arguments only, in a call whose name is an identifier
             if not is_identifier(tool.name, PYTHON):
-                raise ExportError(f"tool {tool.name!r}: {self.shape.family} writes it as a Python call, and it is not an identifier")
+                raise ExportError(
+                    f"tool {tool.name!r}: {self.shape.family} writes it as a Python call, and it is not an identifier"
+                )
             bad = [k for k in order if not is_identifier(k, PYTHON)]
             if bad:
-                raise comp.refuse(f"the parameter name {bad[0]!r}, which keyword arguments cannot write", ("properties",))
+                raise comp.refuse(
+                    f"the parameter name {bad[0]!r}, which keyword arguments cannot write", ("properties",)
+                )
             syntax = "python"
         if syntax == "python":
             if code_call:  # a code call reads a top-level None as "not given": never written
                 props = {k: _without_null(comp, v, ("properties", k)) for k, v in props.items()}
             if all(is_identifier(k, PYTHON) for k in order):
-                members = [(seq(Lit(f"{k}="), comp.value(props[k], "python", ("properties", k))), k in required) for k in order]
+                members = [
+                    (seq(Lit(f"{k}="), comp.value(props[k], "python", ("properties", k))), k in required) for k in order
+                ]
                 return comp.members(members, Lit(", "))
             whole = comp.value({**schema, "properties": props}, "python", ())
             return whole if required else alt(whole, EMPTY)
@@ -127,12 +133,18 @@ class ReplyBuilder:
 
             props = {k: _without_null(comp, v, ("properties", k)) for k, v in props.items()}
 
-            members = [(seq(Lit(f"{_ts_key(k)}: "), self.json_value(comp, props[k], ("properties", k))), k in required) for k in order]
+            members = [
+                (seq(Lit(f"{_ts_key(k)}: "), self.json_value(comp, props[k], ("properties", k))), k in required)
+                for k in order
+            ]
             body = seq(Lit("{"), comp.members(members, Lit(", ")), Lit("}"))
             return body if required else alt(body, EMPTY)
         if syntax == "pformat":
             slots = parameter_order(schema)
-            members = [(seq(Lit(f"{i}|"), self.pformat_value(comp, props[k], ("properties", k))), k in required) for i, k in enumerate(slots)]
+            members = [
+                (seq(Lit(f"{i}|"), self.pformat_value(comp, props[k], ("properties", k))), k in required)
+                for i, k in enumerate(slots)
+            ]
             return comp.members(members, Lit("|"))
         raise ExportError(f"family {self.shape.family}: unknown argument syntax {syntax!r}")
 
@@ -142,7 +154,11 @@ class ReplyBuilder:
         if schema.get("additionalProperties") not in (None, False):
             raise comp.refuse("additionalProperties written as separate parameters", ("parameters",))
         for key in schema:
-            if key not in ("type", "properties", "required", "additionalProperties") and key not in ANNOTATIONS and not key.startswith("x-"):
+            if (
+                key not in ("type", "properties", "required", "additionalProperties")
+                and key not in ANNOTATIONS
+                and not key.startswith("x-")
+            ):
                 raise comp.refuse(f"the keyword {key!r} on the parameters object", ("parameters",))
 
     def json_value(self, comp: ValueCompiler, schema: Any, path: tuple[str, ...]) -> Node:
@@ -167,7 +183,10 @@ class ReplyBuilder:
                         raise comp.refuse(f"the keyword {key!r}", path)
                 plain = Class(((ord("\\"), ord("\\")), (ord("|"), ord("|")), (ord("]"), ord("]"))), negated=True)
                 blank = Class(((0x20, 0x20), (0x09, 0x0D)))
-                visible = Class(((ord("\\"), ord("\\")), (ord("|"), ord("|")), (ord("]"), ord("]")), (0x20, 0x20), (0x09, 0x0D)), negated=True)
+                visible = Class(
+                    ((ord("\\"), ord("\\")), (ord("|"), ord("|")), (ord("]"), ord("]")), (0x20, 0x20), (0x09, 0x0D)),
+                    negated=True,
+                )
                 escaped = seq(Lit("\\"), Class(((ord("\\"), ord("\\")), (ord("|"), ord("|")), (ord("]"), ord("]")))))
                 char = self.g.rule("pf_char", alt(plain, escaped))
                 out.append(seq(Rep(blank), alt(visible, escaped), Rep(char)))
@@ -202,7 +221,9 @@ class ReplyBuilder:
                 out.append(Lit(post))
                 i += 1
             elif isinstance(part, sh.Value):
-                out.append(self.json_value(comp, schema, path) if part.syntax == "json" else comp.value(schema, "python", path))
+                out.append(
+                    self.json_value(comp, schema, path) if part.syntax == "json" else comp.value(schema, "python", path)
+                )
             else:
                 raise ExportError(f"family {self.shape.family}: a {type(part).__name__} part inside a parameter")
             i += 1
@@ -225,7 +246,9 @@ class ReplyBuilder:
     def id_pattern(self, pattern: str) -> Node:
         """The family's id regex, when it is one character class repeated (``[A-Za-z0-9]{9}``):
         the one form every target can write."""
-        refuse = ExportError(f"family {self.shape.family}: the id pattern {pattern!r} is not a character class repetition")
+        refuse = ExportError(
+            f"family {self.shape.family}: the id pattern {pattern!r} is not a character class repetition"
+        )
         close = pattern.find("]")
         if not pattern.startswith("[") or close < 2:
             raise refuse
@@ -312,7 +335,9 @@ class ReplyBuilder:
         elif lead.strip():
             avoid = rx_escape(lead)
         else:
-            raise ExportError(f"family {s.family}: its calls begin with no fixed text, so free text cannot be told from a call")
+            raise ExportError(
+                f"family {s.family}: its calls begin with no fixed text, so free text cannot be told from a call"
+            )
         if self.openers:
             avoid = "|".join([avoid, *(rust_regex(p) for p in self.openers)])
         if s.prose_before and opening.marker:
@@ -359,7 +384,9 @@ class ReplyBuilder:
         elif lead:
             body = _re_escape(lead)
         else:
-            raise ExportError(f"family {self.shape.family}: a reply whose calls begin with no fixed text cannot trigger a lazy grammar")
+            raise ExportError(
+                f"family {self.shape.family}: a reply whose calls begin with no fixed text cannot trigger a lazy grammar"
+            )
         if _WORD.match(lead[:1] or "x"):
             return [{"type": "pattern", "value": f"(?:^|[^A-Za-z0-9_])({body})"}]
         return [{"type": "pattern", "value": f"({body})"}]
@@ -382,8 +409,13 @@ def _without_null(comp: ValueCompiler, schema: Any, path: tuple[str, ...]) -> An
     for key in ("anyOf", "oneOf"):
         if isinstance(out.get(key), list):
             out[key] = [b for b in out[key] if not (isinstance(b, dict) and b.get("type") == "null" and len(b) == 1)]
-    if kind == "null" or out.get("type") == [] or out.get("enum") == [] or "const" in out and out["const"] is None \
-            or any(out.get(k) == [] for k in ("anyOf", "oneOf")):
+    if (
+        kind == "null"
+        or out.get("type") == []
+        or out.get("enum") == []
+        or ("const" in out and out["const"] is None)
+        or any(out.get(k) == [] for k in ("anyOf", "oneOf"))
+    ):
         raise comp.refuse("a parameter that can only be None, which a code call reads as not given", path)
     return out
 
@@ -426,4 +458,3 @@ def _insert_pre(node: Node, pre: str, core: str) -> Node:
 
 def _pf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("]", "\\]")
-

@@ -32,7 +32,7 @@ def _fsm(pattern: str) -> Any:
         ) from None
     try:
         return interegular.parse_pattern(pattern).to_fsm()
-    except Exception as exc:  # interegular raises its own types for what it cannot read
+    except Exception as exc:  # noqa: BLE001 - interegular raises its own types for what it cannot read
         raise ExportError(f"cannot build an automaton for the stop pattern {pattern!r}: {exc}") from None
 
 
@@ -60,7 +60,9 @@ def first_chars(patterns: tuple[str, ...]) -> set[str] | None:
     return out
 
 
-def search_automaton(marker: str, stops: tuple[str, ...]) -> tuple[list[str], dict[int, list[tuple[set[str] | None, int | None]]]]:
+def search_automaton(
+    marker: str, stops: tuple[str, ...]
+) -> tuple[list[str], dict[int, list[tuple[set[str] | None, int | None]]]]:
     """The automaton reading text up to and including the first ``marker`` that holds no
     match of ``stops`` before it.  Returns the alphabet (explicit characters) and, per state,
     moves ``(characters, next state)``: ``characters`` None means every character outside the

@@ -15,11 +15,11 @@ from typing import Any
 
 from .. import shape as sh
 from ..errors import ExportError
+from . import _prepare, stops_of
 from ._reply import ReplyBuilder
 from ._values import MAX_WS
-from . import _prepare, stops_of
 
-__all__ = ["structural_tag"]
+__all__ = ["build_structural_tag"]
 
 
 def build_structural_tag(
@@ -53,7 +53,13 @@ def build_structural_tag(
         trigger, tags, one = _trigger(open_text), [block], True
     else:
         trigger = _trigger(opening.lead)
-    fmt = {"type": "triggered_tags", "triggers": [trigger], "tags": tags, "at_least_one": opens, "stop_after_first": one}
+    fmt = {
+        "type": "triggered_tags",
+        "triggers": [trigger],
+        "tags": tags,
+        "at_least_one": opens,
+        "stop_after_first": one,
+    }
     if opens and not required:
         # a family that writes no prose before its calls: a reply is text, or calls from its first
         # character on; the text may not hold the opening, or a call in it would go unread

@@ -209,7 +209,9 @@ class ValueCompiler:
             for i, branch in enumerate(branches):
                 kinds = self.kinds(branch, (*path, "oneOf", str(i)))
                 if kinds is None or kinds & seen:
-                    raise self.refuse("oneOf whose branches may overlap (only branches of different types are exact)", path)
+                    raise self.refuse(
+                        "oneOf whose branches may overlap (only branches of different types are exact)", path
+                    )
                 seen |= kinds
         return alt(*(self.value(b, syntax, (*path, key, str(i)), depth + 1) for i, b in enumerate(branches)))
 
@@ -219,9 +221,8 @@ class ValueCompiler:
         if not isinstance(schema, Mapping):
             return None
         values = [schema["const"]] if "const" in schema else schema.get("enum")
-        if isinstance(values, list):
-            if len(values) == 1 or "type" not in schema:
-                return {json_type(v) for v in values} if len(values) == 1 else None
+        if isinstance(values, list) and (len(values) == 1 or "type" not in schema):
+            return {json_type(v) for v in values} if len(values) == 1 else None
         if "type" in schema and not any(k in schema for k in ("anyOf", "oneOf", "allOf")):
             out = set(self.types(schema, path))
             return out | ({"integer"} if "number" in out else set())
@@ -229,7 +230,11 @@ class ValueCompiler:
 
     def literal_choice(self, values: list[Any], syntax: str, schema: Mapping[str, Any], path: tuple[str, ...]) -> Node:
         kinds = self.types(schema, path) if "type" in schema else None
-        picked = [v for v in values if kinds is None or json_type(v) in kinds or (json_type(v) == "integer" and "number" in kinds)]
+        picked = [
+            v
+            for v in values
+            if kinds is None or json_type(v) in kinds or (json_type(v) == "integer" and "number" in kinds)
+        ]
         if not picked:
             raise self.refuse("an enum none of whose values has the schema's type", path)
         return alt(*(self.spell(v, syntax) for v in picked))
@@ -259,7 +264,15 @@ class ValueCompiler:
         if kind == "number":
             self.no_bounds(schema, path)
             frac = Rep(seq(Lit("."), Rep(_DIGIT, 1)), 0, 1)
-            exp = Rep(seq(Class(((ord("e"), ord("e")), (ord("E"), ord("E")))), Rep(Class(((ord("+"), ord("+")), (ord("-"), ord("-")))), 0, 1), Rep(_DIGIT, 1)), 0, 1)
+            exp = Rep(
+                seq(
+                    Class(((ord("e"), ord("e")), (ord("E"), ord("E")))),
+                    Rep(Class(((ord("+"), ord("+")), (ord("-"), ord("-")))), 0, 1),
+                    Rep(_DIGIT, 1),
+                ),
+                0,
+                1,
+            )
             return self.g.rule("number", seq(Rep(Lit("-"), 0, 1), alt(Lit("0"), seq(_DIGIT19, Rep(_DIGIT))), frac, exp))
         if kind == "boolean":
             return alt(Lit("True"), Lit("False")) if py else alt(Lit("true"), Lit("false"))
@@ -280,15 +293,23 @@ class ValueCompiler:
                 raise self.refuse(f"the keyword {key!r}", path)
         lo, hi = _lengths(schema, self, path)
         if syntax == "python":
-            dq = self.g.rule("py_dq_char", alt(Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()))
-            sq = self.g.rule("py_sq_char", alt(Class(((ord("'"), ord("'")), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()))
+            dq = self.g.rule(
+                "py_dq_char",
+                alt(Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()),
+            )
+            sq = self.g.rule(
+                "py_sq_char",
+                alt(Class(((ord("'"), ord("'")), (ord("\\"), ord("\\")), (0, 0x1F)), negated=True), self.py_escape()),
+            )
             return alt(seq(Lit('"'), Rep(dq, lo, hi), Lit('"')), seq(Lit("'"), Rep(sq, lo, hi), Lit("'")))
         banned = tuple((ord(c), ord(c)) for c in sorted(self.exclude))
         char = self.g.rule(
             "json_char" if not banned else "json_char_in_text",
             alt(
                 Class(((ord('"'), ord('"')), (ord("\\"), ord("\\")), (0, 0x1F), *banned), negated=True),
-                seq(Lit("\\"), alt(Class(tuple((ord(c), ord(c)) for c in '"\\/bfnrt')), seq(Lit("u"), Rep(_HEX, 4, 4)))),
+                seq(
+                    Lit("\\"), alt(Class(tuple((ord(c), ord(c)) for c in '"\\/bfnrt')), seq(Lit("u"), Rep(_HEX, 4, 4)))
+                ),
             ),
         )
         return seq(Lit('"'), Rep(char, lo, hi), Lit('"'))
@@ -409,7 +430,13 @@ class ValueCompiler:
             raise self.refuse("a schema that accepts nothing", path)
         if "const" in schema or "enum" in schema:
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            return alt(*(seq(Lit(v if isinstance(v, str) else _compact(v)), Lit(stop)) for v in values if not isinstance(v, str) or stop not in v))
+            return alt(
+                *(
+                    seq(Lit(v if isinstance(v, str) else _compact(v)), Lit(stop))
+                    for v in values
+                    if not isinstance(v, str) or stop not in v
+                )
+            )
         if "anyOf" in schema or "oneOf" in schema:
             key = "anyOf" if "anyOf" in schema else "oneOf"
             self.combination(key, schema, "json", path, 0)  # the same checks as a JSON value
@@ -448,7 +475,6 @@ def _lengths(schema: Mapping[str, Any], comp: ValueCompiler, path: tuple[str, ..
     if not isinstance(lo, int) or (hi is not None and not isinstance(hi, int)):
         raise comp.refuse("minLength/maxLength that are not integers", path)
     return lo, hi
-
 
 
 def _compact(value: Any) -> str:

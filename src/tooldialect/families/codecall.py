@@ -14,7 +14,8 @@ returned, and one diagnostic says why.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..coerce import type_literal
 from ..lalr import Node, Tok
@@ -36,7 +37,7 @@ _FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) t
 class Reader(GenericReader):
     # the body is read whole, by this reader alone
     call_nodes = read_nodes = frozenset({_BODY})
-    picked_nodes: dict[str, frozenset[str]] = {}
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
     # a body is all or nothing: its calls go out whole, never argument by argument
     member_nodes = ()
 
@@ -132,9 +133,9 @@ def _bind(name: str, schema: Any, positional: list[Any], keywords: dict[str, Any
         elif len(params) != 1:
             unknown = next(k for k in obj if k not in params)
             raise Refused(f"{unknown!r} is not a parameter of {name}")
-    if list(keywords) == [_FALLBACK] and _FALLBACK not in params and isinstance(keywords[_FALLBACK], dict):
-        if not all(is_identifier(p, PYTHON) for p in params):
-            return _bind(name, schema, [keywords[_FALLBACK]], {})  # f(args={"a-b": 1}), as the stub reads
+    wrapped = list(keywords) == [_FALLBACK] and _FALLBACK not in params and isinstance(keywords[_FALLBACK], dict)
+    if wrapped and not all(is_identifier(p, PYTHON) for p in params):
+        return _bind(name, schema, [keywords[_FALLBACK]], {})  # f(args={"a-b": 1}), as the stub reads
     if len(positional) > len(params):
         raise Refused(f"{name} takes {len(params)} argument(s), {len(positional)} given")
     bound: dict[str, Any] = dict(zip(params, positional))

@@ -7,7 +7,8 @@ Each ``glm_line`` is read like a grammar-spelled call (``name`` with one ``param
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..lalr import Node
 from ..transform import Issue, RawCall, chain_items
@@ -22,7 +23,7 @@ _LINE = "line"  # a line on its own (a rule the engine tries where a visible lin
 class Reader(GenericReader):
     # a body, or a line on its own, is read whole, by this reader alone
     call_nodes = read_nodes = frozenset({_BODY, _LINE})
-    picked_nodes: dict[str, frozenset[str]] = {}
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name == _LINE:

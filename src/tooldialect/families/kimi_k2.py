@@ -9,7 +9,8 @@ as the name, and binding reports it as an unknown tool.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..lalr import Node, Tok
 from ..transform import PICKED_NODES, Issue, RawCall, excerpt
@@ -24,7 +25,7 @@ _COUNTER = re.compile(r"\d+")
 
 class Reader(GenericReader):
     # a call's name is read from its id
-    picked_nodes = {**PICKED_NODES, "call": frozenset({"call_id"})}
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {**PICKED_NODES, "call": frozenset({"call_id"})}
     announce_nodes = frozenset({"call_id"})
 
     def announce(self, node: Node) -> str | None:
@@ -52,7 +53,9 @@ class Reader(GenericReader):
                 if self.tools is None:
                     # nothing to infer the name from: kept under its id, and said so
                     reason = f"the counter id {call_id!r} names no tool and no toolset was given"
-                    call.notes.append(Issue("unknown_tool", {"name": call_id, "policy": "keep", "reason": reason}, call.span, reason))
+                    call.notes.append(
+                        Issue("unknown_tool", {"name": call_id, "policy": "keep", "reason": reason}, call.span, reason)
+                    )
         return calls, issues
 
     def _infer(self, arguments: Any) -> str | None:
@@ -72,5 +75,7 @@ class Reader(GenericReader):
 
 def _named(node: Node, name: str) -> Node:
     """The call node with a ``name`` child, as the generic reader expects."""
-    named = Node(node.name, [Node("name", [Tok("NAME", name, -1, -1)], None, None), *node.children], node.start, node.end)
+    named = Node(
+        node.name, [Node("name", [Tok("NAME", name, -1, -1)], None, None), *node.children], node.start, node.end
+    )
     return named

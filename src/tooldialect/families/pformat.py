@@ -9,7 +9,8 @@ parameter and the last write wins.  An index past the last parameter refuses the
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..lalr import Node
 from ..toolset import parameter_order
@@ -31,7 +32,7 @@ def unescape(text: str) -> str:
 class Reader(GenericReader):
     # the body is read whole, by this reader alone
     call_nodes = read_nodes = frozenset({_BODY})
-    picked_nodes: dict[str, frozenset[str]] = {}
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
         if node.name != _BODY:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from . import family  # noqa: F401  (installs the writer behind td.families.get(f).render_call)
 from .calls import render_call as call
-from .tool_results import envelope, read_results, results
 from .protocol import instructions, json_catalogue
 from .signatures import STYLES, catalogue, parameter_order, signature
+from .tool_results import envelope, read_results, results
 
 __all__ = [
     "STYLES",

@@ -79,7 +79,9 @@ class Writer:
         for index, call in enumerate(calls):
             name, arguments, _exact = as_call(call)
             if arguments is None:
-                raise PolicyError(f"the arguments of {name!r} are not one JSON object; a call can only be written with one")
+                raise PolicyError(
+                    f"the arguments of {name!r} are not one JSON object; a call can only be written with one"
+                )
             check_nesting(name, arguments)
             _check_finite(name, arguments)
             call_id = call.get("id") if isinstance(call, Mapping) else getattr(call, "id", None)
@@ -101,7 +103,9 @@ class Writer:
             if isinstance(part, Lit):
                 out.append(part.text)
             elif isinstance(part, Name):
-                out.append(self.check_raw(part, name, f"the tool name {name!r}") if part.encoding == "raw" else _json(name))
+                out.append(
+                    self.check_raw(part, name, f"the tool name {name!r}") if part.encoding == "raw" else _json(name)
+                )
             elif isinstance(part, Arguments):
                 out.append(self._arguments(part, name, arguments, tools))
             elif isinstance(part, Params):
@@ -124,14 +128,20 @@ class Writer:
             if isinstance(part, Lit):
                 out.append(part.text)
             elif isinstance(part, Key):
-                out.append(self.check_raw(part, key, f"the parameter name {key!r}") if part.encoding == "raw" else _json(key))
+                out.append(
+                    self.check_raw(part, key, f"the parameter name {key!r}") if part.encoding == "raw" else _json(key)
+                )
             elif isinstance(part, Value):
                 if part.syntax == "json":
                     out.append(_json(value))
                 elif part.syntax == "python":
                     out.append(_py_literal(value))
                 else:
-                    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+                    text = (
+                        value
+                        if isinstance(value, str)
+                        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+                    )
                     out.append(self.check_raw(part, text, f"the value of {key!r}"))
         return "".join(out)
 
@@ -157,15 +167,21 @@ class Writer:
             return _json(arguments)
         if part.syntax == "keywords":
             if not _py_name(name):
-                raise PolicyError(f"{self.shape.family} cannot write the tool name {name!r}: it is not a Python identifier")
+                raise PolicyError(
+                    f"{self.shape.family} cannot write the tool name {name!r}: it is not a Python identifier"
+                )
             bad = [k for k in arguments if not _py_name(k)]
             if bad:
-                raise PolicyError(f"{self.shape.family} writes keyword arguments: {bad[0]!r} is not a Python identifier")
+                raise PolicyError(
+                    f"{self.shape.family} writes keyword arguments: {bad[0]!r} is not a Python identifier"
+                )
             return ", ".join(f"{k}={_py_literal(v)}" for k, v in arguments.items())
         if part.syntax in ("python", "typescript"):
             unset = next((k for k, v in arguments.items() if v is None), None)
             if unset is not None:
-                raise PolicyError(f"{self.shape.family} cannot write {unset!r}: None: a code call reads a top-level None as not given")
+                raise PolicyError(
+                    f"{self.shape.family} cannot write {unset!r}: None: a code call reads a top-level None as not given"
+                )
         tool = _tool_for(name, arguments, tools, self.shape.family)
         writer = {"python": _python, "typescript": _typescript, "pformat": _pformat}[part.syntax]
         body = writer(tool, arguments)  # name(…) or name[…]: the slot is what the brackets hold
@@ -196,7 +212,9 @@ def _tool_for(name: str, arguments: dict[str, Any], tools: Toolset | None, famil
         return Tool(name=name, parameters={"type": "object", "properties": props, "required": list(props)})
     tool = tools.get(name)
     if tool is None:
-        raise PolicyError(f"{family} writes a call against its tool's schema, and the tools given do not offer {name!r}")
+        raise PolicyError(
+            f"{family} writes a call against its tool's schema, and the tools given do not offer {name!r}"
+        )
     return tool
 
 
@@ -224,7 +242,7 @@ def compile_writer(grammar: CompiledGrammar, variant: str | None = None) -> Writ
     if "call" not in lines:
         raise GrammarError(
             f"grammar {fam!r} has no '// write call: …' line, so its calls cannot be written back "
-            "(docs/authoring.md, \"Writing calls back\")"
+            '(docs/authoring.md, "Writing calls back")'
         )
     reader = _LineReader(grammar)
     param: tuple[Part, ...] = ()
@@ -232,7 +250,9 @@ def compile_writer(grammar: CompiledGrammar, variant: str | None = None) -> Writ
         param = reader.parts(*lines["param"], "param")
     call = reader.parts(*lines["call"], "call", param)
     if "param" in lines and not any(isinstance(p, Params) for p in call):
-        raise GrammarError(f"grammar {fam!r}: line '{lines['param'][1]}': the 'write call' line has no params slot to use it")
+        raise GrammarError(
+            f"grammar {fam!r}: line '{lines['param'][1]}': the 'write call' line has no params slot to use it"
+        )
     block_open: tuple[Part, ...] = ()
     block_close: tuple[Part, ...] = ()
     if "block" in lines:
@@ -284,7 +304,9 @@ def _prose_before(grammar: CompiledGrammar, first: tuple[Part, ...]) -> bool:
 
 def _is_raw(part: Part) -> bool:
     """A slot written as its characters, which the text after it must be able to end."""
-    return (isinstance(part, (Name, Key)) and part.encoding == "raw") or (isinstance(part, Value) and part.syntax == "text")
+    return (isinstance(part, (Name, Key)) and part.encoding == "raw") or (
+        isinstance(part, Value) and part.syntax == "text"
+    )
 
 
 class _LineReader:
@@ -303,7 +325,9 @@ class _LineReader:
         while pos < len(spec):
             m = _ITEM.match(spec, pos)
             if m is None or m.end() == pos:
-                raise self.fail(line, f"cannot read {spec[pos:].strip()[:30]!r}: write TERMINAL names, \"quoted text\" or slots")
+                raise self.fail(
+                    line, f'cannot read {spec[pos:].strip()[:30]!r}: write TERMINAL names, "quoted text" or slots'
+                )
             pos = m.end()
             if m.group(_STR) is not None:
                 out.append(Lit(self.string(m.group(_STR), line)))
@@ -316,10 +340,16 @@ class _LineReader:
         if kind == "call" and not any(isinstance(p, Name) for p in out):
             raise self.fail(line, "a call needs a name slot (name, name:json or name:TERMINAL)")
         if kind == "call" and sum(isinstance(p, (Arguments, Params)) for p in out) != 1:
-            raise self.fail(line, "a call needs one arguments slot (arguments[:json|python|keywords|typescript|pformat]) or params")
-        if kind == "param" and [type(p) for p in out if not isinstance(p, Lit)] not in ([Key, Value], [Key, Value, Key]):
             raise self.fail(
-                line, "a param is a key slot, then a value slot, and the key again if its closer names it (with text and markers around them)"
+                line, "a call needs one arguments slot (arguments[:json|python|keywords|typescript|pformat]) or params"
+            )
+        if kind == "param" and [type(p) for p in out if not isinstance(p, Lit)] not in (
+            [Key, Value],
+            [Key, Value, Key],
+        ):
+            raise self.fail(
+                line,
+                "a param is a key slot, then a value slot, and the key again if its closer names it (with text and markers around them)",
             )
         return tuple(out)
 
@@ -327,7 +357,7 @@ class _LineReader:
         try:
             return str(json.loads(quoted))
         except ValueError as exc:
-            raise self.fail(line, f"{quoted} is not a JSON string ({exc.msg}); escape \\ and \" as JSON does") from None
+            raise self.fail(line, f'{quoted} is not a JSON string ({exc.msg}); escape \\ and " as JSON does') from None
 
     def marker(self, name: str, line: str) -> Lit:
         why = write_marker_problem(self.g.terminals, name)
@@ -338,7 +368,9 @@ class _LineReader:
         self.markers[name] = term
         return Lit(term.pattern.literal)
 
-    def slot(self, slot: str, opt: str | None, line: str, kind: str, param: tuple[Part, ...], spec: str, pos: int) -> Part:
+    def slot(
+        self, slot: str, opt: str | None, line: str, kind: str, param: tuple[Part, ...], spec: str, pos: int
+    ) -> Part:
         if slot not in _SLOTS[kind]:
             allowed = ", ".join(_SLOTS[kind]) or "no slot (only quoted text)"
             raise self.fail(line, f"unknown slot {slot!r} in a write {kind} line; use {allowed}")
@@ -348,7 +380,10 @@ class _LineReader:
                 raise self.fail(line, f"only name, key and id take a TERMINAL (the text they must match), not {slot}")
             term = self.g.terminals.get(opt)
             if term is None or term.pattern is None:
-                raise self.fail(line, f"{opt} is not a terminal of this grammar with a pattern; name the terminal that reads the {slot}")
+                raise self.fail(
+                    line,
+                    f"{opt} is not a terminal of this grammar with a pattern; name the terminal that reads the {slot}",
+                )
             opt = None
         elif opt is not None and opt not in _OPTIONS[slot]:
             choices = ", ".join(f"{slot}:{o}" for o in _OPTIONS[slot]) or f"{slot} alone"
@@ -398,7 +433,7 @@ class _LineReader:
                 for j, inner in enumerate(item):
                     if _is_raw(inner):
                         # the next item begins with the item's own head, so all its markers follow too
-                        writer.raw[id(inner)] = self._raw(inner, item[j + 1 :] + [Lit(part.sep)] + item[:j] + after)
+                        writer.raw[id(inner)] = self._raw(inner, [*item[j + 1 :], Lit(part.sep), *item[:j], *after])
 
     def _raw(self, part: Part, after: list[Part]) -> _Raw:
         stops: list[str | re.Pattern[str]] = []
@@ -413,7 +448,7 @@ class _LineReader:
         for p in after:
             if not isinstance(p, Lit) or not p.text.strip():
                 continue
-            for lit, term in self._spelled(p):
+            for lit, _term in self._spelled(p):
                 stops.append(lit)
                 for reader in self.g.terminals.values():
                     pat = reader.pattern
@@ -427,7 +462,11 @@ class _LineReader:
 
     def _spelled(self, lit: Lit) -> list[tuple[str, Terminal]]:
         """The markers a (merged) fixed text holds, as (literal, terminal)."""
-        return [(t.pattern.literal, t) for t in self.markers.values() if t.pattern and t.pattern.literal and t.pattern.literal in lit.text]
+        return [
+            (t.pattern.literal, t)
+            for t in self.markers.values()
+            if t.pattern and t.pattern.literal and t.pattern.literal in lit.text
+        ]
 
 
 # The registry's families write through this module; it sits above the registry, so it

@@ -21,8 +21,8 @@ from ..errors import PolicyError
 from ..pieces import piece
 from ..toolset import Tool, Toolset
 from .calls import render_call
-from .tool_results import spelling
 from .signatures import catalogue as signature_catalogue
+from .tool_results import spelling
 
 __all__ = ["STYLES", "TOOL_CHOICES", "catalogue_for", "check_tool_choice", "instructions", "json_catalogue", "tagged"]
 
@@ -197,8 +197,7 @@ _WORDING: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "python": (
-        "You can call the tools listed below by writing a Python function call, wrapped in tags as in this"
-        " example:",
+        "You can call the tools listed below by writing a Python function call, wrapped in tags as in this example:",
         (
             "Call each function as its signature below declares: keyword arguments, or positional ones in the"
             " signature's order.",

@@ -109,7 +109,11 @@ def _one_line(text: str) -> str:
 
 
 def _described(schema: Any) -> str:
-    return _one_line(schema.get("description", "")) if isinstance(schema, Mapping) and isinstance(schema.get("description"), str) else ""
+    return (
+        _one_line(schema.get("description", ""))
+        if isinstance(schema, Mapping) and isinstance(schema.get("description"), str)
+        else ""
+    )
 
 
 # -- P-Format ------------------------------------------------------------------------------
@@ -157,9 +161,7 @@ def _python(tool: Tool) -> str:
         return f"# unsupported tool name: {json.dumps(tool.name)}"
     order, props, required = _parameters(tool)
     if all(_py_name(p) for p in order):
-        params = [
-            f"{p}: {_py_type(props.get(p), 0)}" + ("" if p in required else " = None") for p in order
-        ]
+        params = [f"{p}: {_py_type(props.get(p), 0)}" + ("" if p in required else " = None") for p in order]
         head = f"def {tool.name}({', '.join(params)}) -> str:"
         keys = order
     else:
@@ -358,7 +360,9 @@ def _types(schema: Any, depth: int, lang: str) -> list[str]:
         if kind in _NAMES[lang]:
             out.append(_NAMES[lang][kind])
         elif kind == "array":
-            item = _py_type(schema.get("items"), depth + 1) if lang == PYTHON else _ts_type(schema.get("items"), depth + 1)
+            item = (
+                _py_type(schema.get("items"), depth + 1) if lang == PYTHON else _ts_type(schema.get("items"), depth + 1)
+            )
             if lang == PYTHON:
                 out.append(f"list[{item}]")
             else:
@@ -391,5 +395,8 @@ def _name_pattern(piece_name: str, terminal: str) -> re.Pattern[str]:
     return got
 
 
-_WRITERS = {"pformat": (_pformat, _pformat_entry), "python": (_python, _python), "typescript": (_typescript, _typescript)}
-
+_WRITERS = {
+    "pformat": (_pformat, _pformat_entry),
+    "python": (_python, _python),
+    "typescript": (_typescript, _typescript),
+}

@@ -159,9 +159,9 @@ def _reads_as_tag(body: str, at: int, end: int, offsets: tuple[int, ...]) -> boo
 def envelope(*, name: str, tool_call_id: str, status: str = "ok", body: str) -> str:
     """One result element, ending with a line break::
 
-        <tool_result name="…" tool_call_id="…" status="ok">
-        BODY
-        </tool_result>
+    <tool_result name="…" tool_call_id="…" status="ok">
+    BODY
+    </tool_result>
     """
     for field, value in (("name", name), ("tool_call_id", tool_call_id)):
         if not isinstance(value, str) or not value:
@@ -169,9 +169,13 @@ def envelope(*, name: str, tool_call_id: str, status: str = "ok", body: str) -> 
     if status not in _STATUSES:
         raise PolicyError(f"envelope() status must be 'ok' or 'error', got {status!r}")
     if not isinstance(body, str):
-        raise PolicyError(f"envelope() body must be a str (serialise structured output first), got {type(body).__name__}")
+        raise PolicyError(
+            f"envelope() body must be a str (serialise structured output first), got {type(body).__name__}"
+        )
     s = spelling()
-    attrs = "".join(f' {key}="{escape_attribute(value)}"' for key, value in zip(_ATTRIBUTES, (name, tool_call_id, status)))
+    attrs = "".join(
+        f' {key}="{escape_attribute(value)}"' for key, value in zip(_ATTRIBUTES, (name, tool_call_id, status))
+    )
     return f"{s.open}{attrs}>\n{guard_body(body)}\n{s.close}\n"
 
 
