@@ -1,12 +1,13 @@
 # Two commands: `make demo` runs the main job on a bundled example; `make test` runs the suite.
 # Each creates .venv with python3 on first use; nothing else needs installing by hand.
-# `make check` is what CI runs: `make lint`, then every test with every sweep in full.
+# `make check` is what CI runs: `make lint`, `make dist` (the sdist and wheel, `twine check`),
+# then every test with every sweep in full.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint fuzz clean
+.PHONY: demo test check lint dist fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
@@ -18,8 +19,9 @@ PYTEST_PARALLEL ?= -n auto --dist loadgroup
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=quick
 
-# The gate: lint and types, then every test with every parameter, chunking, cut and example.
-check: lint
+# The gate: lint and types, the distributions, then every test with every parameter,
+# chunking, cut and example.
+check: lint dist
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=full
 
 # ruff's rules and format (pyproject.toml, [tool.ruff]); mypy --strict on the modules it lists
@@ -28,6 +30,13 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The sdist and the wheel built from it into dist/ (LICENSE in both), and `twine check` on
+# them: what an index would be sent.
+dist: $(VENV)/.installed-dev
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 # Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
 # Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.
