@@ -65,12 +65,13 @@ clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis fuzz/corpus-out
 
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
-# BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).
+# BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch), in the
+# user's cache directory unless told otherwise.
 # BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
 # from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
 # the "vs before" gates. BENCH_ARGS go to both runs (the last --json wins in the first).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
-BENCH_VENV ?= /work/benchvenv
+BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
 BENCH_JSON ?= benchmarks/results.json
 BENCH_ARGS ?= --json $(BENCH_JSON)
 BEFORE ?= e3dafc8
