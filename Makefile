@@ -1,12 +1,13 @@
 # Two commands: `make demo` runs the main job on a bundled example; `make test` runs the suite.
 # Each creates .venv with python3 on first use; nothing else needs installing by hand.
-# `make check` is what CI runs: `make lint`, then every test with every sweep in full.
+# `make check` is what CI runs: `make lint`, `make dist` (the sdist and wheel, `twine check`),
+# then every test with every sweep in full.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint fuzz clean
+.PHONY: demo test check lint dist fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
@@ -18,8 +19,9 @@ PYTEST_PARALLEL ?= -n auto --dist loadgroup
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=quick
 
-# The gate: lint and types, then every test with every parameter, chunking, cut and example.
-check: lint
+# The gate: lint and types, the distributions, then every test with every parameter,
+# chunking, cut and example.
+check: lint dist
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=full
 
 # ruff's rules and format (pyproject.toml, [tool.ruff]); mypy --strict on the modules it lists
@@ -28,6 +30,13 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The sdist and the wheel built from it into dist/ (LICENSE in both), and `twine check` on
+# them: what an index would be sent.
+dist: $(VENV)/.installed-dev
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 # Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
 # Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.
@@ -56,12 +65,13 @@ clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis fuzz/corpus-out
 
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
-# BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch).
+# BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch), in the
+# user's cache directory unless told otherwise.
 # BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
 # from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
 # the "vs before" gates. BENCH_ARGS go to both runs (the last --json wins in the first).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
-BENCH_VENV ?= /work/benchvenv
+BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
 BENCH_JSON ?= benchmarks/results.json
 BENCH_ARGS ?= --json $(BENCH_JSON)
 BEFORE ?= e3dafc8

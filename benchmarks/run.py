@@ -3,7 +3,7 @@ itself before the engine rebuild, in one session.
 
     make bench                  # builds the bench venv if missing; measures BEFORE (default
                                 # e3dafc8) tooldialect-only, then everything beside it
-    benchmarks/setup.sh && /work/benchvenv/bin/python benchmarks/run.py [--json out.json]
+    benchmarks/setup.sh "$BENCH_VENV" && "$BENCH_VENV"/bin/python benchmarks/run.py [--json out.json]
         [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
         [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json]
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build the benchmark venv: tooldialect's runtime deps, the peers' parser modules
 # (vLLM and SGLang without torch), openai-harmony and its o200k vocabulary.
-# Usage: benchmarks/setup.sh [VENV]   (default /work/benchvenv, or $BENCH_VENV)
+# Usage: benchmarks/setup.sh [VENV]   (default $BENCH_VENV, else ${XDG_CACHE_HOME:-~/.cache}/tooldialect-bench/venv)
 set -euo pipefail
-VENV="${1:-${BENCH_VENV:-/work/benchvenv}}"
+VENV="${1:-${BENCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tooldialect-bench/venv}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 PY="${PYTHON:-python3}"
 

@@ -72,7 +72,7 @@ def test_tentative_opener_commits_after_a_name():
     assert cut.text == "Hi "
 
 
-# decisions.md 32: a call found by skipping text loses to a reading of that text
+# decisions.md 19: a call found by skipping text loses to a reading of that text
 
 
 def test_call_found_by_skipping_text_loses_to_a_reading_of_it():

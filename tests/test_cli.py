@@ -6,6 +6,7 @@ Everything runs in-process with capsys/monkeypatch, except one end-to-end test t
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import json
 import os
@@ -16,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+import tooldialect
 from tooldialect import cli, families
 from tooldialect.stream import ToolStream
 
@@ -779,6 +781,42 @@ def test_python_m_tooldialect_end_to_end(tmp_path):
     assert bad.returncode == 2
     assert bad.stdout == b""
     assert bad.stderr.decode("utf-8").count("\n") == 1
+
+
+def _pyproject_version() -> str:
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project = text[text.index("[project]\n") :]
+    line = next(line for line in project.splitlines() if line.startswith("version = "))
+    return line.split("=", 1)[1].strip().strip('"')
+
+
+def test_the_version_is_the_installed_distributions():
+    installed = importlib.metadata.version("tooldialect")
+    assert tooldialect.__version__ == installed
+    # one source: pyproject.toml's version, which the install's metadata was written from;
+    # the package does not write it again
+    assert installed == _pyproject_version()
+    init = (ROOT / "src" / "tooldialect" / "__init__.py").read_text(encoding="utf-8")
+    assert f'"{installed}"' not in init
+
+
+def test_version_prints_the_installed_version_and_exits_zero(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0
+    out, err = capsys.readouterr()
+    assert (out, err) == (f"tooldialect {importlib.metadata.version('tooldialect')}\n", "")
+
+
+def test_version_from_the_script_and_from_python_m(tmp_path):
+    expected = f"tooldialect {importlib.metadata.version('tooldialect')}\n".encode()
+    done = _python_m("--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, expected, b"")
+    script = Path(sys.executable).parent / ("tooldialect.exe" if os.name == "nt" else "tooldialect")
+    if not script.exists():
+        pytest.skip(f"no console script beside {sys.executable}")
+    done = subprocess.run([str(script), "--version"], capture_output=True, cwd=tmp_path, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, expected, b"")
 
 
 def test_export_writes_the_spelling_a_variant_or_model_names(capsys, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from support import ROOT
 
 import tooldialect as td
@@ -45,6 +46,29 @@ def test_readme_links_resolve_and_commands_are_documented():
     two = readme[readme.index("## Two commands") :].split("\n## ")[0]
     assert "make test" in two.split("```")[1] and "make check" in two.split("```")[2]
     assert (ROOT / ".ci" / "run").read_text().strip().endswith("make check")
+
+
+def test_readme_reads_on_an_index_page():
+    """A package index shows the README without the repository around it, so a relative link
+    there is broken: the README's relative links are all under "Documentation", which says the
+    documents ship in the sdist, and each one is in the sdist (docs/decisions.md 192)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    head, _, documentation = readme.partition("\n## Documentation\n")
+    assert documentation, "the README has a Documentation section"
+    documentation = documentation.split("\n## ")[0]
+    relative = [t for t in re.findall(r"\]\(([^)]+)\)", head) if not re.match(r"[a-z]+:|#", t)]
+    assert not relative, f"relative links above the Documentation section: {relative}"
+    assert "source distribution" in documentation and "sdist" in documentation
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = set(pyproject["tool"]["hatch"]["build"]["targets"]["sdist"]["include"])
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", documentation)
+    assert links
+    for target in links:
+        assert target.split("/")[0] in shipped, f"{target} is not in the sdist"
 
 
 def test_diagnostic_kinds_documented():

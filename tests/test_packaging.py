@@ -1,4 +1,5 @@
-"""Packaging: the wheel carries its grammars, and an installed wheel (not only a checkout) finds them.
+"""Packaging: the wheel carries its grammars, and an installed wheel (not only a checkout) finds them;
+the wheel and the sdist carry the license text and pass ``twine check``.
 
 Acceptance (DESIGN §2): in a fresh venv, ``pip install <the built wheel>`` then, from another
 directory, ``tooldialect parse`` on a Hermes reply returns the call.
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 from pathlib import Path
@@ -116,6 +118,24 @@ def test_pyproject_declares_dependencies_and_extras():
     assert "atheris" in _reqs(extras["fuzz"]), extras["fuzz"]
 
 
+def test_pyproject_declares_the_license_and_ships_its_text():
+    data = _pyproject()
+    project = data["project"]
+    # PEP 639: an SPDX expression and the files that hold the text
+    assert project["license"] == "Apache-2.0"
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"], text[:200]
+    assert "END OF TERMS AND CONDITIONS" in text
+    # hatchling writes License-Expression and License-File from 1.27 (core metadata 2.4)
+    (hatchling,) = [Requirement(r) for r in data["build-system"]["requires"] if Requirement(r).name == "hatchling"]
+    assert not hatchling.specifier.contains("1.26.3") and hatchling.specifier.contains("1.27.0"), hatchling
+    assert "LICENSE" in data["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    # make dist builds both and runs twine check, which reads metadata 2.4 from 6.1 on
+    dev = _reqs(project["optional-dependencies"]["dev"])
+    assert "build" in dev and dev["twine"].specifier.contains("6.1.0") and not dev["twine"].specifier.contains("6.0.1")
+
+
 def test_pyproject_packs_grammars_and_script():
     data = _pyproject()
     assert data["build-system"]["build-backend"] == "hatchling.build"
@@ -152,6 +172,47 @@ def wheel(tmp_path_factory) -> Path:
     assert len(wheels) == 1, list(out.iterdir())
     print(f"\n[packaging] pip wheel took {time.monotonic() - start:.1f}s")
     return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sdist")
+    done = _run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], cwd=out)
+    if done.returncode != 0:
+        log = done.stdout + done.stderr
+        if _network_down(log):
+            pytest.skip("network unreachable: build could not download hatchling to build the sdist\n" + log[-2000:])
+        pytest.fail(f"python -m build --sdist failed ({done.returncode}):\n{log[-4000:]}")
+    sdists = list(out.glob("tooldialect-*.tar.gz"))
+    assert len(sdists) == 1, list(out.iterdir())
+    return sdists[0]
+
+
+@pytest.mark.slow
+def test_wheel_and_sdist_carry_the_license_text(wheel, sdist):
+    license_text = (ROOT / "LICENSE").read_bytes()
+    with zipfile.ZipFile(wheel) as zf:
+        dist_info = next(n.split("/")[0] for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        assert zf.read(f"{dist_info}/licenses/LICENSE") == license_text
+        wheel_metadata = zf.read(f"{dist_info}/METADATA").decode("utf-8")
+    with tarfile.open(sdist) as tf:
+        top = sdist.name.removesuffix(".tar.gz")
+        member = tf.extractfile(f"{top}/LICENSE")
+        assert member is not None and member.read() == license_text
+        pkg_info = tf.extractfile(f"{top}/PKG-INFO")
+        assert pkg_info is not None
+        sdist_metadata = pkg_info.read().decode("utf-8")
+    for metadata in (wheel_metadata, sdist_metadata):
+        lines = metadata.splitlines()
+        assert "License-Expression: Apache-2.0" in lines and "License-File: LICENSE" in lines
+
+
+@pytest.mark.slow
+def test_twine_check_passes_on_the_wheel_and_the_sdist(wheel, sdist):
+    pytest.importorskip("twine", reason="twine is in the dev extra")
+    done = _run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], cwd=wheel.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
 
 
 @pytest.mark.slow

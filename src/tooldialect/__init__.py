@@ -42,7 +42,19 @@ from .stream import ToolStream, parse, parse_tokens
 from .toolset import Tool, Toolset
 from .transcript import ToolResult
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The version in the installed distribution's metadata: pyproject.toml's ``version``,
+    the one place it is written."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tooldialect")
+    except PackageNotFoundError:  # a checkout's src/ put on sys.path without installing it
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 __all__ = [
     "DIAGNOSTIC_KINDS",

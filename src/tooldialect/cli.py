@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import __version__
 from . import families as registry
 from .cli_io import (
     PROG,
@@ -195,6 +196,7 @@ def _build() -> _Parser:
     parser = _Parser(
         prog=PROG, description="Read the tool calls in model output, and write the prompts that ask for them."
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     _add_reading(sub)
