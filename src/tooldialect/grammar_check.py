@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from . import families as registry
 from .errors import CorpusError, GrammarError, ToolDialectError
 from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, unread, unwritable
+from .grammar_where import locate
 from .markers import samples
 from .models import Policy
 
@@ -243,7 +244,7 @@ def _check_reads(report: Report, path: Path, compiled: CompiledGrammar) -> None:
     reader = reader_class(path.stem) if mine else Reader
     problems = unread(compiled, reader)
     if problems:
-        report.checks.append(Check("reads", False, "\n".join(problems)))
+        report.checks.append(Check("reads", False, "\n".join(_at(path, p) for p in problems)))
         return
     calls = sorted(compiled.nodes & reader.call_nodes)
     parts = sorted((compiled.nodes & reader.read_nodes) - reader.call_nodes)
@@ -263,11 +264,22 @@ def _check_writes(report: Report, compiled: CompiledGrammar) -> None:
         except GrammarError as exc:
             problems = [str(exc)]
     if problems:
-        report.checks.append(Check("writes", False, "\n".join(problems)))
+        report.checks.append(Check("writes", False, "\n".join(_at(compiled.path, p) for p in problems)))
         return
     kinds = ", ".join(dict.fromkeys(kind for kind, _spec in compiled.header.writes))
     one = "" if shape.parallel else "; one call per reply"
     report.checks.append(Check("writes", True, f"write {kinds}{one}"))
+
+
+def _at(path: Path, problem: str) -> str:
+    """``problem`` led by the file and line it is about (``acts.lark:12: …``), when it names one."""
+    if re.match(r"grammar \S+:\d", problem):
+        return problem  # the writer's own message cites it already
+    try:
+        line = locate(path.read_text(encoding="utf-8"), problem)
+    except (OSError, UnicodeDecodeError):
+        line = None
+    return f"{path.name}:{line}: {problem}" if line else problem
 
 
 # -- markers -----------------------------------------------------------------------------

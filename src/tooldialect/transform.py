@@ -67,6 +67,7 @@ __all__ = [
     "Reader",
     "chain_items",
     "reader_class",
+    "reader_in",
     "refusal",
 ]
 
@@ -568,17 +569,21 @@ def reader_class(family: str) -> type[Reader]:
         _readers_generation = current
     cls = _READERS.get(family)
     if cls is None:
-        cls = Reader
-        name = reader_module(family)
-        if name is not None and (name in sys.modules or importlib.util.find_spec(name) is not None):
-            module = importlib.import_module(name)
-            custom = getattr(module, "Reader", None)
-            if isinstance(custom, type) and issubclass(custom, Reader):
-                cls = custom
+        cls = reader_in(reader_module(family))
         _READERS[family] = cls
     return cls
 
 
+def reader_in(module: str | None) -> type[Reader]:
+    """The ``Reader`` module ``module`` defines, when it exists and defines one, else the
+    generic one (None: a family whose grammars are data, read by the generic reader)."""
+    if module is not None and (module in sys.modules or importlib.util.find_spec(module) is not None):
+        custom = getattr(importlib.import_module(module), "Reader", None)
+        if isinstance(custom, type) and issubclass(custom, Reader):
+            return custom
+    return Reader
+
+
 # The registry checks what a family's grammar builds against what its reader reads when
 # it compiles the grammar; it sits below this module, so it is handed the lookup.
-set_reads_lookup(reader_class)
+set_reads_lookup(reader_in)
