@@ -14,7 +14,7 @@ from support import ROOT
 
 import tooldialect as td
 from tooldialect.cli import main
-from tooldialect.corpus import read_corpus, set_expectations
+from tooldialect.corpus import MODES, read_corpus, set_expectations
 from tooldialect.grammar import compile_grammar, read_header, unread, unwritable
 from tooldialect.grammar_check import imported_names
 from tooldialect.transform import READ_NODES, Reader, reader_class
@@ -118,11 +118,21 @@ def test_a_grammar_that_drops_what_it_parses_fails_check_and_compilation_saying_
     code, out = _check(capsys, str(path))
     assert code == 1
     failed = [line for line in out.splitlines() if line.startswith("  FAIL")]
-    assert len(failed) == 1 and failed[0].startswith(f"  FAIL  {check}: ")
+    assert failed[0].startswith(f"  FAIL  {check}: ")
     assert error in out and fix in out
+    # and the samples line shows what it costs: what the family writes does not read back
+    assert len(failed) == 2 and failed[1].startswith("  FAIL  samples: ")
+    if check == "writes":
+        assert "not checked: the '// write' lines do not write a call" in failed[1]
+    else:
+        assert "reads back" in failed[1]
     # the fix it names passes (a call with its arguments, never a silent {})
     if fixed is not None:
         write_fixed = WRITE.replace("CLOSE", "CANONICAL_SHUT") if "SHUT" in fixed else WRITE
+        if "json_calls" in fixed:  # a family that reads call objects writes them (samples read back)
+            write_fixed = WRITE.replace(
+                'name " " arguments', '"{\\"name\\": " name:json ", \\"arguments\\": " arguments "}"'
+            )
         fixed_path = _write(tmp_path / "fixed", "fixedacts", fixed, write_fixed)
         code, out = _check(capsys, str(fixed_path))
         assert code == 0, out
@@ -261,6 +271,125 @@ def test_arguments_written_as_code_under_another_rule_are_told_to_be_arguments(t
     )
     calls = td.parse("Call: get_time(tz='UTC')", tools=tools, families=["nexusraven"]).calls
     assert [(c.name, c.arguments) for c in calls] == [("get_time", {"tz": "UTC"})]
+
+
+# -- what the family writes reads back ----------------------------------------------------
+
+#: A Qwen-Agent-style family, written as docs/authoring.md says: a header, the shared pieces,
+#: the conventional rule names.  ``{args}`` is how it reads the arguments.
+QWEN_AGENT = """\
+// family: qwen_agent
+// title: Qwen-Agent function calls: a ✿FUNCTION✿ line, then a ✿ARGS✿ line holding a JSON object
+// models: Qwen/Qwen-Agent-*
+// checked against: Qwen-Agent's function-calling prompt (✿FUNCTION✿: NAME, then ✿ARGS✿: {{…}})
+// write call: FUNCTION_OPEN " " name:BARE_NAME "\\n" ARGS_OPEN " " arguments:json
+// write sep: "\\n"
+
+%import ._json (JSON, WS)
+%import ._tagged (BARE_NAME)
+%ignore WS
+
+start: FUNCTION_OPEN call
+call: name ARGS_OPEN arguments
+name: BARE_NAME
+{args}
+
+FUNCTION_OPEN: "✿FUNCTION✿:"
+ARGS_OPEN: "✿ARGS✿:"
+"""
+#: The arguments in a terminal of the grammar's own that runs to the last closing brace: it
+#: swallows the closer, and every call after it.
+SWALLOWING = "arguments: ARGS_BODY\nARGS_BODY: /\\{[\\s\\S]{0,500}\\}/"
+QWEN_AGENT_REPLY = (
+    'Let me look.\n✿FUNCTION✿: get_weather\n✿ARGS✿: {"city": "Paris", "days": 3}\n'
+    '✿FUNCTION✿: get_time\n✿ARGS✿: {"tz": "UTC"}\nDone.'
+)
+
+
+def _qwen_agent(directory: Path, args: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "qwen_agent.lark"
+    path.write_text(QWEN_AGENT.format(args=args), encoding="utf-8")
+    return path
+
+
+def test_a_terminal_that_swallows_the_closer_fails_grammar_check(tmp_path, capsys):
+    """It compiles and its rules have the names the reader reads, so only reading back what
+    the family writes shows that it reads {} and loses the second call."""
+    path = _qwen_agent(tmp_path / "bad", SWALLOWING)
+    code, out = _check(capsys, str(path))
+    assert code == 1, out
+    failed = [line for line in out.splitlines() if line.startswith("  FAIL")]
+    assert len(failed) == 1 and failed[0].startswith("  FAIL  samples: "), out
+    assert "ok    reads: calls from call" in out  # the rule names are right: that is not it
+    assert 'get_weather {"city": "Paris", "days": 3}, written as \'✿FUNCTION✿: get_weather' in out
+    assert "reads back" in out and "ARGS_BODY" in out
+    # the arguments as the JSON payload the reader reads: every sample reads back
+    fixed = _qwen_agent(tmp_path / "good", "arguments: JSON")
+    code, out = _check(capsys, str(fixed))
+    assert code == 0, out
+    assert "ok    samples: 4 sample replies written and read back as written" in out
+    td.families.register_path(fixed.parent)
+    result = td.parse(QWEN_AGENT_REPLY)
+    assert [(c.name, c.arguments) for c in result.calls] == [
+        ("get_weather", {"city": "Paris", "days": 3}),
+        ("get_time", {"tz": "UTC"}),
+    ]
+    assert result.text == "Let me look.\n\n\nDone." and result.diagnostics == []
+
+
+def test_arguments_a_grammar_drops_are_never_silent(tmp_path):
+    """At parse time a call whose arguments sit in a terminal the reader does not read is not
+    returned as {}: it is reported, with what was not read, batch and streamed alike."""
+    from support import check_invariants, cuts_for, run_stream
+
+    td.families.register_path(_qwen_agent(tmp_path, SWALLOWING).parent)
+    result = td.parse(QWEN_AGENT_REPLY)
+    assert result.calls == []
+    (diag,) = result.diagnostics
+    assert diag.kind == "arguments_invalid" and diag.family == "qwen_agent" and diag.detail["name"] == "get_weather"
+    assert "ARGS_BODY" in diag.detail["reason"] and "not read" in diag.detail["reason"]
+    assert "get_time" in diag.detail["excerpt"]  # the second call it swallowed is named, not lost
+    assert diag.span[0] < QWEN_AGENT_REPLY.index("get_time") < diag.span[1]
+    assert result.text == "Let me look.\n\nDone."  # the block removed whole, and reported
+    for mode in MODES[1:]:
+        check_invariants(QWEN_AGENT_REPLY, run_stream(QWEN_AGENT_REPLY, cuts_for(QWEN_AGENT_REPLY, mode)), result)
+    # an empty object in such a terminal drops nothing: the call stands
+    empty = td.parse("✿FUNCTION✿: get_time\n✿ARGS✿: {}")
+    assert [(c.name, c.arguments) for c in empty.calls] == [("get_time", {})] and empty.diagnostics == []
+
+
+def test_a_call_payload_in_a_terminal_the_reader_does_not_read_is_reported(tmp_path):
+    rules = "start: OPEN json_calls CLOSE\njson_calls: BODY\nBODY: /\\{[^<]{0,200}\\}/\n"
+    write = WRITE.replace('name " " arguments', '"{\\"name\\": " name:json ", \\"arguments\\": " arguments "}"')
+    td.families.register_path(_write(tmp_path, "bodies", rules, write).parent)
+    reply = 'Sure. <<act>>{"name": "f", "arguments": {"a": 1}}<</act>> Done.'
+    result = td.parse(reply, families=["bodies"])
+    assert result.calls == [] and [d.kind for d in result.diagnostics] == ["malformed_block"]
+    assert "'json_calls' rule holds BODY" in result.diagnostics[0].detail["reason"]
+    assert result.text == "Sure.  Done."
+
+
+def test_grammar_check_reads_back_the_calls_of_the_corpus_beside_the_grammar(tmp_path, capsys):
+    path = _qwen_agent(tmp_path, "arguments: JSON")
+    rule, sep = "=" * 80, "-" * 80
+    expected = {
+        "calls": [{"arguments": {"q": "a } b"}, "family": "qwen_agent", "id": None, "name": "search"}],
+        "diagnostics": [],
+        "reasoning": "",
+        "text": "",
+    }
+    case = f'{rule}\na search\n{rule}\n✿FUNCTION✿: search\n✿ARGS✿: {{"q": "a }} b"}}\n{sep}\n'
+    (tmp_path / "qwen_agent.txt").write_text(case + json.dumps(expected, sort_keys=True) + "\n", encoding="utf-8")
+    code, out = _check(capsys, str(path))  # no --corpus: the file beside the grammar is its corpus
+    assert code == 0, out
+    assert "corpus qwen_agent.txt: 1 case, four ways each" in out
+    assert "ok    samples: 4 sample replies and the calls of 1 corpus replies written" in out
+    # the same corpus fails the grammar that swallows the closer, on both lines
+    _qwen_agent(tmp_path, SWALLOWING)
+    code, out = _check(capsys, str(path))
+    assert code == 1 and "FAIL  samples: " in out and 'search {"q": "a } b"}, written as' in out
+    assert "FAIL  case 'a search' (line 1, batch): result differs" in out
 
 
 # -- grammar check --update --------------------------------------------------------------
@@ -406,10 +535,12 @@ def test_a_start_that_opens_on_a_language_fence_fails_the_check(tmp_path, capsys
     assert "FAIL  markers: FENCE_JSON_OPEN opens a block on '```json\\n'" in out
     assert "%import ._tagged (FENCE_TOOL_CALL_OPEN)" in out
     # the call fence is the one a grammar may open on
+    # (and writes its calls in that fence: one written in a ```json fence would not read back)
     path.write_text(
         path.read_text(encoding="utf-8")
         .replace("start: FENCE_JSON_OPEN", "start: FENCE_TOOL_CALL_OPEN")
-        .replace("%import ._fence (FENCE_JSON_OPEN, ", "%import ._tagged (FENCE_TOOL_CALL_OPEN)\n%import ._fence ("),
+        .replace("%import ._fence (FENCE_JSON_OPEN, ", "%import ._tagged (FENCE_TOOL_CALL_OPEN)\n%import ._fence (")
+        .replace('CANONICAL_FENCE_JSON_OPEN "{', '"```tool_call\\n{'),
         encoding="utf-8",
     )
     code, out = _check(capsys, str(path))

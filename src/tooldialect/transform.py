@@ -51,10 +51,11 @@ from .records import (  # also transform's: readers import them here
     not_object_issue,
     not_returned_issue,
     repaired_issue,
+    unread_issue,
 )
 from .repair import RepairFailed, repair_json
 from .salvage import OPENERS, Salvage
-from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text
+from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text, tokens
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -184,7 +185,7 @@ class Reader(Salvage):
         if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = first_token(node)
             if tok is None:
-                return [], []
+                return [], _unread(node, None, (node.start or 0, node.end or 0))
             bare = node.name == "bare_json_calls"
             calls, issues = self.read_payload(tok.value, tok.start, bare=bare, keyed=node.name == KEYED_RULE)
             if not calls and not issues and not bare:
@@ -230,7 +231,8 @@ class Reader(Salvage):
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         tok = first_token(args_node) if isinstance(args_node, Node) else args_node
         if tok is None or not isinstance(tok, Tok):
-            return [RawCall(name, {}, "{}", call_id, span, self.family)], []
+            dropped = _unread(args_node, name, span)
+            return ([], dropped) if dropped else ([RawCall(name, {}, "{}", call_id, span, self.family)], [])
         try:
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
@@ -535,6 +537,13 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
         return False
     params = holder.get("parameters")
     return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
+
+
+def _unread(node: Any, name: str | None, span: tuple[int, int]) -> list[Issue]:
+    """What a payload node holds that the reader does not read (``records.unread_issue``)."""
+    holder = node.name if isinstance(node, Node) else "arguments"
+    issue = unread_issue(node_text(node), sorted({t.type for t in tokens(node)}), holder, name, span)
+    return [issue] if issue is not None else []
 
 
 def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
