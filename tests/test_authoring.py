@@ -392,6 +392,78 @@ def test_grammar_check_reads_back_the_calls_of_the_corpus_beside_the_grammar(tmp
     assert "FAIL  case 'a search' (line 1, batch): result differs" in out
 
 
+# -- what a newcomer needs to be told (docs/authoring.md) -----------------------------------
+
+
+def _guide() -> str:
+    return " ".join(GUIDE.read_text(encoding="utf-8").split())  # sentences, whatever the line breaks
+
+
+def test_the_guide_tells_a_plugin_to_write_its_stop_token_as_furniture(tmp_path, capsys):
+    guide = _guide()
+    assert "A plugin cannot edit `_stop.lark`" in guide
+    assert "as a `FURNITURE_…` terminal" in guide
+    line = re.search(r'`(FURNITURE_STOP_LEDGER_END: "[^"]+")`', guide).group(1)
+    path = tmp_path / "ledger.lark"
+    path.write_text(_guide_files()["ledger.lark"] + line + "\n", encoding="utf-8")
+    code, out = _check(capsys, str(path))
+    assert code == 0, out
+    td.families.register_path(tmp_path)
+    stop = line.split('"')[1]
+    result = td.parse(f"Checking.\n<<call get_time>><</call>>{stop}")
+    assert [(c.name, c.family) for c in result.calls] == [("get_time", "ledger")]
+    assert result.text == "Checking.\n" and result.diagnostics == []
+    assert td.parse(f"Hi{stop} there").text == "Hi there"  # furniture wherever it appears
+
+
+def test_the_guide_says_grammar_check_does_not_check_the_export_and_shows_how(tmp_path, monkeypatch):
+    assert "`grammar check` does not check the export." in _guide()
+    pytest.importorskip("llguidance", reason="the export extra (llguidance) is not installed")
+    text = GUIDE.read_text(encoding="utf-8")
+    (snippet,) = re.findall(r"<!-- run: export-check\.py -->\n```python\n(.*?)```\n", text, re.S)
+    (tmp_path / "my_grammars").mkdir()
+    (tmp_path / "my_grammars" / "ledger.lark").write_text(_guide_files()["ledger.lark"], encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, "docs/authoring.md: export-check.py", "exec"), {"__name__": "export_check"})
+    assert "ledger" in td.families.names()
+
+
+WORD_OFFERED = "Call: get_time(tz='UTC')"
+WORD_PROSE = "Sure. Call: me(x=1) tomorrow."
+WORD_UNCLOSED = "Call: me maybe (later)."
+
+
+def _nexusraven(directory: Path, gated: bool) -> Path:
+    directory.mkdir()
+    good = NEXUSRAVEN.replace("args: _py_items", "args: _py_items -> arguments")
+    (directory / "nexusraven.lark").write_text(good if gated else good.replace("// gated: toolset\n", ""), "utf-8")
+    return directory
+
+
+def test_the_guide_says_a_word_marker_is_tried_in_every_reply(tmp_path):
+    assert "its openers are tried in every reply that is read with every family on" in _guide()
+    for example in (WORD_PROSE, WORD_UNCLOSED):
+        assert f"`{example}`" in _guide(), example
+    assert "`Sure.  tomorrow.`" in GUIDE.read_text(encoding="utf-8")
+    td.families.register_path(_nexusraven(tmp_path / "ungated", gated=False))
+    took = td.parse(WORD_PROSE)  # any model's prose, every family on
+    assert [(c.name, c.arguments) for c in took.calls] == [("me", {"x": 1})] and took.text == "Sure.  tomorrow."
+    assert [d.kind for d in td.parse(WORD_UNCLOSED).diagnostics] == ["unterminated_block"]
+
+
+def test_the_guide_says_what_gated_toolset_changes(tmp_path):
+    assert "`// gated: toolset` in the header is what changes that" in _guide()
+    assert f"`{WORD_OFFERED}`" in _guide()
+    td.families.register_path(_nexusraven(tmp_path / "gated", gated=True))
+    tools = td.Toolset([td.Tool(name="get_time")])
+    for text in (WORD_PROSE, WORD_UNCLOSED):
+        for with_tools in (None, tools):
+            result = td.parse(text, tools=with_tools)
+            assert (result.text, result.calls, result.diagnostics) == (text, [], []), text
+    assert [c.name for c in td.parse(WORD_OFFERED, tools=tools).calls] == ["get_time"]
+    assert td.parse(WORD_OFFERED).calls == []  # no toolset: not even tried
+
+
 # -- grammar check --update --------------------------------------------------------------
 
 
