@@ -119,7 +119,8 @@ def cite(path: Path, message: str, family: str | None = None) -> str:
             message = message[len(prefix) :]
             break
     else:
-        if re.match(rf"grammar {re.escape(path.name)}:\d", message):
+        cited = f"grammar {path.name}:"
+        if message.startswith(cited) and message[len(cited) : len(cited) + 1].isdigit():
             return message  # cited already
     flat = " ".join(message.split())
     try:

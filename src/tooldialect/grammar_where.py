@@ -25,6 +25,12 @@ _RULES = re.compile(r"LALR conflict in rules? '([\w.]+)'")
 _START = re.compile(r"rule 'start' begins with")
 _RULE = re.compile(r"rule '(\w+)'")
 _WRITE = re.compile(r"line '// (write [a-z]+(?: [a-z0-9._-]+)?):")
+_WRITE_LINE = re.compile(r"//[ ]?(write [a-z]+(?: [a-z0-9._-]+)?)[ \t]*:")
+#: The head of a definition (``?name.2:``), and a line that goes on with it.
+_HEAD = re.compile(r"[ \t]*[?!]?([A-Za-z_][A-Za-z0-9_]*)(?:\.-?[0-9]+)?[ \t]*:")
+_GOES_ON = re.compile(r"[ \t]+\S|[ \t]*\|")
+#: A rule or terminal name where a grammar uses it (not a dotted import path's part).
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _code(line: str) -> str:
@@ -36,11 +42,11 @@ def _code(line: str) -> str:
 
 def _definitions(lines: list[str], symbol: str) -> Iterator[tuple[int, int]]:
     """(first, last) 0-based line numbers of each definition of ``symbol``."""
-    head = re.compile(rf"\s*[?!]?{re.escape(symbol)}(?:\.-?\d+)?\s*:")
     for i, line in enumerate(lines):
-        if head.match(line) and not line.lstrip().startswith("//"):
+        m = _HEAD.match(line)
+        if m and m.group(1) == symbol:
             j = i + 1
-            while j < len(lines) and re.match(r"\s+\S|\s*\|", lines[j]) and not lines[j].lstrip().startswith("//"):
+            while j < len(lines) and _GOES_ON.match(lines[j]) and not lines[j].lstrip().startswith("//"):
                 j += 1
             yield i, j - 1
 
@@ -56,18 +62,17 @@ def _use_line(text: str, symbol: str, within: str | None) -> int | None:
     """The 1-based line of the first use of ``symbol``: inside the definition of ``within``
     when given, else anywhere but its own definition and comments."""
     lines = text.splitlines()
-    word = re.compile(rf"(?<![\w.]){re.escape(symbol)}(?!\w)")
     if within is not None:
         for first, last in _definitions(lines, within):
             for i in range(first, last + 1):
                 code = _code(lines[i])
                 body = code.split(":", 1)[1] if i == first and ":" in code else code
-                if word.search(body):
+                if symbol in _NAME.findall(body):
                     return i + 1
         return None
     own = {i for first, last in _definitions(lines, symbol) for i in range(first, last + 1)}
     for i, line in enumerate(lines):
-        if i not in own and not line.lstrip().startswith(("//", "%ignore")) and word.search(_code(line)):
+        if i not in own and not line.lstrip().startswith(("//", "%ignore")) and symbol in _NAME.findall(_code(line)):
             return i + 1
     return None
 
@@ -93,10 +98,9 @@ def locate(text: str, message: str) -> int | None:
         return next((i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("%ignore")), None)
     m = _DECLARE.search(message)
     if m:
-        return next(
-            (i + 1 for i, line in enumerate(text.splitlines()) if re.match(rf"%declare\b.*\b{m.group(1)}\b", line)),
-            None,
-        )
+        declared = m.group(1)
+        lines = text.splitlines()
+        return next((i + 1 for i, ln in enumerate(lines) if ln.startswith("%declare") and declared in ln.split()), None)
     for rx in (_TERMINAL, _RULES):
         m = rx.search(message)
         if m:
@@ -105,8 +109,12 @@ def locate(text: str, message: str) -> int | None:
         return definition_line(text, "start")
     m = _WRITE.search(message)
     if m:
-        head = re.compile(rf"//\s?{re.escape(m.group(1))}\s*:")
-        return next((i + 1 for i, line in enumerate(text.splitlines()) if head.match(line.strip())), None)
+        kind = m.group(1).split()
+        for i, line in enumerate(text.splitlines()):
+            head = _WRITE_LINE.match(line.strip())
+            if head and head.group(1).split() == kind:
+                return i + 1
+        return None
     m = _RULE.search(message)
     return definition_line(text, m.group(1)) if m else None
 
