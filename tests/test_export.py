@@ -862,6 +862,25 @@ def test_structural_tag_refuses_a_weak_trigger():
         export.structural_tag(HAND_SHAPES["python_list"], TOOLSETS["weather"])
 
 
+def test_structural_tag_refuses_a_block_with_no_closing_marker_and_says_why():
+    """xgrammar refuses a tag whose content is a run of calls with no end string ("When the
+    content is unlimited, at least one end string must be non-empty"): the export says so
+    instead of building it; the other formats end the block with the reply."""
+    shape = sh.Shape(
+        family="open_block",
+        block_open=(sh.Lit("<|calls|>\n"),),
+        call=(sh.Name(), sh.Lit(" "), sh.Arguments("json")),
+        sep="\n",
+    )
+    tools = TOOLSETS["weather"]
+    with pytest.raises(td.ExportError) as err:
+        export.structural_tag(shape, tools)
+    message = str(err.value)
+    assert "'<|calls|>\\n'" in message and "no closing marker" in message and "format='lark'" in message
+    reply = "Let me check.\n" + hand_render(shape, tools, [("get_weather", {"city": "Oslo"})])
+    assert accepts(export.grammar(shape, tools), reply)
+
+
 def test_names_the_family_cannot_write_are_refused():
     with pytest.raises(td.ExportError, match="not an identifier"):
         export.grammar("pythonic", [td.Tool(name="get-weather")])

@@ -176,6 +176,68 @@ def test_grammar_path_variable(tmp_path, monkeypatch):
         td.families.names()
 
 
+#: A grammar that does not compile: its call rule uses a ``name`` rule it never defines.
+UNCOMPILED = """\
+// family: nexusraven
+// title: NexusRaven Call: lines
+// models: Nexusflow/NexusRaven-*
+// checked against: an invented copy of the NexusRaven prompt format
+// gated: toolset
+// write call: CALL_LINE " " name:PY_NAME "(" arguments:keywords ")"
+
+%import ._json (WS)
+%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
+%ignore WS
+
+start: CALL_LINE call
+call: name "(" _py_items? ")"
+CALL_LINE: "Call:"
+"""
+UNCOMPILED_AT = "nexusraven.lark:{}".format(UNCOMPILED.splitlines().index('call: name "(" _py_items? ")"') + 1)
+HERMES_REPLY = 'Sure.\n<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+
+
+def _with_a_broken_grammar(directory: Path) -> Path:
+    write_walkthrough(directory)
+    (directory / "nexusraven.lark").write_text(UNCOMPILED, encoding="utf-8")
+    return directory
+
+
+def test_a_grammar_that_does_not_compile_is_refused_where_it_is_registered(tmp_path):
+    """register_path compiles what it registers: a broken grammar is an error there, naming
+    its file and line, and nothing of the directory is registered; every parse reads as before."""
+    d = _with_a_broken_grammar(tmp_path / "g")
+    before = td.families.names()
+    with pytest.raises(td.GrammarError) as err:
+        td.families.register_path(d)
+    message = str(err.value)
+    assert f"grammar {UNCOMPILED_AT}: Rule 'name' used but not defined (in rule call)" in message
+    assert str(d.resolve() / "nexusraven.lark") in message and "register_path" in message
+    assert "nothing from the directory is registered" in message
+    assert td.families.names() == before and [s.kind for s in td.families.sources()] == ["built-in"]
+    result = td.parse(HERMES_REPLY)  # a default parse: every family on
+    assert [(c.name, c.family) for c in result.calls] == [("get_time", "hermes")] and result.text == "Sure.\n"
+    assert td.parse(REPLY).calls == []  # the good grammar beside it was not registered either
+    (d / "nexusraven.lark").unlink()
+    assert td.families.register_path(d) == ["ledger"]  # the directory fixed, it registers
+    assert [c.family for c in td.parse(REPLY + HERMES_REPLY).calls] == ["ledger", "hermes"]
+
+
+def test_a_grammar_on_the_path_variable_that_does_not_compile_is_an_error_naming_it(tmp_path, monkeypatch):
+    d = _with_a_broken_grammar(tmp_path / "env")
+    monkeypatch.setenv(registry.PATH_VARIABLE, str(d))
+    td.families.reload()
+    for use in (td.families.names, lambda: td.parse(HERMES_REPLY)):
+        with pytest.raises(td.GrammarError) as err:
+            use()
+        message = str(err.value)
+        assert registry.PATH_VARIABLE in message and f"grammar {UNCOMPILED_AT}: Rule 'name'" in message
+        assert str(d.resolve() / "nexusraven.lark") in message
+    (d / "nexusraven.lark").unlink()
+    td.families.reload()
+    assert [c.family for c in td.parse(REPLY + HERMES_REPLY).calls] == ["ledger", "hermes"]
+
+
 def test_python_beside_a_registered_grammar_is_never_run(tmp_path):
     d = write_walkthrough(tmp_path / "g")
     (d / "ledger.py").write_text("raise RuntimeError('a grammar directory was imported')\n", encoding="utf-8")
@@ -343,7 +405,7 @@ BUILTIN = sorted(p for p in GRAMMARS.glob("*.lark") if not p.name.startswith("_"
 def test_every_builtin_grammar_passes_grammar_check(path, capsys):
     code, out = check(capsys, str(path))
     assert code == 0, out
-    assert out.count("  ok  ") == 6
+    assert out.count("  ok  ") == 7
 
 
 @pytest.mark.parametrize("family", ["glm_lines", "kimi_k2"])

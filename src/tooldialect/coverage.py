@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 
 from .compiled import CANONICAL, JSON_EXTERNALS, RAW_TEXT, START_RULES, CompiledGrammar, NodeReads, Terminal
+from .tree import LITERAL_ITEMS
 
 __all__ = ["WRITE_ITEM", "unread", "unwritable", "write_marker_problem"]
 
@@ -151,6 +152,22 @@ def _holds_payload(node: str, holds: dict[str, set[str]], compiled: CompiledGram
     return out
 
 
+def _holds_node(node: str, wanted: frozenset[str], holds: dict[str, set[str]]) -> bool:
+    """Whether one of the ``wanted`` nodes is anywhere under ``node``."""
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        kids = holds.get(n, set())
+        if kids & wanted:
+            return True
+        todo.extend(k for k in kids if k in holds)
+    return False
+
+
 def _no_call_rule(holds: dict[str, set[str]], reads: NodeReads) -> str:
     names = ", ".join(f"'{n}'" for n in sorted(reads.call_nodes))
     holder = next((n for n in sorted(holds) if holds[n] & set(JSON_EXTERNALS) and n not in START_RULES), None)
@@ -170,7 +187,9 @@ def _rename(kid: str, node: str, holds: dict[str, set[str]], compiled: CompiledG
     payload = _holds_payload(kid, holds, compiled)
     if node == "param":
         want = "param_value" if payload else "param_name"
-    elif payload & JSON_EXTERNALS:
+    elif payload & JSON_EXTERNALS or _holds_node(kid, frozenset(LITERAL_ITEMS), holds):
+        # JSON arguments, or arguments written as code (``_py_items``: keyword arguments),
+        # which an ``arguments`` node holds as its children
         want = "arguments"
     elif payload:
         want = "param"

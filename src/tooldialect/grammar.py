@@ -59,6 +59,7 @@ from .compiled import (
 )
 from .coverage import WRITE_ITEM, unread, unwritable
 from .errors import GrammarError
+from .grammar_where import locate, undefined_hint
 from .header import Header, read_header
 from .lalr import RuleShape, Tables
 from .markers import UnsupportedPattern, analyse
@@ -105,8 +106,28 @@ def _load(path: Path, pieces: Path | None = None) -> Any:
     try:
         grammar, _files = load_grammar(path.read_text(encoding="utf-8"), str(path), where, False)
     except (LarkError, OSError) as exc:
-        raise GrammarError(f"grammar {path.name}: {exc}") from exc
+        raise GrammarError(cite(path, str(exc))) from exc
     return grammar
+
+
+def cite(path: Path, message: str, family: str | None = None) -> str:
+    """``message`` about the grammar at ``path`` as ``grammar FILE:LINE: message``: the line
+    it is about (a use, a definition, a ``// write`` line), when it names one found in the
+    file; a symbol used but not defined also says what to do."""
+    for prefix in (f"grammar {path.name}: ", f"grammar {family!r}: " if family else None):
+        if prefix and message.startswith(prefix):
+            message = message[len(prefix) :]
+            break
+    else:
+        cited = f"grammar {path.name}:"
+        if message.startswith(cited) and message[len(cited) : len(cited) + 1].isdigit():
+            return message  # cited already
+    flat = " ".join(message.split())
+    try:
+        line = locate(path.read_text(encoding="utf-8"), flat)
+    except (OSError, UnicodeDecodeError):
+        line = None
+    return f"grammar {path.name}{f':{line}' if line else ''}: {flat}{undefined_hint(flat)}"
 
 
 def _patterns(grammar: Any, owner: str) -> dict[str, Terminal]:
@@ -169,7 +190,17 @@ def compile_grammar(
     built-in grammars directory, for plugin grammars).  ``reads`` is what the family's
     reader reads (the registry passes it): a grammar whose calls hold what it does not
     read is refused.  The ``// write`` lines are checked against the terminals.
-    (``conventions=False`` skips those two checks: ``grammar check`` reports them apart.)"""
+    (``conventions=False`` skips those two checks: ``grammar check`` reports them apart.)
+    Every error cites the file and the line it is about (``nexusraven.lark:12``)."""
+    try:
+        return _compile(path, header, pieces, reads, conventions)
+    except GrammarError as exc:
+        raise GrammarError(cite(path, str(exc), header.family)) from exc.__cause__
+
+
+def _compile(
+    path: Path, header: Header, pieces: Path | None, reads: NodeReads | None, conventions: bool
+) -> CompiledGrammar:
     grammar = _load(path, pieces)
     rule_names = {str(r[0]) for r in grammar.rule_defs}
     starts = tuple(s for s in START_RULES if s in rule_names)

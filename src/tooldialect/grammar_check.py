@@ -10,10 +10,13 @@ The checks, in order (each is one line of the report):
 4. the reader reads what the grammar parses: a rule yields calls, and no call holds a
    node the reader drops (``grammar.unread``);
 5. the ``// write`` lines write a call (``grammar.unwritable``, then the writer itself);
-6. its markers are its own: no marker it writes is one another grammar file already
+6. what they write reads back as written: sample calls, and the calls the corpus expects,
+   in every spelling (``grammar_samples``);
+7. its markers are its own: no marker it writes is one another grammar file already
    writes (a shared container such as ``<tool_call>`` is ``%import``ed from its owner);
-7. with a corpus, every case passes four ways (batch, whole, one character at a time,
-   seeded random cuts), as the project's own golden vectors do.
+8. with a corpus (given, or the ``.txt`` file of the grammar's name beside it), every case
+   passes four ways (batch, whole, one character at a time, seeded random cuts), as the
+   project's own golden vectors do.
 
 With ``update_new`` / ``update_titles`` (``--update``), the expected results of the cases
 the author approves are written into the corpus file first: cases with none yet, and
@@ -41,6 +44,7 @@ from pydantic import ValidationError
 from . import families as registry
 from .errors import CorpusError, GrammarError, ToolDialectError
 from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, unread, unwritable
+from .grammar_where import locate
 from .markers import samples
 from .models import Policy
 
@@ -104,7 +108,8 @@ def check_grammar(
     update_new: bool = False,
     update_titles: Collection[str] = (),
 ) -> Report:
-    """Check one grammar file (and its golden vectors).  Problems with the grammar are
+    """Check one grammar file (and its golden vectors: ``corpus``, else the ``.txt`` file of
+    the same name beside the grammar when there is one).  Problems with the grammar are
     failed checks in the report; a file that cannot be read raises
     :class:`~tooldialect.GrammarError` (or :class:`~tooldialect.CorpusError` for the corpus).
 
@@ -117,6 +122,8 @@ def check_grammar(
     except (OSError, UnicodeDecodeError) as exc:
         raise GrammarError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     cases = None
+    if corpus is None and not (update_new or update_titles) and path.with_suffix(".txt").is_file():
+        corpus = path.with_suffix(".txt")  # the grammar's own corpus, found beside it (--update names its file)
     if corpus is not None:
         from .corpus import read_corpus
 
@@ -136,13 +143,14 @@ def check_grammar(
     free = _check_name(report, path)
     compiled = _check_compiles(report, path, header)
     if compiled is None:
-        for name in ("reads", "writes", "markers"):
+        for name in ("reads", "writes", "samples", "markers"):
             report.checks.append(Check(name, False, "not checked: the grammar does not compile"))
         if cases is not None:
             report.checks.append(Check("corpus", False, "not run: the grammar does not compile"))
         return report
     _check_reads(report, path, compiled)
-    _check_writes(report, compiled)
+    writes = _check_writes(report, compiled)
+    _check_samples(report, path, compiled, cases or [], writes and free)
     _check_markers(report, path, text, compiled)
     if cases is not None and not free:
         report.checks.append(Check("corpus", False, "not run: another grammar has the family's name"))
@@ -243,7 +251,7 @@ def _check_reads(report: Report, path: Path, compiled: CompiledGrammar) -> None:
     reader = reader_class(path.stem) if mine else Reader
     problems = unread(compiled, reader)
     if problems:
-        report.checks.append(Check("reads", False, "\n".join(problems)))
+        report.checks.append(Check("reads", False, "\n".join(_at(path, p) for p in problems)))
         return
     calls = sorted(compiled.nodes & reader.call_nodes)
     parts = sorted((compiled.nodes & reader.read_nodes) - reader.call_nodes)
@@ -251,9 +259,9 @@ def _check_reads(report: Report, path: Path, compiled: CompiledGrammar) -> None:
     report.checks.append(Check("reads", True, detail))
 
 
-def _check_writes(report: Report, compiled: CompiledGrammar) -> None:
+def _check_writes(report: Report, compiled: CompiledGrammar) -> bool:
     """The ``// write`` lines: a ``write call`` line, string terminals, then the writer the
-    lines describe (its slots and what each raw slot may hold)."""
+    lines describe (its slots and what each raw slot may hold).  Whether they write."""
     from .render.family import compile_writer
 
     problems = unwritable(compiled)
@@ -263,11 +271,37 @@ def _check_writes(report: Report, compiled: CompiledGrammar) -> None:
         except GrammarError as exc:
             problems = [str(exc)]
     if problems:
-        report.checks.append(Check("writes", False, "\n".join(problems)))
-        return
+        report.checks.append(Check("writes", False, "\n".join(_at(compiled.path, p) for p in problems)))
+        return False
     kinds = ", ".join(dict.fromkeys(kind for kind, _spec in compiled.header.writes))
     one = "" if shape.parallel else "; one call per reply"
     report.checks.append(Check("writes", True, f"write {kinds}{one}"))
+    return True
+
+
+def _check_samples(report: Report, path: Path, compiled: CompiledGrammar, cases: list, run: bool) -> None:
+    """The family's own writing read back (``grammar_samples``), with the checked family in the
+    registry as it will be once installed."""
+    from .grammar_samples import check_samples
+
+    if not run:
+        why = "not checked: the '// write' lines do not write a call, or another grammar has the family's name"
+        report.checks.append(Check("samples", False, why))
+        return
+    with _trial(path, compiled):
+        ok, detail = check_samples(path.stem, compiled, cases)
+    report.checks.append(Check("samples", ok, detail))
+
+
+def _at(path: Path, problem: str) -> str:
+    """``problem`` led by the file and line it is about (``acts.lark:12: …``), when it names one."""
+    if re.match(r"grammar \S+:\d", problem):
+        return problem  # the writer's own message cites it already
+    try:
+        line = locate(path.read_text(encoding="utf-8"), problem)
+    except (OSError, UnicodeDecodeError):
+        line = None
+    return f"{path.name}:{line}: {problem}" if line else problem
 
 
 # -- markers -----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ __all__ = [
     "not_returned_issue",
     "renamed",
     "repaired_issue",
+    "unread_issue",
 ]
 
 #: Keys that hold a call's arguments, in priority order (read from a call object, and
@@ -103,3 +104,29 @@ def not_object_issue(name: str, value: Any, span: tuple[int, int]) -> Issue:
     kind = type(value).__name__ if value is not None else "null"
     kind = {"str": "string", "list": "array", "int": "number", "float": "number", "bool": "boolean"}.get(kind, kind)
     return not_returned_issue(name, f"arguments is a {kind}, not a JSON object", value, span)
+
+
+#: What a payload node may hold beside its payload and still say nothing: white space and
+#: the brackets of an empty object or call (``{}``, ``()``).
+_EMPTY = frozenset(" \t\r\n{}[](),;:")
+
+
+def unread_issue(text: str, kinds: list[str], holder: str, name: str | None, span: tuple[int, int]) -> Issue | None:
+    """The issue of a node the reader reads for a payload (``holder``: ``arguments``,
+    ``json_calls`` …) that holds ``text``, in terminals ``kinds``, but no payload it reads (no
+    ``JSON`` token, no keyword arguments): the grammar put what the model wrote in a terminal
+    the reader does not read (``ARGS_BODY: /\\{[\\s\\S]{0,500}\\}/``), and reading it as ``{}``
+    would drop it silently.  With ``name`` the call is refused (``arguments_invalid``), else the
+    payload is reported (``malformed_block``).  None when ``text`` holds nothing to drop."""
+    if all(ch in _EMPTY for ch in text):
+        return None
+    reason = (
+        f"the grammar's {holder!r} rule holds {', '.join(kinds) or 'text'}, which the reader does not read "
+        "(it reads a JSON payload, or keyword arguments written as code): what the model wrote there "
+        "is not read, so the call is not returned (run 'tooldialect grammar check' on the grammar)"
+    )
+    detail: dict[str, Any] = {"reason": reason, "excerpt": excerpt(text)}
+    if name:
+        detail["name"] = name
+        return Issue("arguments_invalid", detail, span, f"{name}: arguments not read: {reason}")
+    return Issue("malformed_block", detail, span, f"payload not read: {reason}")

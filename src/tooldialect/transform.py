@@ -51,10 +51,11 @@ from .records import (  # also transform's: readers import them here
     not_object_issue,
     not_returned_issue,
     repaired_issue,
+    unread_issue,
 )
 from .repair import RepairFailed, repair_json
 from .salvage import OPENERS, Salvage
-from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text
+from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text, tokens
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -67,6 +68,7 @@ __all__ = [
     "Reader",
     "chain_items",
     "reader_class",
+    "reader_in",
     "refusal",
 ]
 
@@ -183,7 +185,7 @@ class Reader(Salvage):
         if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = first_token(node)
             if tok is None:
-                return [], []
+                return [], _unread(node, None, (node.start or 0, node.end or 0))
             bare = node.name == "bare_json_calls"
             calls, issues = self.read_payload(tok.value, tok.start, bare=bare, keyed=node.name == KEYED_RULE)
             if not calls and not issues and not bare:
@@ -229,7 +231,8 @@ class Reader(Salvage):
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         tok = first_token(args_node) if isinstance(args_node, Node) else args_node
         if tok is None or not isinstance(tok, Tok):
-            return [RawCall(name, {}, "{}", call_id, span, self.family)], []
+            dropped = _unread(args_node, name, span)
+            return ([], dropped) if dropped else ([RawCall(name, {}, "{}", call_id, span, self.family)], [])
         try:
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
@@ -536,6 +539,13 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
     return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
 
 
+def _unread(node: Any, name: str | None, span: tuple[int, int]) -> list[Issue]:
+    """What a payload node holds that the reader does not read (``records.unread_issue``)."""
+    holder = node.name if isinstance(node, Node) else "arguments"
+    issue = unread_issue(node_text(node), sorted({t.type for t in tokens(node)}), holder, name, span)
+    return [issue] if issue is not None else []
+
+
 def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
     detail: dict[str, Any] = {"reason": f"not valid JSON: {reason}", "excerpt": excerpt(tok.value)}
     if name:
@@ -568,17 +578,21 @@ def reader_class(family: str) -> type[Reader]:
         _readers_generation = current
     cls = _READERS.get(family)
     if cls is None:
-        cls = Reader
-        name = reader_module(family)
-        if name is not None and (name in sys.modules or importlib.util.find_spec(name) is not None):
-            module = importlib.import_module(name)
-            custom = getattr(module, "Reader", None)
-            if isinstance(custom, type) and issubclass(custom, Reader):
-                cls = custom
+        cls = reader_in(reader_module(family))
         _READERS[family] = cls
     return cls
 
 
+def reader_in(module: str | None) -> type[Reader]:
+    """The ``Reader`` module ``module`` defines, when it exists and defines one, else the
+    generic one (None: a family whose grammars are data, read by the generic reader)."""
+    if module is not None and (module in sys.modules or importlib.util.find_spec(module) is not None):
+        custom = getattr(importlib.import_module(module), "Reader", None)
+        if isinstance(custom, type) and issubclass(custom, Reader):
+            return custom
+    return Reader
+
+
 # The registry checks what a family's grammar builds against what its reader reads when
 # it compiles the grammar; it sits below this module, so it is handed the lookup.
-set_reads_lookup(reader_class)
+set_reads_lookup(reader_in)

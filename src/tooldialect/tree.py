@@ -8,7 +8,7 @@ from typing import Any
 from .compiled import EXTERNALS
 from .lalr import Node, Tok
 
-__all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text"]
+__all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text", "tokens"]
 
 #: One argument of a ``call`` written as code: a keyword argument (read; a stream sends it as
 #: soon as it is reduced) or a positional value (refused: nothing says which parameter it is).
@@ -48,6 +48,20 @@ def first_token(node: Node) -> Tok | None:
             if found is not None:
                 return found
     return None
+
+
+def tokens(item: Any) -> list[Tok]:
+    """Every token under a tree item (the item itself, for a token), in order; iterative, so a
+    deep tree costs no recursion."""
+    out: list[Tok] = []
+    todo = [item]
+    while todo:
+        got = todo.pop()
+        if isinstance(got, Tok):
+            out.append(got)
+        else:
+            todo.extend(reversed(getattr(got, "children", ())))
+    return out
 
 
 def node_text(item: Any) -> str:

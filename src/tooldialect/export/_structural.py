@@ -42,6 +42,17 @@ def build_structural_tag(
     if shape.block_open:
         open_text, _ = builder.literal_prefix(shape.block_open)
         close_text = "".join(p.text for p in builder_lits(shape.block_close, shape.family))
+        if not close_text:
+            # xgrammar: a tag whose content is a run of tags (unlimited) needs an end string
+            # to know where the run stops; it refuses one without ("When the content is
+            # unlimited, at least one end string must be non-empty")
+            raise ExportError(
+                f"family {shape.family}: its block of calls ({open_text!r} …) has no closing marker (its "
+                "'// write block' line ends with 'calls'), and a structural tag cannot say where a run of "
+                "calls ends without one: xgrammar refuses a tag whose calls have no end string. Export "
+                "format='lark', 'gbnf' or 'ebnf' instead (the block runs to the end of the reply there), or "
+                "write the closing marker the model writes after its calls, if it writes one"
+            )
         inner = {
             "type": "tags_with_separator",
             "tags": tags,

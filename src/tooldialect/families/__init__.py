@@ -77,14 +77,16 @@ def set_writer_compiler(compile_writer: Callable[..., Any]) -> None:
     _writer_compiler = compile_writer
 
 
-#: What a family's reader reads (``tooldialect.grammar.NodeReads``), by family name: a
-#: grammar is checked against it when it compiles.  The readers sit above the registry,
-#: so ``tooldialect.transform`` hands in its lookup when it loads.
-_reads_lookup: Callable[[str], NodeReads] | None = None
+#: What a family's reader reads (``tooldialect.grammar.NodeReads``), by the module that may
+#: define it (:attr:`Family.reader_module`): a grammar is checked against it when it
+#: compiles.  The readers sit above the registry, so ``tooldialect.transform`` hands in its
+#: lookup when it loads.  It is keyed by module, not by family name, so that a family can be
+#: compiled before it is in the registry (:func:`register_path` checks its grammars first).
+_reads_lookup: Callable[[str | None], NodeReads] | None = None
 
 
-def set_reads_lookup(lookup: Callable[[str], NodeReads]) -> None:
-    """Install the function that gives a family's reader (called by transform)."""
+def set_reads_lookup(lookup: Callable[[str | None], NodeReads]) -> None:
+    """Install the function that gives the reader a module defines (called by transform)."""
     global _reads_lookup
     _reads_lookup = lookup
 
@@ -136,11 +138,20 @@ class Family:
                 compiled = self._compiled
                 if compiled is None:
                     global _compiles
-                    reads = _reads_lookup(self.name) if _reads_lookup is not None else None
+                    reads = _reads_lookup(self.reader_module) if _reads_lookup is not None else None
                     compiled = compile_grammar(self.path, self.header, pieces=grammar_dir(), reads=reads)
                     _compiles += 1
                     self._compiled = compiled
         return compiled
+
+    @property
+    def reader_module(self) -> str | None:
+        """The module that may define the family's ``Reader``: ``tooldialect.families.<name>``
+        for a built-in family, ``<package>.<name>`` for one from an entry point, None for a
+        plain directory (its grammars are data; no Python beside them is run)."""
+        if self.source is None:
+            return f"{__name__}.{self.name}"
+        return f"{self.source.module}.{self.name}" if self.source.module else None
 
     @property
     def shape(self) -> Shape:
@@ -321,11 +332,36 @@ def _load_registry() -> dict[str, Family]:
                 reg = {}
                 found = _sources()
                 for source in found:
-                    _add(reg, _families_in(source))
+                    added = _families_in(source)
+                    _add(reg, added)
+                    _compiles_or_raise(added, source)
                 _loaded[:] = found
                 _registry = reg
                 _generation += 1
     return reg
+
+
+def _compiles_or_raise(families: list[Family], source: Source) -> None:
+    """Compile the grammars a source brings (the built-in ones are checked by the project's
+    tests, and compile on first use): one that does not compile raises here, naming the
+    source, the file and the line, so that a broken plugin grammar is an error where it is
+    registered rather than in every later ``parse`` (decisions.md, "A plugin grammar is
+    checked where it is registered")."""
+    if source.builtin:
+        return
+    for fam in families:
+        try:
+            _ = fam.grammar
+        except GrammarError as exc:
+            raise GrammarError(f"{source.label}: {exc} (in {fam.path}); {_UNDO[source.kind]}") from exc
+
+
+#: What a grammar that does not compile leaves undone, by the kind of its source.
+_UNDO = {
+    "registered": "nothing from the directory is registered",
+    "environment": f"fix the grammar or take its directory off {PATH_VARIABLE}; no family is read until then",
+    "entry point": "fix the package's grammar or uninstall the package; no family is read until then",
+}
 
 
 def register_path(directory: str | os.PathLike[str]) -> list[str]:
@@ -335,7 +371,8 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
     :func:`for_model` and to ``parse``/``ToolStream`` with every family enabled.
     Registering the same directory again changes nothing.  A family name that another
     source already defines raises :class:`~tooldialect.GrammarError` naming both files,
-    and nothing is registered.  Grammars in the directory may ``%import`` the built-in
+    and nothing is registered; so does a grammar that does not compile (each is compiled
+    here), naming its file and line.  Grammars in the directory may ``%import`` the built-in
     shared pieces (``._json``, ``._tagged`` …) and their own ``_`` pieces; no Python
     in the directory is ever run.
     """
@@ -349,6 +386,7 @@ def register_path(directory: str | os.PathLike[str]) -> list[str]:
         added = _families_in(source)
         new = dict(_registry or reg)
         _add(new, added)
+        _compiles_or_raise(added, source)
         _registered.append(resolved)
         _loaded.append(source)
         _swap(new)
@@ -374,13 +412,10 @@ def _changing() -> Iterator[dict[str, Family]]:
 
 
 def reader_module(name: str) -> str | None:
-    """The module that may define a family's ``Reader``: ``tooldialect.families.<name>`` for a
-    built-in family, ``<package>.<name>`` for one from an entry point, None for a plain
-    directory (its grammars are data; no Python beside them is run)."""
+    """The module that may define a family's ``Reader`` (:attr:`Family.reader_module`; for a
+    name the registry does not hold, the built-in family's module)."""
     fam = _load_registry().get(name)
-    if fam is None or fam.source is None:
-        return f"{__name__}.{name}"
-    return f"{fam.source.module}.{name}" if fam.source.module else None
+    return f"{__name__}.{name}" if fam is None else fam.reader_module
 
 
 def reload() -> None:
