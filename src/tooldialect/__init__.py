@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import anthropic, detect, dialects, export, families, openai, render, transcript
+from . import anthropic, detect, dialects, export, families, jsonscan, openai, render, transcript
 from .errors import (
     CorpusError,
     ExportError,
@@ -44,6 +44,11 @@ from .transcript import ToolResult
 
 __version__ = "0.1.0"
 
+#: Whether the modules the compiled build compiles with mypyc (``make compiled``; the list is
+#: ``[tool.hatch.build.targets.wheel.hooks.mypyc]`` in pyproject.toml) are the ones imported:
+#: False for the default, pure-Python install. Every one of them is compiled or none is.
+compiled: bool = not jsonscan.__file__.endswith(".py")
+
 __all__ = [
     "DIAGNOSTIC_KINDS",
     "ArgumentsDelta",
@@ -74,6 +79,7 @@ __all__ = [
     "ToolsetError",
     "UnknownFamilyError",
     "anthropic",
+    "compiled",
     "detect",
     "dialects",
     "explain",

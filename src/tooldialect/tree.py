@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compiled import EXTERNALS
+from .compiled_grammar import EXTERNALS
 from .lalr import Node, Tok
 
 __all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import families
-from ..compiled import CompiledGrammar, Terminal
+from ..compiled_grammar import CompiledGrammar, Terminal
 from ..coverage import WRITE_ITEM as _ITEM
 from ..coverage import write_marker_problem
 from ..errors import GrammarError, PolicyError
