@@ -83,8 +83,9 @@ def shape_of(family: Any, variant: str | None = None) -> Shape:
 
     fam = families.get(family) if isinstance(family, str) else family
     if variant is not None:
-        return fam.writer(variant).shape
-    got = getattr(fam, "shape", None)
+        shape: Shape = fam.writer(variant).shape
+        return shape
+    got: Shape | None = getattr(fam, "shape", None)
     if got is None:
         raise ExportError(f"family {getattr(fam, 'name', family)!r} does not describe how it writes calls (no shape)")
     return got
@@ -242,9 +243,10 @@ def grammar(
         _validate_lark(text)
         return text
     lazy = not required
-    triggers = tuple(Trigger(**t) for t in builder.triggers(allowed)) if lazy else ()
-    body = rules.gbnf() if format == "gbnf" else rules.ebnf()
-    return LazyGrammar(format=format, grammar=body, lazy=lazy, triggers=triggers)  # type: ignore[arg-type]
+    triggers = tuple(Trigger.model_validate(t) for t in builder.triggers(allowed)) if lazy else ()
+    lazy_format: Literal["gbnf", "ebnf"] = "gbnf" if format == "gbnf" else "ebnf"
+    body = rules.gbnf() if lazy_format == "gbnf" else rules.ebnf()
+    return LazyGrammar(format=lazy_format, grammar=body, lazy=lazy, triggers=triggers)
 
 
 def _validate_lark(text: str) -> None:

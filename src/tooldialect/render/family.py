@@ -208,7 +208,7 @@ def _tool_for(name: str, arguments: dict[str, Any], tools: Toolset | None, famil
     """The tool whose parameter order a code or P-Format call follows: from ``tools``, or
     (without a toolset) one whose parameters are the arguments, in their order."""
     if tools is None:
-        props = {k: {} for k in arguments}
+        props: dict[str, dict[str, Any]] = {k: {} for k in arguments}
         return Tool(name=name, parameters={"type": "object", "properties": props, "required": list(props)})
     tool = tools.get(name)
     if tool is None:
@@ -356,7 +356,7 @@ class _LineReader:
     def string(self, quoted: str, line: str) -> str:
         try:
             return str(json.loads(quoted))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise self.fail(line, f'{quoted} is not a JSON string ({exc.msg}); escape \\ and " as JSON does') from None
 
     def marker(self, name: str, line: str) -> Lit:
@@ -419,7 +419,7 @@ class _LineReader:
         """For each raw slot: its terminal, and what may not appear in it — the fixed text
         right after it, and every marker written after it in the call (in any spelling the
         grammar reads)."""
-        tail = [p for p in block_close if isinstance(p, Lit)]
+        tail: list[Part] = [p for p in block_close if isinstance(p, Lit)]
         call = list(shape.call)
         for i, part in enumerate(call):
             if isinstance(part, Name) and part.encoding == "raw":
