@@ -30,9 +30,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sized
 from numbers import Number
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["MAX_DEPTH", "Check", "compile_check"]
 
@@ -47,7 +50,7 @@ class Unsupported(Exception):
     """The schema uses something this module does not compile."""
 
 
-def compile_check(schema: Any, cls: type) -> Check | None:
+def compile_check(schema: Any, cls: type[Validator]) -> Check | None:
     """A function that tells whether an instance is valid under ``schema`` exactly as
     ``cls(schema).is_valid`` would (``cls`` built without a format checker), or None when
     the schema uses something not compiled here."""
@@ -66,11 +69,11 @@ class _Compiler:
 
     __slots__ = ("root", "cls", "applicable", "keywords", "open", "nodes", "_identified", "_validator")
 
-    def __init__(self, root: Any, cls: type, applicable: Callable[[Any], Any]) -> None:
+    def __init__(self, root: Any, cls: type[Validator], applicable: Callable[[Any], Any]) -> None:
         self.root = root
         self.cls = cls
         self.applicable = applicable
-        self.keywords: dict[str, Any] = dict(cls.VALIDATORS)  # type: ignore[attr-defined]
+        self.keywords: dict[str, Any] = dict(cls.VALIDATORS)
         self.open: set[int] = set()
         self.nodes = 0
         self._identified: bool | None = None

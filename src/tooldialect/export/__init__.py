@@ -134,9 +134,14 @@ def _prepare(
         raise PolicyError(f"mode must be 'auto', 'required' or {{'name': TOOL}}, got {mode!r}")
     if choice == "none":
         raise PolicyError("mode 'none' allows no call, so there is nothing to export: send no grammar")
-    allowed = [toolset.get(choice["name"])] if isinstance(choice, dict) else list(toolset)
-    _check_names(family, shape, allowed, variant)  # type: ignore[arg-type]
-    return shape, allowed, isinstance(choice, dict) or choice == "required"  # type: ignore[return-value]
+    if isinstance(choice, dict):
+        chosen = toolset.get(choice["name"])
+        assert chosen is not None  # check_tool_choice found the name among the tools
+        allowed = [chosen]
+    else:
+        allowed = list(toolset)
+    _check_names(family, shape, allowed, variant)
+    return shape, allowed, isinstance(choice, dict) or choice == "required"
 
 
 def stops_of(family: Any, variant: str | None = None) -> dict[int, tuple[str, ...]]:

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .. import families
 from ..compiled_grammar import CompiledGrammar, Terminal
@@ -44,15 +44,25 @@ _SLOTS = {
     "block": ("calls",),
     "sep": (),
 }
-_OPTIONS = {
-    "name": ("raw", "json"),
-    "key": ("raw", "json"),
-    "arguments": ("json", "python", "keywords", "typescript", "pformat"),
-    "value": ("text", "json", "python"),
-    "id": (),
-    "index": (),
-    "params": (),
-    "calls": (),
+#: The options of a slot (``name:json``), each spelled as its part's field takes it.
+_ENCODINGS: dict[str, Literal["raw", "json"]] = {"raw": "raw", "json": "json"}
+_ARGUMENT_SYNTAXES: dict[str, Literal["json", "python", "keywords", "typescript", "pformat"]] = {
+    "json": "json",
+    "python": "python",
+    "keywords": "keywords",
+    "typescript": "typescript",
+    "pformat": "pformat",
+}
+_VALUE_SYNTAXES: dict[str, Literal["text", "json", "python"]] = {"text": "text", "json": "json", "python": "python"}
+_OPTIONS: dict[str, Mapping[str, str]] = {
+    "name": _ENCODINGS,
+    "key": _ENCODINGS,
+    "arguments": _ARGUMENT_SYNTAXES,
+    "value": _VALUE_SYNTAXES,
+    "id": {},
+    "index": {},
+    "params": {},
+    "calls": {},
 }
 
 
@@ -336,7 +346,9 @@ class _LineReader:
             else:
                 out.append(self.slot(m.group(_SLOT), m.group(_OPT), line, kind, param, spec, pos))
                 if isinstance(out[-1], Params) and out[-1].sep:
-                    pos = _ITEM.match(spec, pos).end()  # type: ignore[union-attr]  # the separator string was read
+                    sep_item = _ITEM.match(spec, pos)
+                    assert sep_item is not None  # the separator string was read
+                    pos = sep_item.end()
         if kind == "call" and not any(isinstance(p, Name) for p in out):
             raise self.fail(line, "a call needs a name slot (name, name:json or name:TERMINAL)")
         if kind == "call" and sum(isinstance(p, (Arguments, Params)) for p in out) != 1:
@@ -390,13 +402,13 @@ class _LineReader:
             raise self.fail(line, f"unknown option {slot}:{opt}; write {choices}")
         part: Part
         if slot == "name":
-            part = Name(opt or "raw")  # type: ignore[arg-type]
+            part = Name(_ENCODINGS[opt or "raw"])
         elif slot == "key":
-            part = Key(opt or "raw")  # type: ignore[arg-type]
+            part = Key(_ENCODINGS[opt or "raw"])
         elif slot == "arguments":
-            part = Arguments(opt or "json")  # type: ignore[arg-type]
+            part = Arguments(_ARGUMENT_SYNTAXES[opt or "json"])
         elif slot == "value":
-            part = Value(opt or "text")  # type: ignore[arg-type]
+            part = Value(_VALUE_SYNTAXES[opt or "text"])
         elif slot == "id":
             part = Id(term.pattern.source) if term is not None and term.pattern is not None else Id()
         elif slot == "index":
