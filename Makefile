@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint dist fuzz clean
+.PHONY: demo test check lint dist compiled check-compiled fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
@@ -20,9 +20,28 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=quick
 
 # The gate: lint and types, the distributions, then every test with every parameter,
-# chunking, cut and example.
+# chunking, cut and example, then the same reading from the compiled build.
 check: lint dist
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --tier=full
+	$(MAKE) check-compiled
+
+# A platform wheel in dist/ whose hot modules mypyc compiled from the same source (the list:
+# [tool.hatch.build.targets.wheel.hooks.mypyc] in pyproject.toml). Built from the sdist in a
+# temporary directory, so the checkout never holds a compiled module.
+compiled: $(VENV)/.installed-dev
+	rm -f dist/tooldialect-*.whl dist/tooldialect-*.tar.gz
+	HATCH_BUILD_HOOKS_ENABLE=1 $(BIN)/python -m build -o dist .
+
+# The compiled wheel in a new venv: the golden corpus four ways, the conformance vectors, the
+# differential tests and the compiled-build checks read as the pure build reads (tests/test_compiled.py).
+COMPILED_TESTS ?= tests/test_corpus.py tests/conformance tests/test_differential.py tests/test_whole_block.py tests/test_compiled.py
+
+check-compiled: compiled
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install -q dist/tooldialect-*.whl pytest pytest-xdist hypothesis interegular; \
+	TOOLDIALECT_EXPECT_COMPILED=1 "$$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) \
+	    --tier=full $(COMPILED_TESTS)
 
 # ruff's rules and format (pyproject.toml, [tool.ruff]); mypy --strict on the modules it lists
 # ([tool.mypy] files).

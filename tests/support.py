@@ -111,6 +111,20 @@ def budget(examples: int, **kw: Any) -> settings:
     return settings(max_examples=n, derandomize=True, **kw)
 
 
+# -- the project's own files -------------------------------------------------------------------------
+
+
+def pyproject() -> dict[str, Any]:
+    """pyproject.toml, parsed (tomllib; tomli on Python 3.10, else the test skips)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import pytest
+
+        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 # -- counting work -----------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from support import pyproject
 
 import tooldialect as td
 from tooldialect import families
@@ -65,11 +66,7 @@ NETWORK_DOWN = (
 
 
 def _pyproject() -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return pyproject()
 
 
 def _reqs(items: list[str]) -> dict[str, Requirement]:

@@ -9,7 +9,7 @@ Importing the package compiles no grammar; each compiles on first use.
 
 from __future__ import annotations
 
-from . import anthropic, detect, dialects, export, families, openai, render, transcript
+from . import anthropic, detect, dialects, export, families, jsonscan, openai, render, transcript
 from .errors import (
     CorpusError,
     ExportError,
@@ -56,6 +56,11 @@ def _installed_version() -> str:
 
 __version__ = _installed_version()
 
+#: Whether the modules the compiled build compiles with mypyc (``make compiled``; the list is
+#: ``[tool.hatch.build.targets.wheel.hooks.mypyc]`` in pyproject.toml) are the ones imported:
+#: False for the default, pure-Python install. Every one of them is compiled or none is.
+compiled: bool = not jsonscan.__file__.endswith(".py")
+
 __all__ = [
     "DIAGNOSTIC_KINDS",
     "ArgumentsDelta",
@@ -86,6 +91,7 @@ __all__ = [
     "ToolsetError",
     "UnknownFamilyError",
     "anthropic",
+    "compiled",
     "detect",
     "dialects",
     "explain",

@@ -138,7 +138,7 @@ def export_table() -> str:
     ]
     for fam, variant in ((f, v) for f in _builtin() for v in (None, *f.variants[1:])):
         shape = fam.writer(variant).shape
-        syntax = []
+        syntax: list[str] = []
         for part in shape.call:
             if isinstance(part, sh.Arguments):
                 syntax.append(part.syntax)
@@ -146,7 +146,8 @@ def export_table() -> str:
                 values = [p.syntax for p in part.item if isinstance(p, sh.Value)]
                 syntax.append(f"parameters ({', '.join(values)})")
         lazy = export.grammar(fam.name, [tool], format="gbnf", variant=variant)
-        trigger = "; ".join(f"{t.type} `{t.value}`" for t in lazy.triggers).replace("|", "\\|")  # type: ignore[union-attr]
+        assert isinstance(lazy, export.LazyGrammar)  # what format="gbnf" returns
+        trigger = "; ".join(f"{t.type} `{t.value}`" for t in lazy.triggers).replace("|", "\\|")
         try:
             content = {
                 t["content"]["type"] for t in _tags(export.structural_tag(fam.name, [tool], variant=variant)["format"])
@@ -162,10 +163,10 @@ def export_table() -> str:
     return "\n".join(rows)
 
 
-def _tags(fmt: dict) -> list[dict]:
+def _tags(fmt: dict[str, Any]) -> list[dict[str, Any]]:
     if fmt["type"] == "or":  # text without the opening, or the calls
         fmt = fmt["elements"][-1]
-    out = []
+    out: list[dict[str, Any]] = []
     for tag in fmt["tags"]:
         inner = tag["content"]
         out.extend(inner["tags"] if inner.get("type") == "tags_with_separator" else [tag])
@@ -173,7 +174,7 @@ def _tags(fmt: dict) -> list[dict]:
 
 
 #: The calls every family's example shows (generated, so it is what render_calls writes).
-_EXAMPLE_CALLS = (
+_EXAMPLE_CALLS: tuple[dict[str, Any], ...] = (
     {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
     {"name": "get_time", "arguments": {"zone": "CET"}},
 )

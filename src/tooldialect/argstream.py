@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 __all__ = ["StrictPrefix", "args_prefix", "finish_json", "member"]
 
@@ -32,9 +33,12 @@ _HEX = "0123456789abcdefABCDEF"
 _LITERALS = ("true", "false", "null")
 _SCALAR_CHARS = "0123456789+-.eE"
 _MISSING = object()
-_PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need no look
-_NUMBER_RUN = re.compile(r"[0-9+\-.eE]+")  # _SCALAR_CHARS
-_WS_RUN = re.compile(r"[ \t\r\n]+")  # _WS
+#: ``match`` of a pattern that matches the empty string, so it finds a match at any offset.
+#: The runs below are asked for where their first character is, where ``*`` reads as ``+``.
+_AlwaysMatch = Callable[[str, int], "re.Match[str]"]
+_plain_run_match = cast(_AlwaysMatch, re.compile(r'[^"\\\x00-\x1f]*').match)  # string characters that need no look
+_number_run_match = cast(_AlwaysMatch, re.compile(r"[0-9+\-.eE]*").match)  # _SCALAR_CHARS
+_ws_run_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)  # _WS
 _MAX_NUMBER = 4096  # a number token longer than this breaks strict reading
 
 
@@ -109,7 +113,7 @@ class StrictPrefix:
                 if not self._esc:
                     if ch != '"' and ch != "\\" and ch >= " ":
                         # plain characters: what _string and _char do for each, once
-                        end = _PLAIN_RUN.match(piece, i).end()
+                        end = _plain_run_match(piece, i).end()
                         if not self._in_key:
                             self._mark(self._n + end - i, len(self._stack) + 1)
                         elif isinstance(self._key, list):
@@ -133,7 +137,7 @@ class StrictPrefix:
                         return
                     continue
             elif state != "lit" and ch in _WS:  # white space between tokens: nothing to note
-                end = _WS_RUN.match(piece, i).end() if i + 1 < n and piece[i + 1] in _WS else i + 1
+                end = _ws_run_match(piece, i).end() if i + 1 < n and piece[i + 1] in _WS else i + 1
                 self._n += end - i
                 i = end
                 continue
@@ -146,7 +150,7 @@ class StrictPrefix:
     def _number_run(self, piece: str, i: int) -> int:
         """Read the characters of a number as _scalar reads each, up to the length cap:
         where it stopped."""
-        run = _NUMBER_RUN.match(piece, i).end() - i
+        run = _number_run_match(piece, i).end() - i
         room = _MAX_NUMBER + 1 - len(self._tok)  # characters it may still take
         if run > room:
             run = room
@@ -512,12 +516,14 @@ def _same_types(a: Any, b: Any) -> bool:
 
 def _descend(value: Any, path: list[Any]) -> Any:
     for step in path:
-        if (isinstance(value, dict) and isinstance(step, str) and step in value) or (
-            isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value)
-        ):
+        if isinstance(value, dict):
+            if isinstance(step, str) and step in value:
+                value = value[step]
+                continue
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
             value = value[step]
-        else:
-            return _MISSING
+            continue
+        return _MISSING
     return value
 
 

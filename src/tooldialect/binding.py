@@ -98,7 +98,7 @@ class Binder:
         used where it matches."""
         diags = [self.diagnostic(note, raw.family) for note in raw.notes] if raw.notes else []
         if self.no_tool and self.declines(raw.name, raw.family):
-            detail = {"name": raw.name, "policy": "drop", "reason": "no tool"}
+            detail: dict[str, Any] = {"name": raw.name, "policy": "drop", "reason": "no tool"}
             msg = f"{raw.name!r} is how the model says it calls no tool; the call is not returned"
             diags.append(self.diagnostic(Issue("unknown_tool", detail, raw.span, msg), raw.family))
             return None, diags
@@ -106,6 +106,7 @@ class Binder:
         name = res.name
         if res.how is not None:
             diags.append(self.diagnostic(renamed(raw.name, name, res.how, raw.span), raw.family))
+        arguments_json: str | None  # None only with text_params, whose JSON is written here
         if raw.text_params is not None:
             repairs: list[str] = []
             arguments, arguments_json = self._typed(name if res.known else None, raw.text_params, repairs, typed)
@@ -125,7 +126,7 @@ class Binder:
             arguments, arguments_json = raw.arguments, raw.arguments_json
         if not res.known:
             action = self.policy.unknown_tool
-            detail: dict[str, Any] = {"name": name, "policy": action}
+            detail = {"name": name, "policy": action}
             if action == "error":
                 detail["arguments"] = arguments
             msg = f"{name!r} is not in the toolset" + ("" if action == "keep" else "; the call is not returned")
@@ -190,10 +191,10 @@ class Binder:
         stream sends as each value completes; a repeated key is written again).  A value
         ``typed`` holds for the same tool, key, text and flag at its place is not typed again."""
         out: dict[str, Any] = {}
-        parts = []
+        parts: list[str] = []
         done = len(typed) if typed is not None else 0
         for i, (key, text, flag) in enumerate(params):
-            seen = typed[i] if i < done else None  # type: ignore[index]
+            seen = typed[i] if i < done and typed is not None else None
             if seen is not None and (seen.key, seen.text, seen.flag, seen.tool) == (key, text, flag, name):
                 value = seen.value
                 notes += seen.notes
@@ -205,15 +206,21 @@ class Binder:
 
     def typed_value(self, name: str | None, key: str, text: str, flag: bool | None, notes: list[str]) -> Any:
         """One value written as text, typed by the schema of ``name``'s parameter ``key``."""
-        typing = self._typings.get((name, key)) if name is not None else _UNTYPED
-        if typing is None:
-            typing = self._typing(name, key)
+        typing: ValueTyping | None
+        if name is None:
+            typing = _UNTYPED
+        else:
+            typing = self._typings.get((name, key))
+            if typing is None:
+                typing = self._typing(name, key)
         return typing(text, string=flag, notes=notes, max_depth=self.policy.max_depth)
 
     def _typing(self, name: str, key: str) -> ValueTyping:
         """How ``name``'s parameter ``key`` is typed: kept for the tool's own parameters (a
         key the schema does not name, which the model chooses, is not remembered)."""
-        schema = self.tools.get(name).parameters if self.tools is not None else None
+        tool = self.tools.get(name) if self.tools is not None else None
+        assert self.tools is None or tool is not None  # name is a tool of the toolset
+        schema = tool.parameters if tool is not None else None
         props = schema.get("properties") if isinstance(schema, dict) else None
         sub = props.get(key) if isinstance(props, dict) else None
         if not isinstance(sub, dict):
@@ -229,7 +236,9 @@ class Binder:
         if key not in ARGUMENT_KEYS or not isinstance(inner, dict):
             return None
         assert self.tools is not None
-        schema = self.tools.get(name).parameters
+        tool = self.tools.get(name)
+        assert tool is not None  # name is a tool of the toolset
+        schema = tool.parameters
         props = schema.get("properties") if isinstance(schema, dict) else None
         if isinstance(props, dict) and key in props:
             return None

@@ -15,6 +15,7 @@ from typing import Any
 
 from .families import generation, get, names
 from .grammar import CompiledGrammar, Terminal
+from .markers import MarkerPattern
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
@@ -30,6 +31,13 @@ class Marker:
     role: str
     grammars: tuple[CompiledGrammar, ...] = ()  # for openers: the families it can open
     pair: str = ""  # for reasoning markers: the wrapper key pairing open and close
+    # the terminal's pattern (a marker is matched, never scanned: it has one)
+    pattern: MarkerPattern = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        pattern = self.terminal.pattern
+        assert pattern is not None, self.terminal.name
+        object.__setattr__(self, "pattern", pattern)
 
 
 _NOTHING = re.compile("(?!)")
@@ -75,11 +83,7 @@ class Catalog:
         pair = text[pos : pos + 2]
         got = self._pairs.get(pair)
         if got is None:
-            got = tuple(
-                m
-                for m in found
-                if m.terminal.pattern.needs_more(pair, 0) or m.terminal.pattern.match_end(pair, 0) is not None
-            )
+            got = tuple(m for m in found if m.pattern.needs_more(pair, 0) or m.pattern.match_end(pair, 0) is not None)
             if len(self._pairs) < _MAX_PAIRS:
                 self._pairs[pair] = got
         if len(got) <= _NARROW or pos + _KEY > len(text):
@@ -89,11 +93,7 @@ class Catalog:
         key = text[pos : pos + _KEY]
         narrow = self._keys.get(key)
         if narrow is None:
-            narrow = tuple(
-                m
-                for m in got
-                if m.terminal.pattern.needs_more(key, 0) or m.terminal.pattern.match_end(key, 0) is not None
-            )
+            narrow = tuple(m for m in got if m.pattern.needs_more(key, 0) or m.pattern.match_end(key, 0) is not None)
             if len(self._keys) < _MAX_PAIRS:
                 self._keys[key] = narrow
         return narrow
@@ -105,7 +105,7 @@ class Catalog:
         of ``<`` holds back the same few tails (``<div``, ``</p``) at delta after delta."""
         got = self._tails.get(tail)
         if got is None:
-            got = any(m.terminal.pattern.needs_more(tail, 0) for m in self.viable(tail, 0))
+            got = any(m.pattern.needs_more(tail, 0) for m in self.viable(tail, 0))
             if len(self._tails) < _MAX_PAIRS:
                 self._tails[tail] = got
         return got

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .compiled import CANONICAL, JSON_EXTERNALS, RAW_TEXT, START_RULES, CompiledGrammar, NodeReads, Terminal
+from .compiled_grammar import CANONICAL, JSON_EXTERNALS, RAW_TEXT, START_RULES, CompiledGrammar, NodeReads, Terminal
 from .tree import LITERAL_ITEMS
 
 __all__ = ["WRITE_ITEM", "unread", "unwritable", "write_marker_problem"]

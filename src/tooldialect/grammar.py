@@ -44,7 +44,7 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer
 from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, load_grammar
 
-from .compiled import (
+from .compiled_grammar import (
     CANONICAL,
     EXTERNALS,
     JSON_EXTERNALS,
@@ -64,7 +64,7 @@ from .header import Header, read_header
 from .lalr import RuleShape, Tables
 from .markers import UnsupportedPattern, analyse
 
-# (what a compiled grammar is, and its header, live in compiled.py and header.py; they
+# (what a compiled grammar is, and its header, live in compiled_grammar.py and header.py; they
 # are named here too, where the grammar's readers have always found them)
 __all__ = [
     "EXTERNALS",

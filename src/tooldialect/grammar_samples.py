@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import shape as sh
-from .compiled import CompiledGrammar
+from .compiled_grammar import CompiledGrammar
 from .errors import GrammarError, PolicyError
 from .models import ParseResult
 from .stream import parse

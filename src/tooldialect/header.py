@@ -77,7 +77,8 @@ def read_header(text: str, stem: str) -> Header:
             continue
         _read_key(stem, key.strip(), value.strip(), body, fields, lists)
     _check_variant_writes(stem, lists["variants"], lists["variant_writes"])
-    return Header(**{k: tuple(v) for k, v in lists.items()}, **fields)
+    listed: dict[str, Any] = {k: tuple(v) for k, v in lists.items()}
+    return Header(**listed, **fields)
 
 
 #: The header's repeatable parts, gathered in order (Header's field names).
@@ -115,8 +116,8 @@ def _read_key(
     elif key in _CHOICES:
         name, allowed = _CHOICES[key]
         if value not in allowed:
-            words = " or ".join(repr(w) for w in allowed)
-            raise GrammarError(f"grammar {stem!r}: {key} must be {words}, got {value!r}")
+            either = " or ".join(repr(w) for w in allowed)
+            raise GrammarError(f"grammar {stem!r}: {key} must be {either}, got {value!r}")
         fields[name] = value
     elif key == "no tool":
         names = tuple(v.strip() for v in value.split(",") if v.strip())

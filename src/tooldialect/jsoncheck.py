@@ -28,11 +28,14 @@ tests use and on generated ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sized
 from numbers import Number
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["MAX_DEPTH", "Check", "compile_check"]
 
@@ -47,7 +50,7 @@ class Unsupported(Exception):
     """The schema uses something this module does not compile."""
 
 
-def compile_check(schema: Any, cls: type) -> Check | None:
+def compile_check(schema: Any, cls: type[Validator]) -> Check | None:
     """A function that tells whether an instance is valid under ``schema`` exactly as
     ``cls(schema).is_valid`` would (``cls`` built without a format checker), or None when
     the schema uses something not compiled here."""
@@ -66,11 +69,11 @@ class _Compiler:
 
     __slots__ = ("root", "cls", "applicable", "keywords", "open", "nodes", "_identified", "_validator")
 
-    def __init__(self, root: Any, cls: type, applicable: Callable[[Any], Any]) -> None:
+    def __init__(self, root: Any, cls: type[Validator], applicable: Callable[[Any], Any]) -> None:
         self.root = root
         self.cls = cls
         self.applicable = applicable
-        self.keywords: dict[str, Any] = dict(cls.VALIDATORS)  # type: ignore[attr-defined]
+        self.keywords: dict[str, Any] = dict(cls.VALIDATORS)
         self.open: set[int] = set()
         self.nodes = 0
         self._identified: bool | None = None
@@ -197,11 +200,15 @@ def _is_integer(x: Any) -> bool:
     return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
 
 
+def _instance_of(cls: type) -> Check:
+    return lambda x: isinstance(x, cls)
+
+
 _CLASSES = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
 #: One ``isinstance`` check per class a ``type`` names alone, and the class of each: where
 #: such a check stands beside others (``_every``) or under ``properties``, the class is
 #: tested inline rather than through the check.
-_INSTANCE: dict[type, Check] = {cls: (lambda x, cls=cls: isinstance(x, cls)) for cls in _CLASSES.values()}
+_INSTANCE: dict[type, Check] = {cls: _instance_of(cls) for cls in _CLASSES.values()}
 _CLASS_OF: dict[Check, type] = {check: cls for cls, check in _INSTANCE.items()}
 
 
@@ -334,7 +341,7 @@ def _dependent_required(c: _Compiler, value: Any, node: Any, depth: int) -> Chec
     return lambda x: not isinstance(x, dict) or all(key not in x or x.keys() >= deps for key, deps in pairs)
 
 
-def _size(kind: type, at_least: bool) -> Callable[..., Check]:
+def _size(kind: type[Sized], at_least: bool) -> Callable[..., Check]:
     """``min``/``max`` ``Properties``, ``Items`` and ``Length``: a bound on ``len`` of one kind
     of instance (a string's length counts code points, as jsonschema's does)."""
 

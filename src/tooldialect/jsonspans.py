@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from .jsonscan import JsonValueError, loads_strict, string_end
 
@@ -27,7 +28,10 @@ __all__ = [
 
 # -- spans in JSON the character scanner reads (also when it is cut off) ------------------------------------------------------------
 
-_WS = re.compile(r"[ \t\r\n]*")
+#: ``match`` of a pattern that matches the empty string, so it finds a match at any offset.
+_AlwaysMatch = Callable[[str, int], "re.Match[str]"]
+
+_ws_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)
 _SCALAR = re.compile(r"[^,}\]\s]+")
 _DEPTH_STOP = re.compile(r'["\[\]{}]')
 _STRUCT = re.compile(r'["{}\[\]]')
@@ -59,39 +63,39 @@ def _value_end(text: str, pos: int) -> int:
 def member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
     """Spans of the values of an object's members (strict JSON at ``start``, a ``{``)."""
     spans: dict[str, tuple[int, int]] = {}
-    pos = _WS.match(text, start + 1).end()
+    pos = _ws_match(text, start + 1).end()
     while pos < len(text) and text[pos] != "}":
         if text[pos] != '"':
             break
         key_end = string_end(text, pos)
         raw = text[pos:key_end]
         key = raw[1:-1] if "\\" not in raw else json.loads(raw)
-        pos = _WS.match(text, key_end).end() + 1  # the colon
-        pos = _WS.match(text, pos).end()
+        pos = _ws_match(text, key_end).end() + 1  # the colon
+        pos = _ws_match(text, pos).end()
         end = _value_end(text, pos)
         spans[key] = (pos, end)
-        pos = _WS.match(text, end).end()
+        pos = _ws_match(text, end).end()
         if pos < len(text) and text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_match(text, pos + 1).end()
     return spans
 
 
 def element_spans(text: str, start: int) -> list[tuple[int, int]]:
     """Spans of an array's elements (strict JSON at ``start``, a ``[``)."""
     spans: list[tuple[int, int]] = []
-    pos = _WS.match(text, start + 1).end()
+    pos = _ws_match(text, start + 1).end()
     while pos < len(text) and text[pos] != "]":
         end = _value_end(text, pos)
         spans.append((pos, end))
-        pos = _WS.match(text, end).end()
+        pos = _ws_match(text, end).end()
         if pos < len(text) and text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_match(text, pos + 1).end()
     return spans
 
 
 # -- what survives of a cut-off object -------------------------------------------------------
 
-_SCALAR_END = re.compile(r"[^,}\]\s]*")
+_scalar_end_match = cast(_AlwaysMatch, re.compile(r"[^,}\]\s]*").match)
 
 
 def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, int]:
@@ -103,7 +107,7 @@ def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, i
     """
     members: dict[str, Any] = {}
     n = len(text)
-    pos = _WS.match(text, start + 1).end()
+    pos = _ws_match(text, start + 1).end()
     while pos < n and text[pos] != "}":
         if text[pos] != '"':
             return members, None, -1
@@ -114,10 +118,10 @@ def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, i
             key = json.loads(text[pos:key_end])
         except ValueError:
             return members, None, -1
-        pos = _WS.match(text, key_end).end()
+        pos = _ws_match(text, key_end).end()
         if pos >= n or text[pos] != ":":
             return members, None, -1
-        vstart = _WS.match(text, pos + 1).end()
+        vstart = _ws_match(text, pos + 1).end()
         if vstart >= n:
             return members, key, vstart
         vend = complete_value_end(text, vstart)
@@ -127,9 +131,9 @@ def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, i
             members[key] = loads_strict(text[vstart:vend])
         except JsonValueError:
             return members, key, vstart
-        pos = _WS.match(text, vend).end()
+        pos = _ws_match(text, vend).end()
         if pos < n and text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_match(text, pos + 1).end()
     return members, None, -1
 
 
@@ -144,8 +148,7 @@ def complete_value_end(text: str, pos: int) -> int | None:
         if end >= n and (depth_after(text, pos, end) != 0):
             return None
         return end
-    m = _SCALAR_END.match(text, pos)
-    end = m.end()
+    end = _scalar_end_match(text, pos).end()
     return end if end < n else None  # a number at the very end may still be growing
 
 
@@ -179,9 +182,10 @@ def depth_after(text: str, start: int, end: int) -> int:
 # needed no repair), where json's own scanner finds where each value ends in C; the
 # jsonscan walks, which also take text that is not strict, answer if it ever does not.
 
-_scan_value = json.JSONDecoder().scan_once  # (value, end) of the JSON value at an offset
+#: (value, end) of the JSON value at an offset (the scanner a decoder makes for itself)
+_scan_value: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 _STRICT_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
-_STRICT_COMMA = re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
+_strict_comma_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?").match)
 
 
 def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
@@ -189,14 +193,17 @@ def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
     the object at ``start`` (its last, the one json.loads keeps)."""
     try:
         found = None
-        pos = _WS.match(text, start + 1).end()
+        pos = _ws_match(text, start + 1).end()
         while text[pos] == '"':
             name, pos = _scan_value(text, pos)
-            pos = _STRICT_COLON.match(text, pos).end()
+            colon = _STRICT_COLON.match(text, pos)
+            if colon is None:  # not strict JSON after all
+                return member_spans(text, start).get(key)
+            pos = colon.end()
             end = _scan_value(text, pos)[1]
             if name == key:
                 found = (pos, end)
-            pos = _STRICT_COMMA.match(text, end).end()
+            pos = _strict_comma_match(text, end).end()
         return found
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return member_spans(text, start).get(key)
@@ -206,11 +213,11 @@ def strict_element_spans(text: str, start: int) -> list[tuple[int, int]]:
     """``element_spans(text, start)``: the spans of the elements of the array at ``start``."""
     try:
         spans = []
-        pos = _WS.match(text, start + 1).end()
+        pos = _ws_match(text, start + 1).end()
         while text[pos] != "]":
             end = _scan_value(text, pos)[1]
             spans.append((pos, end))
-            pos = _STRICT_COMMA.match(text, end).end()
+            pos = _strict_comma_match(text, end).end()
         return spans
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return element_spans(text, start)

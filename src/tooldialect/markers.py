@@ -17,15 +17,24 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-try:  # Python 3.11+
+if TYPE_CHECKING:  # the stubs describe the parser under its Python 3.10 names only
+    import sre_constants as _c
+    import sre_parse as _p
+    from sre_constants import _NamedIntConstant
+
+    #: One parsed regex item: an opcode and its argument, whose shape the opcode decides.
+    _Item = tuple[_NamedIntConstant, Any]
+elif sys.version_info >= (3, 11):
     import re._constants as _c
     import re._parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import sre_constants as _c
+    import sre_parse as _p
 
 __all__ = ["NEVER_ARRIVING", "Arriving", "MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
 
@@ -129,7 +138,7 @@ _SUPPORTED = {
 }
 
 
-def _check_supported(items) -> None:
+def _check_supported(items: list[_Item]) -> None:
     for op, av in items:
         if op not in _SUPPORTED:
             raise UnsupportedPattern(f"regex feature {op} is not supported in a terminal")
@@ -145,14 +154,14 @@ def _check_supported(items) -> None:
 # --- static properties ---------------------------------------------------------------
 
 
-def _as_literal(items) -> tuple[str | None, bool]:
+def _as_literal(items: list[_Item]) -> tuple[str | None, bool]:
     """The literal text of a pattern made only of literal characters (maybe in ``(?i:…)``)."""
     ic = False
     if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
         _group, add, _del, sub = items[0][1]
         ic = bool(add & _c.SRE_FLAG_IGNORECASE)
         items = _items(sub)
-    chars = []
+    chars: list[str] = []
     for op, av in items:
         if op is not _c.LITERAL:
             return None, False
@@ -163,13 +172,13 @@ def _as_literal(items) -> tuple[str | None, bool]:
 _FIRST_LIMIT = 64
 
 
-def _first_chars(items, ic: bool) -> frozenset[str] | None:
+def _first_chars(items: list[_Item], ic: bool) -> frozenset[str] | None:
     """Characters that can begin a match, or None when the set is too wide to list."""
     got, nullable = _first_seq(items, ic)
     return None if got is None or nullable else frozenset(got)
 
 
-def _first_seq(items, ic: bool) -> tuple[set[str] | None, bool]:
+def _first_seq(items: list[_Item], ic: bool) -> tuple[set[str] | None, bool]:
     out: set[str] = set()
     for op, av in items:
         got, nullable = _first_of(op, av, ic)
@@ -187,7 +196,7 @@ def _fold(ch: str, ic: bool) -> set[str]:
     return {ch, ch.lower(), ch.upper()} if ic else {ch}
 
 
-def _first_of(op, av, ic: bool) -> tuple[set[str] | None, bool]:
+def _first_of(op: _NamedIntConstant, av: Any, ic: bool) -> tuple[set[str] | None, bool]:
     if op is _c.LITERAL:
         return _fold(chr(av), ic), False
     if op is _c.IN:
@@ -225,7 +234,7 @@ def _first_of(op, av, ic: bool) -> tuple[set[str] | None, bool]:
 
 
 @lru_cache(maxsize=512)
-def _parsed(source: str) -> list:
+def _parsed(source: str) -> list[_Item]:
     return _items(_p.parse(source, 0))
 
 
@@ -247,7 +256,7 @@ class _Sim:
         self.hit_end = False
         self.memo: dict[tuple[int, int, int, bool], frozenset[int]] = {}
 
-    def seq(self, items, idx: int, pos: int, ic: bool) -> frozenset[int]:
+    def seq(self, items: list[_Item], idx: int, pos: int, ic: bool) -> frozenset[int]:
         if idx == len(items):
             return frozenset((pos,))
         key = (id(items), idx, pos, ic)
@@ -267,7 +276,7 @@ class _Sim:
             return None
         return self.text[pos]
 
-    def op(self, item, pos: int, ic: bool) -> frozenset[int]:
+    def op(self, item: _Item, pos: int, ic: bool) -> frozenset[int]:
         op, av = item
         if op is _c.LITERAL or op is _c.NOT_LITERAL:
             ch = self.char(pos)
@@ -316,11 +325,11 @@ class _Sim:
         raise UnsupportedPattern(f"regex feature {op} is not supported")  # pragma: no cover
 
 
-def _items(sub) -> list:
-    return sub.data if hasattr(sub, "data") else list(sub)
+def _items(sub: _p.SubPattern) -> list[_Item]:
+    return sub.data
 
 
-def _in_class(av, ch: str, ic: bool) -> bool:
+def _in_class(av: list[_Item], ch: str, ic: bool) -> bool:
     cands = {ch, ch.lower(), ch.upper()} if ic else {ch}
     negate = False
     hit = False
@@ -338,7 +347,7 @@ def _in_class(av, ch: str, ic: bool) -> bool:
     return hit != negate
 
 
-def _category(cat, ch: str) -> bool:
+def _category(cat: _NamedIntConstant, ch: str) -> bool:
     if cat is _c.CATEGORY_DIGIT:
         return ch.isdigit()
     if cat is _c.CATEGORY_NOT_DIGIT:
@@ -351,7 +360,8 @@ def _category(cat, ch: str) -> bool:
         return ch.isalnum() or ch == "_"
     if cat is _c.CATEGORY_NOT_WORD:
         return not (ch.isalnum() or ch == "_")
-    return bool(re.match(_p.CATEGORIES.get(cat, "."), ch))  # pragma: no cover
+    # the parser puts no other category in a class
+    raise UnsupportedPattern(f"class category {cat} is not supported")  # pragma: no cover
 
 
 # --- strings a pattern matches ----------------------------------------------------------
@@ -364,10 +374,10 @@ _CATEGORY_EXAMPLE = {"DIGIT": "0", "SPACE": " ", "WORD": "a"}
 def samples(source: str) -> tuple[str, ...]:
     """A few strings a marker pattern matches (every alternative; repetitions at their
     minimum and, when optional, once): enough to tell two markers apart or the same."""
-    return tuple(_seq(list(_p.parse(source, 0)), False)) or ("",)
+    return tuple(_seq(_items(_p.parse(source, 0)), False)) or ("",)
 
 
-def _seq(items: list, ic: bool) -> list[str]:
+def _seq(items: list[_Item], ic: bool) -> list[str]:
     out = [""]
     for op, av in items:
         alts = _one(op, av, ic)
@@ -375,7 +385,7 @@ def _seq(items: list, ic: bool) -> list[str]:
     return out
 
 
-def _one(op, av, ic: bool) -> list[str]:
+def _one(op: _NamedIntConstant, av: Any, ic: bool) -> list[str]:
     if op is _c.LITERAL:
         return [chr(av)]
     if op is _c.NOT_LITERAL:
@@ -407,7 +417,7 @@ def _one(op, av, ic: bool) -> list[str]:
     return ["a"]
 
 
-def _category_example(cat) -> str:
+def _category_example(cat: _NamedIntConstant) -> str:
     name = str(cat).upper()
     for key, example in _CATEGORY_EXAMPLE.items():
         if name.endswith(key) and "NOT" not in name:
@@ -415,7 +425,7 @@ def _category_example(cat) -> str:
     return "." if "WORD" in name else "a"
 
 
-def _sample_in_class(av, ch: str) -> bool:
+def _sample_in_class(av: list[_Item], ch: str) -> bool:
     for o, a in av:
         if o is _c.LITERAL and chr(a) == ch:
             return True

@@ -16,9 +16,12 @@ that each table names exactly the keywords of its meta-schema.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["certainly_valid", "tables"]
 
@@ -28,7 +31,7 @@ _SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "obj
 Rule = Callable[["_Meta", Any, int], bool]
 
 
-def certainly_valid(schema: Any, cls: type) -> bool:
+def certainly_valid(schema: Any, cls: type[Validator]) -> bool:
     """True when ``cls.check_schema(schema)`` would pass; False when it might not."""
     table = _TABLES.get(cls)
     if table is None:
@@ -40,7 +43,7 @@ def certainly_valid(schema: Any, cls: type) -> bool:
         return False
 
 
-def tables() -> dict[type, dict[str, Rule | None]]:
+def tables() -> dict[type[Validator], dict[str, Rule | None]]:
     """The keyword tables by validator class (the tests compare them to the meta-schemas)."""
     return dict(_TABLES)
 
@@ -181,7 +184,7 @@ _DRAFT202012: dict[str, Rule | None] = {
     "deprecated": _boolean, "writeOnly": _boolean, "contentSchema": _schema,
 }  # fmt: skip
 
-_TABLES: dict[type, dict[str, Rule | None]] = {
+_TABLES: dict[type[Validator], dict[str, Rule | None]] = {
     jsonschema.Draft7Validator: _DRAFT7,
     jsonschema.Draft202012Validator: _DRAFT202012,
 }

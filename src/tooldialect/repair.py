@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 
@@ -31,12 +31,14 @@ __all__ = ["RepairFailed", "repair_json", "strip_fence"]
 # the opening line of a fence: its run and an optional info word (one quantifier per
 # character class, so a failing line is read once; the closing line is read from the end)
 _FENCE_OPEN = re.compile(r"\s*(`{3,}|~{3,})[ \t]*(?:[A-Za-z0-9_+.-]+[ \t]*)?\r?\n")
-_WS = re.compile(r"\s+")
+#: ``match`` of a pattern that matches the empty string, so it finds a match at any offset
+_AlwaysMatch = Callable[[str, int], "re.Match[str]"]
+_ws_match = cast(_AlwaysMatch, re.compile(r"\s*").match)  # asked where a space is, where it reads as \s+
 _WORD = re.compile(r"[A-Za-z_$][\w$.\-]*")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _DQ_BODY = re.compile(r'[^"\\\x00-\x1f]+')
 _SQ_BODY = re.compile(r"[^'\\\x00-\x1f\"]+")
-_LINE = re.compile(r"[^\n]*")
+_line_match = cast(_AlwaysMatch, re.compile(r"[^\n]*").match)
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _JSON_LITERALS = ("true", "false", "null")
 _MAX_PEEL = 16
@@ -137,7 +139,7 @@ class _Normaliser:
             pos = self.pos
             ch = text[pos]
             if ch.isspace():
-                m = _WS.match(text, pos)
+                m = _ws_match(text, pos)
                 self.out.append(m.group())
                 self.pos = m.end()
                 continue
@@ -150,7 +152,7 @@ class _Normaliser:
                 self._single(pos)
             elif ch == "/" and text.startswith("//", pos):
                 self.note("removed comments")
-                self.pos = _LINE.match(text, pos).end()
+                self.pos = _line_match(text, pos).end()
             elif ch == "/" and text.startswith("/*", pos):
                 end = text.find("*/", pos + 2)
                 if end < 0:

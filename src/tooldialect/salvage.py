@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .argstream import member
-from .compiled import EXTERNALS
+from .compiled_grammar import EXTERNALS
 from .jsonscan import JsonValueError
 from .jsonspans import complete_elements_end, last_element, partial_object
 from .lalr import Node, Tok

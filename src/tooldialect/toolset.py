@@ -6,7 +6,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -315,7 +315,10 @@ class _Schema:
         return self._check
 
 
-class _Cache:
+_E = TypeVar("_E")
+
+
+class _Cache(Generic[_E]):
     """Entries by their canonical JSON, process-wide, least recently used first out:
     checked schemas (a server that builds a toolset per request checks each distinct
     schema once) and whole toolsets (:meth:`Toolset.cached`)."""
@@ -324,17 +327,17 @@ class _Cache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._entries: OrderedDict[str, Any] = OrderedDict()
+        self._entries: OrderedDict[str, _E] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> _E | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: str, entry: Any) -> Any:
+    def put(self, key: str, entry: _E) -> _E:
         """The entry kept for ``key``: ``entry``, or the one another thread put first."""
         with self._lock:
             kept = self._entries.setdefault(key, entry)
@@ -352,9 +355,9 @@ class _Cache:
 
 
 SCHEMA_CACHE_SIZE = 1024
-_SCHEMAS = _Cache(SCHEMA_CACHE_SIZE)
+_SCHEMAS: _Cache[_Schema] = _Cache(SCHEMA_CACHE_SIZE)
 TOOLSET_CACHE_SIZE = 64
-_TOOLSETS = _Cache(TOOLSET_CACHE_SIZE)
+_TOOLSETS: _Cache[Toolset] = _Cache(TOOLSET_CACHE_SIZE)
 
 
 def clear_caches() -> None:

@@ -254,7 +254,7 @@ def pair_tool_cycles(transcript: Iterable[Entry]) -> list[Entry]:
             j = i + 1
             while j < len(items) and isinstance(items[j], ToolResults):
                 j += 1
-            answered = frozenset().union(*(r.ids for r in items[i + 1 : j]))  # type: ignore[union-attr]
+            answered = frozenset().union(*(r.ids for r in items[i + 1 : j] if isinstance(r, ToolResults)))
             if j > i + 1 and answered == entry.ids:
                 out.extend(items[i:j])
             i = j
@@ -279,11 +279,13 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
     for n, msg in enumerate(messages):
         if not isinstance(msg, dict):
             raise PolicyError(f"message #{n} is not an object")
-        role, content = msg.get("role"), _openai_content(msg.get("content"))
+        # members are taken as they are: each entry's constructor checks them (PolicyError)
+        role: Any = msg.get("role")
+        content = _openai_content(msg.get("content"))
         if role == "assistant" and msg.get("tool_calls"):
             calls = []
             for call in msg["tool_calls"]:
-                fn = (call.get("function") if isinstance(call, dict) else None) or {}
+                fn: Any = (call.get("function") if isinstance(call, dict) else None) or {}
                 args = fn.get("arguments", "{}")
                 args = args if isinstance(args, str) else compact_json(args)
                 calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
@@ -294,8 +296,9 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
                 )
             )
         elif role == "tool":
-            call_id = msg.get("tool_call_id")
-            out.append(ToolResults([ToolResult(call_id, msg.get("name") or names.get(call_id), content)]))
+            call_id: Any = msg.get("tool_call_id")
+            name: Any = msg.get("name") or names.get(call_id)
+            out.append(ToolResults([ToolResult(call_id, name, content)]))
         else:
             out.append(Chat(role, content))  # a role Chat does not take raises PolicyError
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compiled import EXTERNALS
+from .compiled_grammar import EXTERNALS
 from .lalr import Node, Tok
 
 __all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text", "tokens"]
@@ -66,11 +66,12 @@ def tokens(item: Any) -> list[Tok]:
 
 def node_text(item: Any) -> str:
     """The text under a tree item: a token's text, a node's tokens' texts joined."""
-    cls = type(item)
+    cls: type | None = type(item)
     if cls is not Tok and cls is not Node:  # a subclass, or no tree item at all
         cls = Tok if isinstance(item, Tok) else Node if isinstance(item, Node) else None
     if cls is Tok:
-        return item.value
+        tok: Tok = item
+        return tok.value
     if cls is Node:
         children = item.children
         if len(children) == 1 and type(children[0]) is Tok:

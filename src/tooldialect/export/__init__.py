@@ -83,8 +83,9 @@ def shape_of(family: Any, variant: str | None = None) -> Shape:
 
     fam = families.get(family) if isinstance(family, str) else family
     if variant is not None:
-        return fam.writer(variant).shape
-    got = getattr(fam, "shape", None)
+        shape: Shape = fam.writer(variant).shape
+        return shape
+    got: Shape | None = getattr(fam, "shape", None)
     if got is None:
         raise ExportError(f"family {getattr(fam, 'name', family)!r} does not describe how it writes calls (no shape)")
     return got
@@ -133,9 +134,14 @@ def _prepare(
         raise PolicyError(f"mode must be 'auto', 'required' or {{'name': TOOL}}, got {mode!r}")
     if choice == "none":
         raise PolicyError("mode 'none' allows no call, so there is nothing to export: send no grammar")
-    allowed = [toolset.get(choice["name"])] if isinstance(choice, dict) else list(toolset)
-    _check_names(family, shape, allowed, variant)  # type: ignore[arg-type]
-    return shape, allowed, isinstance(choice, dict) or choice == "required"  # type: ignore[return-value]
+    if isinstance(choice, dict):
+        chosen = toolset.get(choice["name"])
+        assert chosen is not None  # check_tool_choice found the name among the tools
+        allowed = [chosen]
+    else:
+        allowed = list(toolset)
+    _check_names(family, shape, allowed, variant)
+    return shape, allowed, isinstance(choice, dict) or choice == "required"
 
 
 def stops_of(family: Any, variant: str | None = None) -> dict[int, tuple[str, ...]]:
@@ -242,9 +248,10 @@ def grammar(
         _validate_lark(text)
         return text
     lazy = not required
-    triggers = tuple(Trigger(**t) for t in builder.triggers(allowed)) if lazy else ()
-    body = rules.gbnf() if format == "gbnf" else rules.ebnf()
-    return LazyGrammar(format=format, grammar=body, lazy=lazy, triggers=triggers)  # type: ignore[arg-type]
+    triggers = tuple(Trigger.model_validate(t) for t in builder.triggers(allowed)) if lazy else ()
+    lazy_format: Literal["gbnf", "ebnf"] = "gbnf" if format == "gbnf" else "ebnf"
+    body = rules.gbnf() if lazy_format == "gbnf" else rules.ebnf()
+    return LazyGrammar(format=lazy_format, grammar=body, lazy=lazy, triggers=triggers)
 
 
 def _validate_lark(text: str) -> None:

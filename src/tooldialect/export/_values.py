@@ -148,11 +148,11 @@ class ValueCompiler:
         if depth > _MAX_DEPTH:
             raise self.refuse("a schema nested too deeply", path)
         if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
-            key = (schema["$ref"], syntax)
-            ref = self.refs.get(key)
+            ref_key = (schema["$ref"], syntax)
+            ref = self.refs.get(ref_key)
             if ref is None:  # one rule per reference, so recursive schemas stay finite
                 name = self.g.fresh(f"{self.prefix}_{syntax}_{schema['$ref'].rsplit('/', 1)[-1]}")
-                ref = self.refs[key] = _ir.Ref(name)
+                ref = self.refs[ref_key] = _ir.Ref(name)
                 target, tpath = self.resolve(schema, path)
                 self.g.define(name, self.value(target, syntax, tpath, depth + 1))
             return ref
@@ -352,8 +352,8 @@ class ValueCompiler:
             if extra is False:
                 return seq(Lit("{"), ws, Lit("}"))
             value = self.value(True if extra is None else extra, syntax, (*path, "additionalProperties"), depth + 1)
-            key = self.string({}, syntax, path)
-            member = seq(key, ws, Lit(":"), ws, value)
+            any_key = self.string({}, syntax, path)
+            member = seq(any_key, ws, Lit(":"), ws, value)
             return seq(Lit("{"), ws, Rep(seq(member, Rep(seq(Lit(","), ws, member)))), ws, Lit("}"))
         if missing:
             raise self.refuse(f"required properties {missing} that 'properties' does not declare", path)
@@ -445,7 +445,7 @@ class ValueCompiler:
             self.combination("allOf", schema, "json", path, 0)  # one schema, nothing beside it
             return self.text(schema["allOf"][0], stop, (*path, "allOf", "0"), avoid)
         kinds = self.types(schema, path)
-        out = []
+        out: list[Node] = []
         if "string" in kinds:
             for key in ("pattern", "format"):
                 if key in schema:

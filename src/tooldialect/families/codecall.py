@@ -68,7 +68,9 @@ class Reader(GenericReader):
 
     def statement(self, st: Node, name: str) -> dict[str, Any]:
         """The arguments of one call, bound to the tool's parameters."""
-        tool = self.tools.get(self.announce(st.find("name"))) if self.tools is not None else None
+        callee = st.find("name")
+        assert isinstance(callee, Node)  # the grammar's statement has a name
+        tool = self.tools.get(self.announce(callee)) if self.tools is not None else None
         if tool is None or tool.name not in self.known:
             raise Refused(f"{name!r} is not a tool the toolset offers")
         language = _language(st)

@@ -37,7 +37,7 @@ class Reader(GenericReader):
         return super().read_call(node)
 
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
-        out = []
+        out: list[tuple[str, str, bool | None]] = []
         for p in nodes:
             key = _text(p.find("param_name")).strip()
             value = p.children[-1] if len(p.children) > 1 else None

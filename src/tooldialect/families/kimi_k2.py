@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..lalr import Node, Tok
-from ..transform import PICKED_NODES, Issue, RawCall, excerpt
+from ..records import excerpt
+from ..transform import PICKED_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
 from ..tree import node_text as _text
+
+if TYPE_CHECKING:
+    from ..toolset import Toolset
 
 __all__ = ["Reader"]
 
@@ -59,7 +63,7 @@ class Reader(GenericReader):
         return calls, issues
 
     def _infer(self, arguments: Any) -> str | None:
-        tools = self.tools
+        tools: Toolset | None = self.tools
         if tools is None or not isinstance(arguments, dict):
             return None
         if len(tools) == 1:

@@ -41,10 +41,11 @@ def _markers() -> tuple[str, str, str]:
     global _MARKERS
     if _MARKERS is None:
         terms = piece("minimax_m3")
-        got = tuple(terms[n].pattern.literal for n in ("NS", "ELEM_OPEN", "INVOKE_CLOSE"))
-        assert all(isinstance(m, str) for m in got)
-        _MARKERS = got  # type: ignore[assignment]
-    return _MARKERS  # type: ignore[return-value]
+        got = [terms[n].pattern for n in ("NS", "ELEM_OPEN", "INVOKE_CLOSE")]
+        ns, elem_open, invoke_close = (p.literal if p is not None else None for p in got)
+        assert ns is not None and elem_open is not None and invoke_close is not None
+        _MARKERS = (ns, elem_open, invoke_close)
+    return _MARKERS
 
 
 class Reader(GenericReader):
@@ -95,7 +96,7 @@ class Reader(GenericReader):
         return calls, issues
 
     def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
-        out = []
+        out: list[tuple[str, str, bool | None]] = []
         for p in nodes:
             key = _text(p.find("param_name")).strip()
             kids = _children(p)

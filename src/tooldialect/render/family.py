@@ -20,10 +20,10 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .. import families
-from ..compiled import CompiledGrammar, Terminal
+from ..compiled_grammar import CompiledGrammar, Terminal
 from ..coverage import WRITE_ITEM as _ITEM
 from ..coverage import write_marker_problem
 from ..errors import GrammarError, PolicyError
@@ -44,15 +44,25 @@ _SLOTS = {
     "block": ("calls",),
     "sep": (),
 }
-_OPTIONS = {
-    "name": ("raw", "json"),
-    "key": ("raw", "json"),
-    "arguments": ("json", "python", "keywords", "typescript", "pformat"),
-    "value": ("text", "json", "python"),
-    "id": (),
-    "index": (),
-    "params": (),
-    "calls": (),
+#: The options of a slot (``name:json``), each spelled as its part's field takes it.
+_ENCODINGS: dict[str, Literal["raw", "json"]] = {"raw": "raw", "json": "json"}
+_ARGUMENT_SYNTAXES: dict[str, Literal["json", "python", "keywords", "typescript", "pformat"]] = {
+    "json": "json",
+    "python": "python",
+    "keywords": "keywords",
+    "typescript": "typescript",
+    "pformat": "pformat",
+}
+_VALUE_SYNTAXES: dict[str, Literal["text", "json", "python"]] = {"text": "text", "json": "json", "python": "python"}
+_OPTIONS: dict[str, Mapping[str, str]] = {
+    "name": _ENCODINGS,
+    "key": _ENCODINGS,
+    "arguments": _ARGUMENT_SYNTAXES,
+    "value": _VALUE_SYNTAXES,
+    "id": {},
+    "index": {},
+    "params": {},
+    "calls": {},
 }
 
 
@@ -208,7 +218,7 @@ def _tool_for(name: str, arguments: dict[str, Any], tools: Toolset | None, famil
     """The tool whose parameter order a code or P-Format call follows: from ``tools``, or
     (without a toolset) one whose parameters are the arguments, in their order."""
     if tools is None:
-        props = {k: {} for k in arguments}
+        props: dict[str, dict[str, Any]] = {k: {} for k in arguments}
         return Tool(name=name, parameters={"type": "object", "properties": props, "required": list(props)})
     tool = tools.get(name)
     if tool is None:
@@ -336,7 +346,9 @@ class _LineReader:
             else:
                 out.append(self.slot(m.group(_SLOT), m.group(_OPT), line, kind, param, spec, pos))
                 if isinstance(out[-1], Params) and out[-1].sep:
-                    pos = _ITEM.match(spec, pos).end()  # type: ignore[union-attr]  # the separator string was read
+                    sep_item = _ITEM.match(spec, pos)
+                    assert sep_item is not None  # the separator string was read
+                    pos = sep_item.end()
         if kind == "call" and not any(isinstance(p, Name) for p in out):
             raise self.fail(line, "a call needs a name slot (name, name:json or name:TERMINAL)")
         if kind == "call" and sum(isinstance(p, (Arguments, Params)) for p in out) != 1:
@@ -356,7 +368,7 @@ class _LineReader:
     def string(self, quoted: str, line: str) -> str:
         try:
             return str(json.loads(quoted))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise self.fail(line, f'{quoted} is not a JSON string ({exc.msg}); escape \\ and " as JSON does') from None
 
     def marker(self, name: str, line: str) -> Lit:
@@ -390,13 +402,13 @@ class _LineReader:
             raise self.fail(line, f"unknown option {slot}:{opt}; write {choices}")
         part: Part
         if slot == "name":
-            part = Name(opt or "raw")  # type: ignore[arg-type]
+            part = Name(_ENCODINGS[opt or "raw"])
         elif slot == "key":
-            part = Key(opt or "raw")  # type: ignore[arg-type]
+            part = Key(_ENCODINGS[opt or "raw"])
         elif slot == "arguments":
-            part = Arguments(opt or "json")  # type: ignore[arg-type]
+            part = Arguments(_ARGUMENT_SYNTAXES[opt or "json"])
         elif slot == "value":
-            part = Value(opt or "text")  # type: ignore[arg-type]
+            part = Value(_VALUE_SYNTAXES[opt or "text"])
         elif slot == "id":
             part = Id(term.pattern.source) if term is not None and term.pattern is not None else Id()
         elif slot == "index":
@@ -419,7 +431,7 @@ class _LineReader:
         """For each raw slot: its terminal, and what may not appear in it — the fixed text
         right after it, and every marker written after it in the call (in any spelling the
         grammar reads)."""
-        tail = [p for p in block_close if isinstance(p, Lit)]
+        tail: list[Part] = [p for p in block_close if isinstance(p, Lit)]
         call = list(shape.call)
         for i, part in enumerate(call):
             if isinstance(part, Name) and part.encoding == "raw":

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import PolicyError
@@ -86,7 +86,7 @@ def catalogue(tools: Any, style: str = "pformat") -> str:
     return "\n\n".join(entries) + ("\n" if entries else "")
 
 
-def _writer(style: Any) -> tuple[Any, Any]:
+def _writer(style: Any) -> tuple[Callable[[Tool], str], Callable[[Tool], str]]:
     got = _WRITERS.get(style) if isinstance(style, str) else None
     if got is None:
         raise PolicyError(f"unknown signature style {style!r}; use one of {', '.join(STYLES)}")
@@ -168,7 +168,7 @@ def _python(tool: Tool) -> str:
         # names Python cannot spell: one positional dict the parser unpacks (f({"a-b": 1}))
         head = f"def {tool.name}(args: dict, /) -> str:"
         keys = []
-    doc = []
+    doc: list[str] = []
     desc = tool.description.strip()
     if desc:
         doc.extend(line.rstrip() for line in desc.splitlines())
@@ -395,7 +395,7 @@ def _name_pattern(piece_name: str, terminal: str) -> re.Pattern[str]:
     return got
 
 
-_WRITERS = {
+_WRITERS: dict[str, tuple[Callable[[Tool], str], Callable[[Tool], str]]] = {
     "pformat": (_pformat, _pformat_entry),
     "python": (_python, _python),
     "typescript": (_typescript, _typescript),

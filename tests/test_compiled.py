@@ -1,0 +1,43 @@
+"""One source, two builds: the default install is pure Python, and ``make compiled`` builds a
+platform wheel whose hot modules mypyc compiled from the same source.  ``make check`` installs
+that wheel in a new venv and runs the golden corpus four ways, the conformance vectors and the
+differential tests against it (``TOOLDIALECT_EXPECT_COMPILED=1``): the same events, or CI fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from support import pyproject
+
+import tooldialect as td
+
+PYPROJECT = pyproject()
+HOOK = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["mypyc"]
+EXPECT_COMPILED = os.environ.get("TOOLDIALECT_EXPECT_COMPILED") == "1"
+
+
+def _module(path: str) -> str:
+    """``src/tooldialect/engine/core.py`` -> ``tooldialect.engine.core``."""
+    return path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def test_the_flag_says_which_build_is_imported():
+    assert td.compiled is EXPECT_COMPILED
+
+
+def test_every_listed_module_is_compiled_in_the_compiled_build_only():
+    for path in HOOK["include"]:
+        mod = importlib.import_module(_module(path))
+        native = not mod.__file__.endswith(".py")
+        assert native is EXPECT_COMPILED, (path, mod.__file__)
+
+
+def test_the_compiled_build_is_off_by_default_and_checked_strictly():
+    assert HOOK["enable-by-default"] is False  # pip install gives the pure build
+    assert "--strict" in HOOK["mypy-args"]
+    # what mypyc compiles, mypy --strict checks in `make lint` too
+    assert set(HOOK["include"]) <= set(PYPROJECT["tool"]["mypy"]["files"]), set(HOOK["include"]) - set(
+        PYPROJECT["tool"]["mypy"]["files"]
+    )
