@@ -212,3 +212,37 @@ def test_audit_reads_parquet_and_compressed_json_lines(tmp_path: Path, capsys):
     assert report["malformed_records"] == 1 and "a.parquet:2: not JSON" in report["malformed_samples"][0]
     assert len(report["unreadable_files"]) == 1 and "c.parquet" in report["unreadable_files"][0]
     assert "warning: cannot read" in err
+
+
+def test_bytes_that_are_not_utf8_are_a_row_in_parquet_as_in_json_lines(tmp_path: Path, capsys):
+    """A Parquet string column holding bytes that are not UTF-8, as writers that do not check
+    them store it (a BYTE_ARRAY of logical type String, no Arrow schema), reads as the same
+    bytes on a JSON Lines line do: a record_invalid row, the rest of the file read."""
+    bad = b"caf\xe9 " + CALL.encode()
+    column = pa.array([CALL.encode(), bad, b"prose"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"id": [1, 2, 3], "completion": column}), tmp_path / "in.parquet", store_schema=False)
+    assert str(pq.read_schema(tmp_path / "in.parquet").field("completion").type) == "string"
+    lines = [json.dumps({"id": 1, "completion": CALL}).encode(), b'{"id": 2, "completion": "' + bad + b'"}']
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join([*lines, json.dumps({"id": 3, "completion": "prose"}).encode()]))
+    got = {}
+    for name in ("in.parquet", "in.jsonl"):
+        out = tmp_path / f"out-{name}.parquet"
+        rc, _, err = run(capsys, "parse-table", str(tmp_path / name), "-o", str(out), "--text-column", "completion")
+        assert rc == 0 and "3 rows" in err, err
+        got[name] = rows(out)
+    for table in got.values():
+        assert table[0]["calls"][0]["name"] == "get_weather" and table[2]["text"] == "prose"
+        assert table[1]["text"] is None and [d["kind"] for d in table[1]["diagnostics"]] == ["record_invalid"]
+    assert (
+        "column 'completion': not UTF-8 (invalid continuation byte)"
+        in got["in.parquet"][1]["diagnostics"][0]["detail_json"]
+    )
+    assert "line 2: not UTF-8 (invalid continuation byte)" in got["in.jsonl"][1]["diagnostics"][0]["detail_json"]
+    messages = pa.array([json.dumps([{"role": "assistant", "content": CALL}]).encode(), bad], pa.binary())
+    pq.write_table(pa.table({"messages": messages.view(pa.string())}), tmp_path / "store.parquet", store_schema=False)
+    rc, out, _ = run(capsys, "audit", str(tmp_path / "store.parquet"), "--json", "--no-progress")
+    report = json.loads(out)
+    assert rc == 0 and report["contents_with_leaks"] == 1 and report["malformed_records"] == 1
+    assert report["malformed_samples"] == [
+        f"{tmp_path / 'store.parquet'}:2: column 'messages': not UTF-8 (invalid continuation byte)"
+    ]

@@ -23,7 +23,7 @@ from typing import IO, Any
 from .detect import scan
 from .models import Policy
 
-__all__ = ["AuditReport", "Leak", "audit_paths", "record_units", "scan_content", "store_files"]
+__all__ = ["AuditReport", "Leak", "RecordError", "audit_paths", "record_units", "scan_content", "store_files"]
 
 _THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
 _SAMPLES = 20
@@ -56,6 +56,18 @@ def open_lines(path: Path) -> tuple[IO[bytes], IO[bytes]]:
             raise OSError(f"reading {path.name} needs zstandard (pip install 'tooldialect[table]')") from None
         return raw, io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
     return raw, raw
+
+
+class RecordError(ValueError):
+    """A record that cannot be read; the message is the whole reason (a reader's own words)."""
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, RecordError):
+        return str(error)
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 ({error.reason})"
+    return f"not JSON ({error})"
 
 
 @dataclass
@@ -385,7 +397,7 @@ def _audit_into(
             if units is None:
                 report.malformed_records += 1
                 if len(report.malformed_samples) < _SAMPLES:
-                    why = f"not JSON ({obj})" if isinstance(obj, Exception) else "no assistant content found"
+                    why = _why(obj) if isinstance(obj, Exception) else "no assistant content found"
                     report.malformed_samples.append(f"{name}:{n}: {why}")
                 continue
             for thread, text, native in units:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .audit import open_lines
-from .table import _SURROGATE, TableError, pa
+from .audit import RecordError, open_lines
+from .table import TableError, pa
+from .tablecells import SURROGATE, read_column
 
 __all__ = ["ERROR_COLUMN", "Columns", "TableWriter", "decode_lines", "input_files", "parquet_records", "read_batches"]
 
@@ -133,7 +134,7 @@ def _safe(values: list[Any]) -> list[Any]:
         pa.array(values, pa.string())
         return values
     except UnicodeEncodeError:
-        return [_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
+        return [SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
 
 
 def read_batches(
@@ -220,10 +221,13 @@ def parquet_records(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[tuple[
             return
         except TableError as exc:
             raise OSError(str(exc).removeprefix(f"cannot read {path}: ")) from None
-        rows = batch.to_pylist()
+        rows = _records(batch)
         for row in rows:
             n += 1
             size, read[0] = read[0], 0
+            if isinstance(row, RecordError):
+                yield n, row, size
+                continue
             messages = row.get("messages")
             if isinstance(messages, str):
                 try:
@@ -233,6 +237,14 @@ def parquet_records(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[tuple[
                     continue
             yield n, row, size
         del rows
+
+
+def _records(batch: Any) -> list[Any]:
+    """A batch's rows as objects; a row with a cell that is not UTF-8 as the RecordError saying so."""
+    names = batch.schema.names
+    bad: list[str | None] = [None] * batch.num_rows
+    columns = [read_column(batch, name, "record", text=False, bad=bad) or [] for name in names]
+    return [dict(zip(names, values)) if why is None else RecordError(why) for why, values in zip(bad, zip(*columns))]
 
 
 class TableWriter:
