@@ -95,7 +95,10 @@ def _run_table(args: argparse.Namespace, job: Any) -> int:
 
     if args.batch_rows < 1:
         raise _Usage("--batch-rows must be at least 1")
-    job.batch_rows = args.batch_rows
+    if args.limit is not None and args.limit < 0:
+        raise _Usage("--limit must be 0 or more")
+    job.batch_rows, job.batch_bytes = args.batch_rows, _size(args.batch_bytes)
+    job.limit, job.force = args.limit, args.force
     if args.engine != "inprocess":
         bar, progress = None, None
     else:
@@ -113,11 +116,22 @@ def _run_table(args: argparse.Namespace, job: Any) -> int:
     finally:
         if bar is not None:
             bar.stop()
-    if args.engine == "inprocess":
-        sys.stderr.write(f"{PROG}: {job.rows} rows from {job.files} file(s) written to {args.output}\n")
-    else:
-        sys.stderr.write(f"{PROG}: {job.files} file(s) read on {args.engine}, written to {args.output}\n")
+    where = "" if args.engine == "inprocess" else f" on {args.engine}"
+    sys.stderr.write(f"{PROG}: {job.rows} rows from {job.files} file(s) written to {args.output}{where}\n")
     return 0
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text: str) -> int:
+    """``--batch-bytes``: a number of bytes, or of KiB, MiB, GiB with a K, M or G after it."""
+    number, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
+    if number[-1:] in _UNITS:
+        number, unit = number[:-1], number[-1]
+    if not number.isdigit() or int(number) * _UNITS[unit] < 1:
+        raise _Usage(f"--batch-bytes takes a size such as 33554432, 64K or 32M, not {text!r}")
+    return int(number) * _UNITS[unit]
 
 
 def _tools_option(args: argparse.Namespace) -> str | None:
@@ -181,8 +195,9 @@ def _table_args(p: argparse.ArgumentParser) -> None:
         "--output",
         required=True,
         metavar="OUT",
-        help="output: .parquet, else JSON Lines (a directory on spark/ray)",
+        help="output: .parquet, .jsonl, .jsonl.gz, .jsonl.zst or .csv (a directory of part files on spark/ray)",
     )
+    p.add_argument("--force", action="store_true", help="replace the output if it exists")
     p.add_argument(
         "--keep",
         action="append",
@@ -191,6 +206,8 @@ def _table_args(p: argparse.ArgumentParser) -> None:
         help="an input column to copy to the output (repeatable)",
     )
     p.add_argument("--batch-rows", type=int, default=4096, metavar="N", help="rows per batch (default 4096)")
+    p.add_argument("--batch-bytes", default="32M", metavar="SIZE", help="bytes per batch at most (default 32M: 32 MiB)")
+    p.add_argument("--limit", type=int, metavar="N", help="read the first N rows only")
     p.add_argument("--engine", choices=["inprocess", "spark", "ray"], default="inprocess", help="default inprocess")
     p.add_argument("--master", metavar="URL", help="Spark master for --engine spark (default local[*])")
     p.add_argument("--address", metavar="ADDR", help="Ray cluster for --engine ray (default: a local Ray)")

@@ -19,6 +19,7 @@ import pyarrow as pa
 from .errors import ToolDialectError
 
 __all__ = [
+    "BATCH_BYTES",
     "TableError",
     "as_table",
     "batch_slices",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 SURROGATE = re.compile("[\ud800-\udfff]")
+#: The bytes a batch holds at most, by default (docs/scale.md): with rows of a few kilobytes
+#: the row bound (4096) comes first; with rows of hundreds of kilobytes this one does.
+BATCH_BYTES = 32 * 1024 * 1024
 TEXT_TYPES = (pa.string(), pa.large_string(), pa.null())
 
 
