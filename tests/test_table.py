@@ -264,3 +264,26 @@ def test_a_string_cell_that_is_not_utf8_is_a_row_not_an_exception():
     render = tt.render_batch(data, dialect="xml").to_pylist()
     assert render[1]["messages_json"] is None and render[1]["diagnostics"][0]["kind"] == "record_invalid"
     assert render[0]["messages_json"] == "[]"
+
+
+def test_engine_workers_read_each_batch_in_pieces_of_batch_bytes(monkeypatch):
+    """Spark and Ray hand a worker batches of many rows; a worker reads them in pieces of at
+    most batch_bytes (rows of 1,000 bytes: five to a piece under 5,500), so memory stays flat
+    whatever the size of the rows, and the output is the batch's, row for row."""
+    from tooldialect import ray as tdr
+    from tooldialect import spark as tds
+
+    data = pa.table({"text": ["y" * 1000] * 40})
+    seen: list[int] = []
+
+    def parse(batch, **options):
+        seen.append(batch.num_rows)
+        return tt.parse_batch(batch, **options)
+
+    monkeypatch.setitem(tds._FUNCTIONS, "parse", parse)
+    out = list(tds._run("parse", {}, 5500, iter(data.to_batches())))
+    assert seen == [5] * 8 and pa.Table.from_batches(out).equals(tt.parse_batch(data))
+    seen.clear()
+    monkeypatch.setitem(tdr._FUNCTIONS, "parse", parse)
+    assert tdr._run(data, which="parse", options={}, batch_bytes=5500).equals(tt.parse_batch(data))
+    assert seen == [5] * 8

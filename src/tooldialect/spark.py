@@ -131,7 +131,9 @@ def write(df: Any, out: str, fmt: str) -> None:
         from .tableout import flat_schema
 
         flat_df = df.mapInArrow(_flat, from_arrow_schema(flat_schema(to_arrow_schema(df.schema))))
-        flat_df.write.mode("errorifexists").option("header", "true").option("escape", '"').csv(out)
+        writer = flat_df.write.mode("errorifexists").option("header", "true").option("escape", '"')
+        # Spark trims the spaces around a CSV value it writes unless told not to
+        writer.option("ignoreLeadingWhiteSpace", "false").option("ignoreTrailingWhiteSpace", "false").csv(out)
         return
     writer = df.write.mode("errorifexists").option("ignoreNullFields", "false")
     if fmt == "jsonl.gz":

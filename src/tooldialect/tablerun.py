@@ -125,10 +125,14 @@ def engine_cause(exc: BaseException) -> str:
             return str(cause).splitlines()[0]
         cause = getattr(cause, "cause", None) or cause.__cause__ or cause.__context__
     lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines() if line.strip()]
-    raised = [m for m in map(_RAISED.match, lines) if m and not m.group(0).startswith(("org.", "java.", "py4j."))]
-    if raised:
-        name, message = raised[-1].groups()
-        return message if name.endswith("TableError") else f"{name}: {message}"
+    raised = [m for m in map(_RAISED.match, lines) if m]
+    ours = [m for m in raised if m.group(0).startswith("tooldialect.")]
+    if ours:  # a task's traceback, as text: what tooldialect raised there
+        return ours[-1].group(2)
+    engines = ("org.", "java.", "scala.", "py4j.", "pyspark.", "ray.")
+    theirs = [m for m in raised if not m.group(0).startswith(engines)]
+    if theirs:
+        return "{}: {}".format(*theirs[-1].groups())
     return lines[0] if lines else type(exc).__name__
 
 
