@@ -394,5 +394,14 @@ def test_audit_on_an_engine_reports_what_this_process_reports(engine, tmp_path, 
     want = _audit_json(capsys, paths)
     assert want["contents_with_leaks"] == 22 and want["malformed_records"] == 1 and want["files"] == 3
     assert len(want["unreadable_files"]) == 1
-    got = _audit_json(capsys, paths, "--engine", engine, *(("--master", "local[2]") if engine == "spark" else ()))
+    on = ("--engine", engine, *(("--master", "local[2]") if engine == "spark" else ()))
+    got = _audit_json(capsys, paths, *on)
     assert got == want
+    from tooldialect import cli
+
+    lines = {}
+    for how in ((), on):  # a line per leak, then the summary: the same from the engine's reports
+        capsys.readouterr()
+        assert cli.main(["audit", *paths, "--jsonl", "--id-field", "thread_id", "--no-progress", *how]) == 0
+        lines[how] = capsys.readouterr().out
+    assert lines[on] == lines[()] and len(lines[()].splitlines()) == 23

@@ -21,13 +21,38 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if families:
         for name in families:
             registry.get(name)  # an unknown family is a usage error, before any work
-    options = {"text_field": args.field, "families": families, "policy": policy, "parquet": _parquet_reader()}
+    if args.json and args.jsonl:
+        raise _Usage("give --json (one object) or --jsonl (a line per leak), not both")
+    if args.limit is not None and (args.limit < 0 or args.engine != "inprocess"):
+        raise _Usage("--limit takes 0 or more records, read in this process (not with --engine)")
+    options = {
+        "text_field": args.field,
+        "families": families,
+        "policy": policy,
+        "parquet": _parquet_reader(),
+        "id_field": args.id_field,
+    }
+    printed = [0]  # leaks written as JSON Lines so far
+
+    def print_leak(leak: Any) -> None:
+        _print_json(leak.to_json())
+        printed[0] += 1
+
     if args.engine != "inprocess":
         report = _audit_on(args, options)
     else:
         bar, progress = _progress_bar("auditing", total_bytes(args.paths), args.no_progress)
+        # --jsonl keeps no leak in memory: each is written as it is found; the text keeps its samples
+        keep = None if args.json else 0 if args.jsonl else 10
         try:
-            report = audit_paths(args.paths, progress=progress, **options)
+            report = audit_paths(
+                args.paths,
+                progress=progress,
+                keep=keep,
+                on_leak=print_leak if args.jsonl else None,
+                limit=args.limit,
+                **options,
+            )
         finally:
             if bar is not None:
                 bar.stop()
@@ -37,11 +62,15 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         raise _Usage(f"cannot read {unreadable[0]}{more}: no readable transcript store among the paths given")
     for line in unreadable:
         sys.stderr.write(f"{PROG}: warning: cannot read {line}\n")
-    if args.json:
+    if args.jsonl:
+        for leak in report.leaks[printed[0] :]:  # an engine's leaks come back with its report
+            print_leak(leak)
+        _print_json({"summary": report.summary_json()})
+    elif args.json:
         _print_json(report.to_json(), indent=2)
     else:
         _print(report.to_text())
-    return 1 if args.fail_on_leak and report.leaks else 0
+    return 1 if args.fail_on_leak and report.leaked_contents else 0
 
 
 def _audit_on(args: argparse.Namespace, options: dict[str, Any]) -> Any:
@@ -256,6 +285,15 @@ def _add_tables(sub: Any) -> None:
     p_audit.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
     p_audit.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
     p_audit.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p_audit.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print each leak as a JSON line as it is found, then a line of the summary (flat memory)",
+    )
+    p_audit.add_argument(
+        "--id-field", metavar="PATH", help="a record's field (dotted path) that names it in each leak: an id column"
+    )
+    p_audit.add_argument("--limit", type=int, metavar="N", help="read the first N records only")
     p_audit.add_argument("--fail-on-leak", action="store_true", help="exit 1 when any leak is found")
     p_audit.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p_audit.add_argument(
