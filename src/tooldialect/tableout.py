@@ -153,7 +153,7 @@ class TableWriter:
 
             self._raw = open(self.path, "wb")  # noqa: SIM115 - closed by close()
             stream = zstandard.ZstdCompressor().stream_writer(self._raw, closefd=False)
-            self._fh = io.TextIOWrapper(stream, encoding="utf-8")  # type: ignore[arg-type]
+            self._fh = io.TextIOWrapper(stream, encoding="utf-8")
         else:
             self._fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
