@@ -243,6 +243,66 @@ def test_audit_end_to_end_in_a_subprocess(tmp_path):
     ]
 
 
+def _threads_store(tmp_path, threads: int):
+    """One leaking record per thread, each with a request id."""
+    lines = [
+        json.dumps(
+            {
+                "request_id": f"req-{i}",
+                "thread_id": f"thread-{i:04d}",
+                "messages": [{"role": "assistant", "content": f"Step {i}. " + SEED_DSML}],
+            },
+            ensure_ascii=False,
+        )
+        for i in range(threads)
+    ]
+    path = tmp_path / "threads.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_audit_tables_show_the_top_20_and_how_many_more(tmp_path, capsys):
+    path = _threads_store(tmp_path, 1000)
+    assert cli.main(["audit", str(path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    section = out.split("\nby thread")[1].split("\n\n")[0].splitlines()
+    assert section[0] == " (the 20 most, of 1000)"
+    assert len([line for line in section if line.startswith("  thread-")]) == 20
+    assert section[-1] == "  ... and 980 more (--json or --jsonl lists them all)"
+    assert len(out.splitlines()) < 80  # 1,000 threads, one screen of report
+
+
+def test_audit_jsonl_is_a_line_per_leak_then_the_summary(tmp_path, capsys):
+    """--jsonl writes each leak as it is found and keeps none: the same leaks and summary as
+    --json, one per line; record numbers count from 1, and --id-field names each record."""
+    from tooldialect.audit import audit_paths
+
+    path = _threads_store(tmp_path, 50)
+    argv = ["audit", str(path), "--no-progress", "--id-field", "request_id"]
+    assert cli.main([*argv, "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert cli.main([*argv, "--jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 51 and lines[:-1] == whole.pop("leaks")
+    assert lines[-1] == {"summary": whole}
+    assert [(leak["record"], leak["id"]) for leak in lines[:3]] == [(1, "req-0"), (2, "req-1"), (3, "req-2")]
+    seen = []
+    report = audit_paths([str(path)], keep=0, on_leak=seen.append)
+    assert report.leaks == [] and report.leaked_contents == len(seen) == 50  # counted, none kept
+    assert cli.main([*argv]) == 0
+    text = capsys.readouterr().out
+    assert "sample leaks (file:record  id  thread" in text and f"{path}:1  req-0  thread-0000" in text
+
+
+def test_audit_limit_reads_the_first_records(tmp_path, capsys):
+    path = _threads_store(tmp_path, 50)
+    assert cli.main(["audit", str(path), "--json", "--limit", "7", "--no-progress"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["records"] == 7 and [leak["record"] for leak in report["leaks"]] == list(range(1, 8))
+    assert cli.main(["audit", str(path), "--limit", "7", "--engine", "ray"]) == 2
+    assert "not with --engine" in capsys.readouterr().err
+
+
 def test_json_of_intents_and_audits_as_deep_as_the_policy_allows():
     deep = "[" * 500 + "]" * 500
     content = f'<tool_call>{{"name": "f", "arguments": {{"a": {deep}}}}}</tool_call>'

@@ -121,13 +121,28 @@ def test_a_missing_engine_says_what_to_install(monkeypatch, module, package):
 
 
 def _cli_input(tmp_path):
+    """JSON Lines of the dataset's rows, and lines a reader must not lose the file over: one
+    that is not JSON, one that is not UTF-8, a blank one, and one whose strings hold U+2028
+    and U+0085 as they are (line breaks to ``str.splitlines``, not to JSON Lines)."""
     import json
 
     rows = build(300).to_pylist()
-    text = "".join(json.dumps(r) + "\n" for r in rows) + "{not json\n"
+    text = "".join(json.dumps(r) + "\n" for r in rows) + "{not json\n\n"
+    text += json.dumps({"id": 300, "completion": "a\u2028b\x85c <tool_call>", "model": None}, ensure_ascii=False) + "\n"
     path = tmp_path / "in.jsonl"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text.encode("utf-8") + b'{"id": 301, "completion": "caf\xe9"}\n')
     return path
+
+
+def _unnumbered(rows: list[dict]) -> list[dict]:
+    """The rows with the line numbers the embedded reader gives the lines it could not read
+    left out (engines read lines unnumbered), in the order of their ids, then of their details."""
+    import re
+
+    for row in rows:
+        for d in row["diagnostics"]:
+            d["detail_json"] = re.sub(r"line \d+: ", "", d["detail_json"])
+    return sorted(rows, key=lambda r: (r["id"] is None, int(r["id"] or 0), str(r["diagnostics"])))
 
 
 def _cli_rows(capsys, tmp_path, *engine):
@@ -142,16 +157,15 @@ def _cli_rows(capsys, tmp_path, *engine):
     capsys.readouterr()
     assert cli.main(argv) == 0, capsys.readouterr().err
     table = pq.read_table(out)  # a file, or the engine's directory of part files
-    return sorted(table.to_pylist(), key=lambda r: (r["id"] is None, int(r["id"] or 0)))
+    assert f"{table.num_rows} rows from 1 file(s) written to {out}" in capsys.readouterr().err
+    return _unnumbered(table.to_pylist())
 
 
 @pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
 def test_parse_table_on_spark_writes_what_the_embedded_command_writes(tmp_path, capsys, spark_session):
     want = _cli_rows(capsys, tmp_path)
+    assert len(want) == 303 and sum(r["id"] is None for r in want) == 2
     got = _cli_rows(capsys, tmp_path, "--engine", "spark", "--master", "local[2]")
-    for row in want:  # the embedded reader numbers the lines it could not read; engines read lines unnumbered
-        for d in row["diagnostics"]:
-            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
     assert got == want
 
 
@@ -159,10 +173,93 @@ def test_parse_table_on_spark_writes_what_the_embedded_command_writes(tmp_path, 
 def test_parse_table_on_ray_writes_what_the_embedded_command_writes(tmp_path, capsys, local_ray):
     want = _cli_rows(capsys, tmp_path)
     got = _cli_rows(capsys, tmp_path, "--engine", "ray")
-    for row in want:
-        for d in row["diagnostics"]:
-            d["detail_json"] = d["detail_json"].replace("line 301: ", "")
     assert got == want
+
+
+def _bad_parquet(tmp_path):
+    """The dataset as Parquet whose writer stored bytes that are not UTF-8 in the string
+    column of some rows (a String column, no Arrow schema)."""
+    import pyarrow.parquet as pq
+
+    data = build(300)
+    raw = [None if t is None else t.encode("utf-8") for t in data.column("completion").to_pylist()]
+    for i in range(7, 300, 50):
+        raw[i] = b"caf\xe9 " + (raw[i] or b"")
+    at = data.schema.get_field_index("completion")
+    data = data.set_column(at, "completion", pa.array(raw, pa.binary()).view(pa.string()))
+    path = tmp_path / "bad.parquet"
+    pq.write_table(data, path, store_schema=False)
+    return path
+
+
+def _csv_rows(path) -> list[dict]:
+    import csv
+
+    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.name.endswith(".csv"))
+    rows = []
+    for name in files:
+        with name.open(encoding="utf-8", newline="") as fh:
+            rows.extend(csv.DictReader(fh))
+    return sorted(rows, key=lambda r: int(r["id"]))
+
+
+@pytest.mark.parametrize("engine", ["spark", "ray"])
+def test_bad_cells_a_limit_and_csv_on_an_engine_as_in_this_process(engine, tmp_path, capsys, request):
+    """Cells that are not UTF-8 in a Parquet string column are record_invalid rows on every
+    engine; --limit reads the first rows; CSV is written with calls as JSON text; one file is
+    spread over both cores of local[2] (two part files, one per core's partition or block)."""
+    if not _installed("pyspark" if engine == "spark" else "ray"):
+        pytest.skip(f"{engine} is not installed (pip install 'tooldialect[{engine}]')")
+    request.getfixturevalue("spark_session" if engine == "spark" else "local_ray")
+    from tooldialect import cli
+
+    path = _bad_parquet(tmp_path)
+    argv = ["parse-table", str(path), "--text-column", "completion", "--model-column", "model", "--keep", "id"]
+    argv += ["--tools-column", "tools", "--limit", "250", "--no-progress"]
+    capsys.readouterr()
+    assert cli.main([*argv, "-o", str(tmp_path / "want.csv")]) == 0, capsys.readouterr().err
+    more = ("--master", "local[2]") if engine == "spark" else ()
+    assert cli.main([*argv, "-o", str(tmp_path / "got.csv"), "--engine", engine, *more]) == 0
+    assert f"250 rows from 1 file(s) written to {tmp_path / 'got.csv'} on {engine}" in capsys.readouterr().err
+    want, got = _csv_rows(tmp_path / "want.csv"), _csv_rows(tmp_path / "got.csv")
+    assert [r["id"] for r in want] == [str(i) for i in range(250)]
+    bad = [r for r in want if "not UTF-8" in r["diagnostics"]]
+    assert [r["id"] for r in bad] == ["7", "57", "107", "157", "207"]
+    assert "column 'completion': not UTF-8 (invalid continuation byte)" in bad[0]["diagnostics"]
+    assert got == want
+    assert len([p for p in (tmp_path / "got.csv").iterdir() if p.name.endswith(".csv")]) == 2
+
+
+@pytest.mark.parametrize("engine", ["spark", "ray"])
+def test_an_engine_says_why_in_one_line(engine, tmp_path, capsys):
+    """A column of the wrong type, an output that exists: one line each, before the engine starts."""
+    import pyarrow.parquet as pq
+
+    from tooldialect import cli
+
+    pq.write_table(pa.table({"completion": [1, 2]}), tmp_path / "in.parquet")
+    argv = ["parse-table", str(tmp_path / "in.parquet"), "--text-column", "completion", "--engine", engine]
+    capsys.readouterr()
+    assert cli.main([*argv, "-o", str(tmp_path / "out.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the text column 'completion' holds int64, not strings" in err, err
+    assert "\x1b" not in err
+    (tmp_path / "out.parquet").mkdir()
+    pq.write_table(pa.table({"completion": ["x"]}), tmp_path / "in.parquet")
+    assert cli.main([*argv, "-o", str(tmp_path / "out.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out.parquet exists: give --force to replace it" in err
+
+
+@pytest.mark.skipif(not _installed("ray"), reason="ray is not installed (pip install 'tooldialect[ray]')")
+def test_a_ray_task_s_failure_is_its_cause_in_one_line(local_ray):
+    from tooldialect import ray as tdr
+    from tooldialect.tablerun import engine_cause
+
+    ds = local_ray.data.from_arrow(pa.table({"text": [1, 2]}))
+    with pytest.raises(Exception) as failed:  # the API runs no check before the tasks: a task raises
+        tdr.parse_dataset(ds).materialize()
+    assert engine_cause(failed.value) == "the text column 'text' holds int64, not strings"
 
 
 @pytest.mark.skipif(not _installed("pyspark"), reason="pyspark is not installed (pip install 'tooldialect[spark]')")
@@ -297,5 +394,14 @@ def test_audit_on_an_engine_reports_what_this_process_reports(engine, tmp_path, 
     want = _audit_json(capsys, paths)
     assert want["contents_with_leaks"] == 22 and want["malformed_records"] == 1 and want["files"] == 3
     assert len(want["unreadable_files"]) == 1
-    got = _audit_json(capsys, paths, "--engine", engine, *(("--master", "local[2]") if engine == "spark" else ()))
+    on = ("--engine", engine, *(("--master", "local[2]") if engine == "spark" else ()))
+    got = _audit_json(capsys, paths, *on)
     assert got == want
+    from tooldialect import cli
+
+    lines = {}
+    for how in ((), on):  # a line per leak, then the summary: the same from the engine's reports
+        capsys.readouterr()
+        assert cli.main(["audit", *paths, "--jsonl", "--id-field", "thread_id", "--no-progress", *how]) == 0
+        lines[how] = capsys.readouterr().out
+    assert lines[on] == lines[()] and len(lines[()].splitlines()) == 23

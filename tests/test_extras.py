@@ -51,6 +51,12 @@ FEATURES = {
 #: extras that are not a feature: what the tests, the examples and `make lint` / `make dist` need
 NOT_FEATURES = {"dev"}
 
+#: extra -> a package it lists only to bound the version of another listed package's own
+#: dependency (the feature never imports it), and why
+CONSTRAINTS = {
+    "spark": {"pandas": "pyspark 4 supports pandas 2.2 up to 3 and warns on 3 (tests/test_packaging.py)"},
+}
+
 
 def _pyproject() -> dict[str, Any]:
     try:
@@ -139,11 +145,43 @@ def test_every_extra_but_dev_is_a_feature_named_here():
 def test_an_extra_lists_only_what_its_feature_imports(extra):
     listed = _pyproject()["project"]["optional-dependencies"][extra]
     imported = feature_imports(extra)
-    unused = [req for req in listed if _import_name(req) not in imported]
+    bounds = CONSTRAINTS.get(extra, {})
+    unused = [req for req in listed if _import_name(req) not in imported and _import_name(req) not in bounds]
     assert not unused, (
         f"the {extra} extra lists {unused}, which no module of its feature imports "
         f"({FEATURES[extra]}); a test's or an example's dependency goes in dev"
     )
+
+
+@pytest.mark.parametrize("extra", sorted(CONSTRAINTS))
+def test_a_constraint_pin_bounds_a_dependency_of_what_the_extra_lists(extra):
+    """A package listed only as a constraint has an upper bound (it is a pin, not a
+    dependency of the feature) and is a dependency of a package the feature imports."""
+    listed = {_import_name(r): Requirement(r) for r in _pyproject()["project"]["optional-dependencies"][extra]}
+    imported = feature_imports(extra)
+    for name in CONSTRAINTS[extra]:
+        assert name in listed, f"{name} is no longer in the {extra} extra: drop it from CONSTRAINTS"
+        assert name not in imported, f"the {extra} feature imports {name}: it is a dependency, not a constraint"
+        assert any(spec.operator in ("<", "<=", "==", "~=") for spec in listed[name].specifier), listed[name]
+        owners = []
+        for other in set(listed) & set(imported):
+            try:
+                requires = importlib.metadata.requires(str(listed[other].name)) or []
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            if any(_import_name(r.split(";")[0]) == name for r in requires):
+                owners.append(other)
+        if not owners and not any(_installed(str(listed[o].name)) for o in set(listed) & set(imported)):
+            pytest.skip(f"the {extra} extra is not installed here")
+        assert owners, f"no package the {extra} feature imports depends on {name}"
+
+
+def _installed(dist: str) -> bool:
+    try:
+        importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def test_the_feature_imports_are_read():

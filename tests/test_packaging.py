@@ -133,6 +133,30 @@ def test_pyproject_declares_the_license_and_ships_its_text():
     assert "build" in dev and dev["twine"].specifier.contains("6.1.0") and not dev["twine"].specifier.contains("6.0.1")
 
 
+def test_the_spark_extra_pins_a_pandas_pyspark_supports():
+    """pyspark 4 needs pyarrow 18 and pandas 2.2 or later, and warns that it does not yet
+    support pandas 3: the spark extra (and dev, which installs pyspark) pins pandas below 3,
+    and the pandas installed beside pyspark is one it takes without a warning."""
+    extras = _pyproject()["project"]["optional-dependencies"]
+    for name in ("spark", "dev"):
+        reqs = _reqs(extras[name])
+        assert "pandas" in reqs, f"the {name} extra does not pin pandas"
+        pandas_pin = reqs["pandas"].specifier
+        assert pandas_pin.contains("2.2.0") and pandas_pin.contains("2.3.3"), (name, pandas_pin)
+        assert not pandas_pin.contains("3.0.0") and not pandas_pin.contains("2.1.4"), (name, pandas_pin)
+        assert not reqs["pyarrow"].specifier.contains("17.0.0"), (name, reqs["pyarrow"])
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'tooldialect[spark]')")
+    import warnings
+
+    import pandas
+    from pyspark.sql.pandas.utils import require_minimum_pandas_version
+
+    assert _reqs(extras["spark"])["pandas"].specifier.contains(pandas.__version__), pandas.__version__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pyspark's FutureWarning about this pandas fails the test
+        require_minimum_pandas_version()
+
+
 def test_pyproject_packs_grammars_and_script():
     data = _pyproject()
     assert data["build-system"]["build-backend"] == "hatchling.build"

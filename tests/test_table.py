@@ -236,3 +236,54 @@ def test_grammars_compile_once_per_process_not_per_batch(monkeypatch):
     for batch in data.to_batches(max_chunksize=100):
         tt.parse_batch(batch, **options)
     assert compiled == []
+
+
+def strings(*values: bytes | None):
+    """A string column holding these bytes as they are, UTF-8 or not: what a Parquet file of
+    some writers reads back as (Arrow does not check the bytes of a string column it reads)."""
+    return pa.array(list(values), pa.binary()).view(pa.string())
+
+
+def test_a_string_cell_that_is_not_utf8_is_a_row_not_an_exception():
+    data = pa.table(
+        {
+            "id": strings(b"1", b"2\xff", b"3"),
+            "text": strings(CALL.encode(), b"bad \xff\xfe bytes", b"prose"),
+            "messages": strings(b"[]", json.dumps([{"role": "assistant", "content": CALL}]).encode() + b"\xc3", b"[]"),
+        }
+    )
+    out = tt.parse_batch(data, tools=WEATHER, keep=["id"]).to_pylist()
+    assert [r["id"] for r in out] == ["1", "2\ufffd", "3"]  # a kept cell: U+FFFD for the bad bytes
+    assert out[0]["calls"][0]["name"] == "get_weather" and out[2]["text"] == "prose"
+    assert out[1]["text"] is None and [d["kind"] for d in out[1]["diagnostics"]] == ["record_invalid"]
+    assert json.loads(out[1]["diagnostics"][0]["detail_json"]) == {
+        "error": "column 'text': not UTF-8 (invalid start byte)"
+    }
+    audit = tt.audit_batch(data).to_pylist()
+    assert [r["malformed"] for r in audit] == [None, "column 'messages': not UTF-8 (unexpected end of data)", None]
+    render = tt.render_batch(data, dialect="xml").to_pylist()
+    assert render[1]["messages_json"] is None and render[1]["diagnostics"][0]["kind"] == "record_invalid"
+    assert render[0]["messages_json"] == "[]"
+
+
+def test_engine_workers_read_each_batch_in_pieces_of_batch_bytes(monkeypatch):
+    """Spark and Ray hand a worker batches of many rows; a worker reads them in pieces of at
+    most batch_bytes (rows of 1,000 bytes: five to a piece under 5,500), so memory stays flat
+    whatever the size of the rows, and the output is the batch's, row for row."""
+    from tooldialect import ray as tdr
+    from tooldialect import spark as tds
+
+    data = pa.table({"text": ["y" * 1000] * 40})
+    seen: list[int] = []
+
+    def parse(batch, **options):
+        seen.append(batch.num_rows)
+        return tt.parse_batch(batch, **options)
+
+    monkeypatch.setitem(tds._FUNCTIONS, "parse", parse)
+    out = list(tds._run("parse", {}, 5500, iter(data.to_batches())))
+    assert seen == [5] * 8 and pa.Table.from_batches(out).equals(tt.parse_batch(data))
+    seen.clear()
+    monkeypatch.setitem(tdr._FUNCTIONS, "parse", parse)
+    assert tdr._run(data, which="parse", options={}, batch_bytes=5500).equals(tt.parse_batch(data))
+    assert seen == [5] * 8

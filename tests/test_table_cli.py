@@ -212,3 +212,137 @@ def test_audit_reads_parquet_and_compressed_json_lines(tmp_path: Path, capsys):
     assert report["malformed_records"] == 1 and "a.parquet:2: not JSON" in report["malformed_samples"][0]
     assert len(report["unreadable_files"]) == 1 and "c.parquet" in report["unreadable_files"][0]
     assert "warning: cannot read" in err
+
+
+def test_bytes_that_are_not_utf8_are_a_row_in_parquet_as_in_json_lines(tmp_path: Path, capsys):
+    """A Parquet string column holding bytes that are not UTF-8, as writers that do not check
+    them store it (a BYTE_ARRAY of logical type String, no Arrow schema), reads as the same
+    bytes on a JSON Lines line do: a record_invalid row, the rest of the file read."""
+    bad = b"caf\xe9 " + CALL.encode()
+    column = pa.array([CALL.encode(), bad, b"prose"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"id": [1, 2, 3], "completion": column}), tmp_path / "in.parquet", store_schema=False)
+    assert str(pq.read_schema(tmp_path / "in.parquet").field("completion").type) == "string"
+    lines = [json.dumps({"id": 1, "completion": CALL}).encode(), b'{"id": 2, "completion": "' + bad + b'"}']
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join([*lines, json.dumps({"id": 3, "completion": "prose"}).encode()]))
+    got = {}
+    for name in ("in.parquet", "in.jsonl"):
+        out = tmp_path / f"out-{name}.parquet"
+        rc, _, err = run(capsys, "parse-table", str(tmp_path / name), "-o", str(out), "--text-column", "completion")
+        assert rc == 0 and "3 rows" in err, err
+        got[name] = rows(out)
+    for table in got.values():
+        assert table[0]["calls"][0]["name"] == "get_weather" and table[2]["text"] == "prose"
+        assert table[1]["text"] is None and [d["kind"] for d in table[1]["diagnostics"]] == ["record_invalid"]
+    assert (
+        "column 'completion': not UTF-8 (invalid continuation byte)"
+        in got["in.parquet"][1]["diagnostics"][0]["detail_json"]
+    )
+    assert "line 2: not UTF-8 (invalid continuation byte)" in got["in.jsonl"][1]["diagnostics"][0]["detail_json"]
+    messages = pa.array([json.dumps([{"role": "assistant", "content": CALL}]).encode(), bad], pa.binary())
+    pq.write_table(pa.table({"messages": messages.view(pa.string())}), tmp_path / "store.parquet", store_schema=False)
+    rc, out, _ = run(capsys, "audit", str(tmp_path / "store.parquet"), "--json", "--no-progress")
+    report = json.loads(out)
+    assert rc == 0 and report["contents_with_leaks"] == 1 and report["malformed_records"] == 1
+    assert report["malformed_samples"] == [
+        f"{tmp_path / 'store.parquet'}:2: column 'messages': not UTF-8 (invalid continuation byte)"
+    ]
+
+
+def _row_groups(path: Path) -> list[int]:
+    meta = pq.ParquetFile(path).metadata
+    return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+
+
+def test_a_batch_is_bounded_in_bytes_as_well_as_rows(tmp_path: Path, capsys):
+    """Each batch is written as one row group, so the output counts the rows per batch: rows
+    of 1,000 bytes under --batch-bytes 5500 are read five at a time, from JSON Lines (a line's
+    bytes) and from Parquet (a row's cells) alike; the row bound still holds beside it."""
+    line = json.dumps({"completion": ""})
+    pad = "x" * (1000 - len(line) - 1)  # each line 1,000 bytes with its line feed
+    (tmp_path / "big.jsonl").write_text(jsonl([{"completion": pad}] * 40), encoding="utf-8")
+    assert (tmp_path / "big.jsonl").stat().st_size == 40_000
+    pq.write_table(pa.table({"completion": ["y" * 1000] * 40}), tmp_path / "big.parquet")
+    for name in ("big.jsonl", "big.parquet"):
+        out = tmp_path / f"{name}.out.parquet"
+        argv = ["parse-table", str(tmp_path / name), "-o", str(out), "--text-column", "completion", "--no-progress"]
+        rc, _, err = run(capsys, *argv, "--batch-bytes", "5500")
+        assert rc == 0, err
+        assert _row_groups(out) == [5] * 8, name
+        rc, _, err = run(capsys, *argv, "--batch-bytes", "1M", "--batch-rows", "16", "--force")
+        assert rc == 0 and _row_groups(out) == [16, 16, 8], (name, err)
+    rc, _, err = run(
+        capsys, "parse-table", str(tmp_path / "big.jsonl"), "-o", str(tmp_path / "x.parquet"), "--batch-bytes", "0"
+    )
+    assert rc == 2 and err.count("\n") == 1 and "--batch-bytes takes a size" in err
+
+
+def _flat(row: dict) -> dict:
+    """A row as CSV holds it: nested cells as compact JSON text, every cell a string."""
+
+    def cell(value):
+        if isinstance(value, (list, dict)):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return "" if value is None else str(value)
+
+    return {k: cell(v) for k, v in row.items()}
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".csv"])
+def test_the_output_is_what_its_name_says(tmp_path: Path, capsys, suffix):
+    import csv
+    import io
+
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "in.jsonl").write_text(jsonl(RECORDS), encoding="utf-8")
+    argv = ["parse-table", str(tmp_path / "in.jsonl"), "--text-column", "completion", "--tools-column", "tools"]
+    argv += ["--keep", "id", "--no-progress"]
+    rc, _, err = run(capsys, *argv, "-o", str(tmp_path / "want.parquet"))
+    assert rc == 0, err
+    want = rows(tmp_path / "want.parquet")
+    out = tmp_path / f"out{suffix}"
+    rc, _, err = run(capsys, *argv, "-o", str(out))
+    assert rc == 0, err
+    data = out.read_bytes()
+    if suffix == ".parquet":
+        assert data[:4] == b"PAR1" and rows(out) == want
+    elif suffix == ".csv":
+        got = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+        assert got == [_flat(r) for r in want]
+        assert json.loads(got[0]["calls"])[0]["name"] == "get_weather"  # calls as JSON text
+    else:
+        if suffix == ".jsonl.gz":
+            data = gzip.decompress(data)
+        elif suffix == ".jsonl.zst":
+            data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+        assert [json.loads(line) for line in data.decode("utf-8").splitlines()] == want
+    before = out.read_bytes()
+    rc, _, err = run(capsys, *argv, "-o", str(out), "--limit", "1")
+    assert rc == 2 and err.count("\n") == 1 and "exists: give --force" in err
+    assert out.read_bytes() == before  # refused: not a byte written
+    rc, _, err = run(capsys, *argv, "-o", str(out), "--limit", "1", "--force")
+    assert rc == 0 and "1 rows" in err and out.read_bytes() != before
+
+
+@pytest.mark.parametrize("name", ["out.txt", "out.json", "out", "out.parquet.bak"])
+def test_an_output_name_that_says_no_format_is_refused(tmp_path: Path, capsys, name):
+    (tmp_path / "in.jsonl").write_text(jsonl(RECORDS), encoding="utf-8")
+    rc, _, err = run(
+        capsys, "parse-table", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / name), "--text-column", "completion"
+    )
+    assert rc == 2 and err.count("\n") == 1 and "end the name in .parquet, .jsonl" in err
+    assert not (tmp_path / name).exists()
+
+
+def test_limit_reads_the_first_rows_across_files(tmp_path: Path, capsys):
+    (tmp_path / "in").mkdir()
+    for part in ("a", "b"):
+        (tmp_path / "in" / f"{part}.jsonl").write_text(
+            jsonl([{"id": f"{part}{i}", "completion": CALL} for i in range(5)]), encoding="utf-8"
+        )
+    out = tmp_path / "out.jsonl"
+    argv = ["parse-table", str(tmp_path / "in"), "-o", str(out), "--text-column", "completion", "--keep", "id"]
+    rc, _, err = run(capsys, *argv, "--limit", "7", "--batch-rows", "2", "--no-progress")
+    assert rc == 0 and "7 rows from 2 file(s)" in err
+    assert [r["id"] for r in rows(out)] == ["a0", "a1", "a2", "a3", "a4", "b0", "b1"]
+    rc, _, err = run(capsys, *argv, "--limit", "0", "--force", "--no-progress")
+    assert rc == 0 and rows(out) == []

@@ -228,7 +228,7 @@ def pieces_table() -> str:
 
 
 def table_commands() -> str:
-    """``--help`` of the table commands, as a fixed-width terminal shows it."""
+    """``--help`` of the table commands and the audit, as a fixed-width terminal shows it."""
     import argparse
     import os
 
@@ -239,7 +239,7 @@ def table_commands() -> str:
     try:
         parser = _build()
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        helps = [sub.choices[name].format_help().rstrip() for name in ("parse-table", "render-table")]
+        helps = [sub.choices[name].format_help().rstrip() for name in ("parse-table", "render-table", "audit")]
     finally:
         if saved is None:
             del os.environ["COLUMNS"]

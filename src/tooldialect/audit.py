@@ -23,10 +23,12 @@ from typing import IO, Any
 from .detect import scan
 from .models import Policy
 
-__all__ = ["AuditReport", "Leak", "audit_paths", "record_units", "scan_content", "store_files"]
+__all__ = ["AuditReport", "Leak", "RecordError", "audit_paths", "record_units", "scan_content", "store_files"]
 
 _THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
 _SAMPLES = 20
+#: The rows of each table of the text report (by family, tool, thread, file).
+TOP = 20
 _LINES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
 _PARQUET = (".parquet", ".pq")
 _SUFFIXES = (*_LINES, ".json", *_PARQUET)
@@ -58,12 +60,24 @@ def open_lines(path: Path) -> tuple[IO[bytes], IO[bytes]]:
     return raw, raw
 
 
+class RecordError(ValueError):
+    """A record that cannot be read; the message is the whole reason (a reader's own words)."""
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, RecordError):
+        return str(error)
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 ({error.reason})"
+    return f"not JSON ({error})"
+
+
 @dataclass
 class Leak:
     """One assistant content that carried call markup."""
 
     file: str
-    record: int  # line number (JSON Lines) or item number (JSON), from 1
+    record: int  # line number (JSON Lines), item number (JSON) or row number (Parquet), from 1
     thread: str
     families: list[str]
     tools: list[str]
@@ -72,10 +86,29 @@ class Leak:
     mixed: bool
     loops: int
     truncated: int
+    id: str | None = None  # the record's --id-field value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "record": self.record,
+            "id": self.id,
+            "thread": self.thread,
+            "families": self.families,
+            "tools": self.tools,
+            "offsets": [list(o) for o in self.offsets],
+            "native_calls": self.native_calls,
+            "mixed": self.mixed,
+            "repetition_loops": self.loops,
+            "truncated": self.truncated,
+        }
 
 
 @dataclass
 class AuditReport:
+    """What an audit found.  Counts and tables cover every leak; ``leaks`` keeps the first
+    ``keep`` of them (None: all), so a report of a large store can stay small."""
+
     files: int = 0
     unreadable_files: list[str] = field(default_factory=list)
     records: int = 0
@@ -83,25 +116,58 @@ class AuditReport:
     contents: int = 0  # assistant contents scanned
     leaks: list[Leak] = field(default_factory=list)
     malformed_samples: list[str] = field(default_factory=list)
+    keep: int | None = None
+    leaked_contents: int = 0
+    mixed: int = 0
+    intents: int = 0
+    families: Counter[str] = field(default_factory=Counter)
+    tools: Counter[str] = field(default_factory=Counter)
+    threads: Counter[str] = field(default_factory=Counter)
+    leak_files: Counter[str] = field(default_factory=Counter)
 
-    @property
-    def leaked_contents(self) -> int:
-        return len(self.leaks)
+    def add(self, leak: Leak) -> None:
+        """Count ``leak``, and keep it unless ``keep`` leaks are kept already."""
+        self.leaked_contents += 1
+        self.mixed += leak.mixed
+        self.intents += len(leak.tools)
+        self.families.update(leak.families)
+        self.tools.update(leak.tools)
+        self.threads[leak.thread] += 1
+        self.leak_files[leak.file] += 1
+        if self.keep is None or len(self.leaks) < self.keep:
+            self.leaks.append(leak)
+
+    def merge(self, part: AuditReport) -> None:
+        """Add ``part``'s counts, tables and kept leaks (a later file's) to this report's."""
+        self.unreadable_files += part.unreadable_files
+        for name in ("records", "malformed_records", "contents", "leaked_contents", "mixed", "intents"):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        for mine, theirs in (
+            (self.families, part.families),
+            (self.tools, part.tools),
+            (self.threads, part.threads),
+            (self.leak_files, part.leak_files),
+        ):
+            mine.update(theirs)
+        room = len(part.leaks) if self.keep is None else max(0, self.keep - len(self.leaks))
+        self.leaks += part.leaks[:room]
+        self.malformed_samples += part.malformed_samples[: _SAMPLES - len(self.malformed_samples)]
 
     def by_family(self) -> dict[str, int]:
-        return dict(Counter(f for leak in self.leaks for f in leak.families).most_common())
+        return dict(self.families.most_common())
 
     def by_tool(self) -> dict[str, int]:
-        return dict(Counter(t for leak in self.leaks for t in leak.tools).most_common())
+        return dict(self.tools.most_common())
 
     def by_thread(self) -> dict[str, int]:
-        return dict(Counter(leak.thread for leak in self.leaks).most_common())
+        return dict(self.threads.most_common())
 
     def by_file(self) -> dict[str, int]:
-        return dict(Counter(leak.file for leak in self.leaks).most_common())
+        return dict(self.leak_files.most_common())
 
     def to_text(self) -> str:
-        """The report as the `audit` command prints it (without --json)."""
+        """The report as the `audit` command prints it (without --json): each table's first
+        :data:`TOP` rows, and how many more there are."""
         out: list[str] = []
         w = out.append
         rows = [
@@ -111,36 +177,42 @@ class AuditReport:
             ("malformed records", self.malformed_records),
             ("assistant contents", self.contents),
             ("contents with leaked calls", self.leaked_contents),
-            ("  of which mixed with native calls", sum(1 for leak in self.leaks if leak.mixed)),
+            ("  of which mixed with native calls", self.mixed),
         ]
         width = max(len(k) for k, _ in rows)
         for key, value in rows:
             w(f"{key:<{width}}  {value:>8}\n")
         for title, table in (
-            ("by family", self.by_family()),
-            ("by tool", self.by_tool()),
-            ("by thread", self.by_thread()),
-            ("by file", self.by_file()),
+            ("by family", self.families),
+            ("by tool", self.tools),
+            ("by thread", self.threads),
+            ("by file", self.leak_files),
         ):
             if not table:
                 continue
-            w(f"\n{title}\n")
-            kw = max(len(k) for k in table)
-            for key, count in table.items():
+            top = table.most_common(TOP)
+            w(f"\n{title}" + (f" (the {TOP} most, of {len(table)})" if len(table) > TOP else "") + "\n")
+            kw = max(len(k) for k, _ in top)
+            for key, count in top:
                 w(f"  {key:<{kw}}  {count:>6}\n")
+            if len(table) > TOP:
+                w(f"  ... and {len(table) - TOP} more (--json or --jsonl lists them all)\n")
         if self.leaks:
-            w("\nsample leaks (file:record  thread  family  tool  offsets)\n")
+            ids = any(leak.id is not None for leak in self.leaks)
+            w(f"\nsample leaks (file:record{'  id' if ids else ''}  thread  family  tool  offsets)\n")
             for leak in self.leaks[:10]:
                 offsets = ", ".join(f"{a}-{b}" for a, b in leak.offsets) or "-"
                 what = ", ".join(leak.tools) or ("repetition loop" if leak.loops else "cut-off markup")
-                w(f"  {leak.file}:{leak.record}  {leak.thread}  {', '.join(leak.families)}  {what}  {offsets}\n")
+                where = f"{leak.file}:{leak.record}" + (f"  {leak.id if leak.id is not None else '-'}" if ids else "")
+                w(f"  {where}  {leak.thread}  {', '.join(leak.families)}  {what}  {offsets}\n")
         if self.malformed_samples:
             w("\nmalformed records\n")
             for line in self.malformed_samples[:10]:
                 w(f"  {line}\n")
         return "".join(out)
 
-    def to_json(self) -> dict[str, Any]:
+    def summary_json(self) -> dict[str, Any]:
+        """The report as JSON without its leaks: counts, tables, malformed samples."""
         return {
             "files": self.files,
             "unreadable_files": self.unreadable_files,
@@ -148,29 +220,20 @@ class AuditReport:
             "malformed_records": self.malformed_records,
             "contents_scanned": self.contents,
             "contents_with_leaks": self.leaked_contents,
-            "intents": sum(len(leak.tools) for leak in self.leaks),
-            "mixed": sum(1 for leak in self.leaks if leak.mixed),
+            "intents": self.intents,
+            "mixed": self.mixed,
             "by_family": self.by_family(),
             "by_tool": self.by_tool(),
             "by_thread": self.by_thread(),
             "by_file": self.by_file(),
-            "leaks": [
-                {
-                    "file": leak.file,
-                    "record": leak.record,
-                    "thread": leak.thread,
-                    "families": leak.families,
-                    "tools": leak.tools,
-                    "offsets": [list(o) for o in leak.offsets],
-                    "native_calls": leak.native_calls,
-                    "mixed": leak.mixed,
-                    "repetition_loops": leak.loops,
-                    "truncated": leak.truncated,
-                }
-                for leak in self.leaks
-            ],
             "malformed_samples": self.malformed_samples,
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as one JSON object (``--json``): the summary and every leak kept."""
+        out = self.summary_json()
+        out["leaks"] = [leak.to_json() for leak in self.leaks]
+        return out
 
 
 def store_files(paths: Iterable[str]) -> tuple[list[Path], list[str]]:
@@ -298,6 +361,18 @@ def _is_messages(items: list[Any]) -> bool:
     return all(isinstance(x, dict) and "role" in x for x in items)
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """How each record is read: its text field, the families and policy, the Parquet reader,
+    the field that names it."""
+
+    text_field: str | None = None
+    families: list[str] | None = None
+    policy: Policy | None = None
+    parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None
+    id_field: str | None = None
+
+
 def audit_paths(
     paths: Iterable[str],
     *,
@@ -306,15 +381,24 @@ def audit_paths(
     policy: Policy | None = None,
     progress: Callable[[int], None] | None = None,
     parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None,
+    id_field: str | None = None,
+    keep: int | None = None,
+    on_leak: Callable[[Leak], None] | None = None,
+    limit: int | None = None,
 ) -> AuditReport:
     """Scan every assistant content of the stores at ``paths``.  ``progress`` is called
     with the number of bytes read since its last call.  ``parquet`` reads a Parquet file's
-    rows as records (the CLI passes ``tooldialect.tableio.parquet_records``)."""
+    rows as records (the CLI passes ``tooldialect.tableio.parquet_records``).  ``id_field``:
+    a dotted path in each record whose value names it in its leaks (``Leak.id``).  ``keep``:
+    how many leaks the report keeps (None: all; its counts and tables cover every leak);
+    ``on_leak`` is called with each leak as it is found.  ``limit``: the first records only."""
     files, missing = store_files(paths)
-    report = AuditReport(files=len(files), unreadable_files=list(missing))
-    fams = list(families) if families else None
+    report = AuditReport(files=len(files), unreadable_files=list(missing), keep=keep)
+    reading = _Reading(text_field, list(families) if families else None, policy, parquet, id_field)
     for path in files:
-        _audit_into(report, path, text_field, fams, policy, progress, parquet)
+        if limit is not None and report.records >= limit:
+            break
+        _audit_into(report, path, reading, progress, on_leak, limit)
     return report
 
 
@@ -325,27 +409,25 @@ def audit_file(
     families: Iterable[str] | None = None,
     policy: Policy | None = None,
     parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None = None,
+    id_field: str | None = None,
 ) -> AuditReport:
     """What :func:`audit_paths` reports of one store file: the unit an engine audits on a
     worker (``tooldialect.spark.audit_files``, ``tooldialect.ray.audit_files``), the
     parts :func:`merge_reports` puts back together."""
     report = AuditReport(files=1)
-    _audit_into(report, Path(path), text_field, list(families) if families else None, policy, None, parquet)
+    reading = _Reading(text_field, list(families) if families else None, policy, parquet, id_field)
+    _audit_into(report, Path(path), reading, None, None, None)
     return report
 
 
-def merge_reports(parts: Iterable[AuditReport], *, files: int, missing: Iterable[str] = ()) -> AuditReport:
+def merge_reports(
+    parts: Iterable[AuditReport], *, files: int, missing: Iterable[str] = (), keep: int | None = None
+) -> AuditReport:
     """One report of the files' reports, in file order: the report :func:`audit_paths`
     makes of the same files (``missing``: the paths that did not exist, listed first)."""
-    out = AuditReport(files=files, unreadable_files=list(missing))
+    out = AuditReport(files=files, unreadable_files=list(missing), keep=keep)
     for part in parts:
-        out.unreadable_files += part.unreadable_files
-        out.records += part.records
-        out.malformed_records += part.malformed_records
-        out.contents += part.contents
-        out.leaks += part.leaks
-        out.malformed_samples += part.malformed_samples
-    del out.malformed_samples[_SAMPLES:]
+        out.merge(part)
     return out
 
 
@@ -366,35 +448,50 @@ def audit_task(path: str, options: dict[str, Any]) -> AuditReport:
 def _audit_into(
     report: AuditReport,
     path: Path,
-    text_field: str | None,
-    fams: list[str] | None,
-    policy: Policy | None,
+    reading: _Reading,
     progress: Callable[[int], None] | None,
-    parquet: Callable[[Path], Iterator[tuple[int, Any, int]]] | None,
+    on_leak: Callable[[Leak], None] | None,
+    limit: int | None,
 ) -> None:
     name = str(path)
     default_thread = path.stem
     try:
-        for n, obj, size in _records(path, parquet):
+        for n, obj, size in _records(path, reading.parquet):
             if progress is not None and size:
                 progress(size)
             if obj is None:
                 continue
+            if limit is not None and report.records >= limit:
+                return
             report.records += 1
-            units = None if isinstance(obj, Exception) else _units(obj, text_field, default_thread)
+            units = None if isinstance(obj, Exception) else _units(obj, reading.text_field, default_thread)
             if units is None:
                 report.malformed_records += 1
                 if len(report.malformed_samples) < _SAMPLES:
-                    why = f"not JSON ({obj})" if isinstance(obj, Exception) else "no assistant content found"
+                    why = _why(obj) if isinstance(obj, Exception) else "no assistant content found"
                     report.malformed_samples.append(f"{name}:{n}: {why}")
                 continue
+            record_id = _record_id(obj, reading.id_field)
             for thread, text, native in units:
                 report.contents += 1
-                leak = scan_content(text, native, families=fams, policy=policy)
-                if leak is not None:
-                    report.leaks.append(Leak(file=name, record=n, thread=thread, **leak))
+                found = scan_content(text, native, families=reading.families, policy=reading.policy)
+                if found is not None:
+                    leak = Leak(file=name, record=n, thread=thread, id=record_id, **found)
+                    report.add(leak)
+                    if on_leak is not None:
+                        on_leak(leak)
     except OSError as exc:
         report.unreadable_files.append(f"{name}: {exc.strerror or exc}")
+
+
+def _record_id(obj: Any, id_field: str | None) -> str | None:
+    """The value at ``id_field`` in the record, as text (JSON text unless a string)."""
+    if id_field is None:
+        return None
+    value = _lookup(obj, id_field)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def scan_content(

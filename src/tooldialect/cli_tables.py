@@ -21,13 +21,38 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if families:
         for name in families:
             registry.get(name)  # an unknown family is a usage error, before any work
-    options = {"text_field": args.field, "families": families, "policy": policy, "parquet": _parquet_reader()}
+    if args.json and args.jsonl:
+        raise _Usage("give --json (one object) or --jsonl (a line per leak), not both")
+    if args.limit is not None and (args.limit < 0 or args.engine != "inprocess"):
+        raise _Usage("--limit takes 0 or more records, read in this process (not with --engine)")
+    options = {
+        "text_field": args.field,
+        "families": families,
+        "policy": policy,
+        "parquet": _parquet_reader(),
+        "id_field": args.id_field,
+    }
+    printed = [0]  # leaks written as JSON Lines so far
+
+    def print_leak(leak: Any) -> None:
+        _print_json(leak.to_json())
+        printed[0] += 1
+
     if args.engine != "inprocess":
         report = _audit_on(args, options)
     else:
         bar, progress = _progress_bar("auditing", total_bytes(args.paths), args.no_progress)
+        # --jsonl keeps no leak in memory: each is written as it is found; the text keeps its samples
+        keep = None if args.json else 0 if args.jsonl else 10
         try:
-            report = audit_paths(args.paths, progress=progress, **options)
+            report = audit_paths(
+                args.paths,
+                progress=progress,
+                keep=keep,
+                on_leak=print_leak if args.jsonl else None,
+                limit=args.limit,
+                **options,
+            )
         finally:
             if bar is not None:
                 bar.stop()
@@ -37,11 +62,15 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         raise _Usage(f"cannot read {unreadable[0]}{more}: no readable transcript store among the paths given")
     for line in unreadable:
         sys.stderr.write(f"{PROG}: warning: cannot read {line}\n")
-    if args.json:
+    if args.jsonl:
+        for leak in report.leaks[printed[0] :]:  # an engine's leaks come back with its report
+            print_leak(leak)
+        _print_json({"summary": report.summary_json()})
+    elif args.json:
         _print_json(report.to_json(), indent=2)
     else:
         _print(report.to_text())
-    return 1 if args.fail_on_leak and report.leaks else 0
+    return 1 if args.fail_on_leak and report.leaked_contents else 0
 
 
 def _audit_on(args: argparse.Namespace, options: dict[str, Any]) -> Any:
@@ -95,7 +124,10 @@ def _run_table(args: argparse.Namespace, job: Any) -> int:
 
     if args.batch_rows < 1:
         raise _Usage("--batch-rows must be at least 1")
-    job.batch_rows = args.batch_rows
+    if args.limit is not None and args.limit < 0:
+        raise _Usage("--limit must be 0 or more")
+    job.batch_rows, job.batch_bytes = args.batch_rows, _size(args.batch_bytes)
+    job.limit, job.force = args.limit, args.force
     if args.engine != "inprocess":
         bar, progress = None, None
     else:
@@ -113,11 +145,22 @@ def _run_table(args: argparse.Namespace, job: Any) -> int:
     finally:
         if bar is not None:
             bar.stop()
-    if args.engine == "inprocess":
-        sys.stderr.write(f"{PROG}: {job.rows} rows from {job.files} file(s) written to {args.output}\n")
-    else:
-        sys.stderr.write(f"{PROG}: {job.files} file(s) read on {args.engine}, written to {args.output}\n")
+    where = "" if args.engine == "inprocess" else f" on {args.engine}"
+    sys.stderr.write(f"{PROG}: {job.rows} rows from {job.files} file(s) written to {args.output}{where}\n")
     return 0
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text: str) -> int:
+    """``--batch-bytes``: a number of bytes, or of KiB, MiB, GiB with a K, M or G after it."""
+    number, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
+    if number[-1:] in _UNITS:
+        number, unit = number[:-1], number[-1]
+    if not number.isdigit() or int(number) * _UNITS[unit] < 1:
+        raise _Usage(f"--batch-bytes takes a size such as 33554432, 64K or 32M, not {text!r}")
+    return int(number) * _UNITS[unit]
 
 
 def _tools_option(args: argparse.Namespace) -> str | None:
@@ -181,8 +224,9 @@ def _table_args(p: argparse.ArgumentParser) -> None:
         "--output",
         required=True,
         metavar="OUT",
-        help="output: .parquet, else JSON Lines (a directory on spark/ray)",
+        help="output: .parquet, .jsonl, .jsonl.gz, .jsonl.zst or .csv (a directory of part files on spark/ray)",
     )
+    p.add_argument("--force", action="store_true", help="replace the output if it exists")
     p.add_argument(
         "--keep",
         action="append",
@@ -191,6 +235,8 @@ def _table_args(p: argparse.ArgumentParser) -> None:
         help="an input column to copy to the output (repeatable)",
     )
     p.add_argument("--batch-rows", type=int, default=4096, metavar="N", help="rows per batch (default 4096)")
+    p.add_argument("--batch-bytes", default="32M", metavar="SIZE", help="bytes per batch at most (default 32M: 32 MiB)")
+    p.add_argument("--limit", type=int, metavar="N", help="read the first N rows only")
     p.add_argument("--engine", choices=["inprocess", "spark", "ray"], default="inprocess", help="default inprocess")
     p.add_argument("--master", metavar="URL", help="Spark master for --engine spark (default local[*])")
     p.add_argument("--address", metavar="ADDR", help="Ray cluster for --engine ray (default: a local Ray)")
@@ -239,6 +285,15 @@ def _add_tables(sub: Any) -> None:
     p_audit.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
     p_audit.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
     p_audit.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p_audit.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print each leak as a JSON line as it is found, then a line of the summary (flat memory)",
+    )
+    p_audit.add_argument(
+        "--id-field", metavar="PATH", help="a record's field (dotted path) that names it in each leak: an id column"
+    )
+    p_audit.add_argument("--limit", type=int, metavar="N", help="read the first N records only")
     p_audit.add_argument("--fail-on-leak", action="store_true", help="exit 1 when any leak is found")
     p_audit.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p_audit.add_argument(

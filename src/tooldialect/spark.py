@@ -22,9 +22,19 @@ from typing import Any
 
 from . import table
 from .errors import MissingDependencyError
+from .tablecells import BATCH_BYTES, batch_slices
 from .tableio import Columns, decode_lines
 
-__all__ = ["audit_dataframe", "parse_dataframe", "read_jsonl", "render_dataframe", "session"]
+__all__ = [
+    "audit_dataframe",
+    "bound_batches",
+    "parse_dataframe",
+    "read_jsonl",
+    "render_dataframe",
+    "session",
+    "spread",
+    "write",
+]
 
 _FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": table.render_batch}
 _SCHEMAS = {"parse": table.parse_schema, "audit": table.audit_schema, "render": table.render_schema}
@@ -50,14 +60,14 @@ def session(master: str = "local[*]", *, app_name: str = "tooldialect", config: 
     return builder.getOrCreate()
 
 
-def _apply(df: Any, which: str, options: dict[str, Any]) -> Any:
+def _apply(df: Any, which: str, options: dict[str, Any], batch_bytes: int | None = BATCH_BYTES) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
     options = _portable(options)
     keep = options.get("keep", ())
     schema = _SCHEMAS[which](to_arrow_schema(df.schema), keep)
     _FUNCTIONS[which](to_arrow_schema(df.schema).empty_table(), **options)  # a bad option raises here, not in a task
-    return df.mapInArrow(functools.partial(_run, which, options), from_arrow_schema(schema))
+    return df.mapInArrow(functools.partial(_run, which, options, batch_bytes), from_arrow_schema(schema))
 
 
 def _portable(options: dict[str, Any]) -> dict[str, Any]:
@@ -70,25 +80,72 @@ def _portable(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _run(which: str, options: dict[str, Any], batches: Iterable[Any]) -> Iterator[Any]:
+def _run(which: str, options: dict[str, Any], batch_bytes: int | None, batches: Iterable[Any]) -> Iterator[Any]:
     fn = _FUNCTIONS[which]
     for batch in batches:
-        yield fn(batch, **options)
+        for piece in batch_slices(batch, batch_bytes):
+            yield fn(piece, **options)
 
 
-def parse_dataframe(df: Any, **options: Any) -> Any:
-    """:func:`tooldialect.table.parse_batch` over every partition of ``df``."""
-    return _apply(df, "parse", options)
+def parse_dataframe(df: Any, *, batch_bytes: int | None = BATCH_BYTES, **options: Any) -> Any:
+    """:func:`tooldialect.table.parse_batch` over every partition of ``df``, each Arrow
+    batch Spark hands a worker read in pieces of at most ``batch_bytes`` bytes."""
+    return _apply(df, "parse", options, batch_bytes)
 
 
-def audit_dataframe(df: Any, **options: Any) -> Any:
-    """:func:`tooldialect.table.audit_batch` over every partition of ``df``."""
-    return _apply(df, "audit", options)
+def audit_dataframe(df: Any, *, batch_bytes: int | None = BATCH_BYTES, **options: Any) -> Any:
+    """:func:`tooldialect.table.audit_batch` over every partition of ``df`` (``batch_bytes`` as for parse)."""
+    return _apply(df, "audit", options, batch_bytes)
 
 
-def render_dataframe(df: Any, **options: Any) -> Any:
-    """:func:`tooldialect.table.render_batch` over every partition of ``df``."""
-    return _apply(df, "render", options)
+def render_dataframe(df: Any, *, batch_bytes: int | None = BATCH_BYTES, **options: Any) -> Any:
+    """:func:`tooldialect.table.render_batch` over every partition of ``df`` (``batch_bytes`` as for parse)."""
+    return _apply(df, "render", options, batch_bytes)
+
+
+def bound_batches(spark: Any, rows: int, batch_bytes: int | None) -> None:
+    """The Arrow batches Spark hands the Python workers: at most ``rows`` rows and, where
+    this Spark has the setting, ``batch_bytes`` bytes."""
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(rows))
+    if batch_bytes is not None:  # a Spark without the setting ignores it: the workers cut the batches too
+        spark.conf.set("spark.sql.execution.arrow.maxBytesPerBatch", str(batch_bytes))
+
+
+def spread(df: Any) -> Any:
+    """``df`` over at least as many partitions as the cluster's default parallelism (its
+    cores), so that one input file is not one core's work: a round-robin repartition when it
+    has fewer (the output's rows are then not in the input's order)."""
+    cores = df.sparkSession.sparkContext.defaultParallelism
+    return df.repartition(cores) if df.rdd.getNumPartitions() < cores else df
+
+
+def write(df: Any, out: str, fmt: str) -> None:
+    """``df`` written to the directory ``out`` as part files of ``fmt``
+    (:data:`tooldialect.tableout.ENGINE_FORMATS`; CSV with nested columns as JSON text)."""
+    if fmt == "parquet":
+        df.write.mode("errorifexists").parquet(out)
+        return
+    if fmt == "csv":
+        from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+        from .tableout import flat_schema
+
+        flat_df = df.mapInArrow(_flat, from_arrow_schema(flat_schema(to_arrow_schema(df.schema))))
+        writer = flat_df.write.mode("errorifexists").option("header", "true").option("escape", '"')
+        # Spark trims the spaces around a CSV value it writes unless told not to
+        writer.option("ignoreLeadingWhiteSpace", "false").option("ignoreTrailingWhiteSpace", "false").csv(out)
+        return
+    writer = df.write.mode("errorifexists").option("ignoreNullFields", "false")
+    if fmt == "jsonl.gz":
+        writer = writer.option("compression", "gzip")
+    writer.json(out)
+
+
+def _flat(batches: Iterable[Any]) -> Iterator[Any]:
+    from .tableout import flat
+
+    for batch in batches:
+        yield flat(batch)
 
 
 def read_jsonl(spark: Any, paths: Sequence[str], columns: Columns) -> Any:
@@ -96,13 +153,13 @@ def read_jsonl(spark: Any, paths: Sequence[str], columns: Columns) -> Any:
     reader reads them: a line that is not a JSON object is a row with the error column set."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    lines = spark.read.text(list(paths))
+    lines = spark.read.option("lineSep", "\n").text(list(paths))
     return lines.mapInArrow(functools.partial(_decode, columns), from_arrow_schema(columns.schema()))
 
 
 def _decode(columns: Columns, batches: Iterable[Any]) -> Iterator[Any]:
-    for batch in batches:
-        yield decode_lines(batch.column(0).to_pylist(), columns, first=0)
+    for batch in batches:  # the lines' bytes as they are: a line that is not UTF-8 is a row saying so
+        yield decode_lines(batch.column(0).cast(table.pa.binary()).to_pylist(), columns, first=0)
 
 
 def audit_files(paths: Sequence[str], *, master: str = "local[*]", **options: Any) -> Any:

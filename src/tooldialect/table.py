@@ -21,7 +21,6 @@ The schemas are in docs/scale.md.
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -39,6 +38,8 @@ try:
     import pyarrow as pa
 except ImportError:  # pragma: no cover - depends on the install
     raise MissingDependencyError("tooldialect.table needs pyarrow: pip install 'tooldialect[table]'") from None
+
+from .tablecells import TableError, as_table, cells, output, output_schema, read_column, row_errors
 
 __all__ = [
     "AUDIT_COLUMNS",
@@ -59,14 +60,10 @@ __all__ = [
 ]
 
 
-class TableError(ToolDialectError, ValueError):
-    """A batch the function cannot read at all: a missing column, a column of the wrong type."""
-
-
 #: The diagnostics a row gets when it is not read (the parse diagnostics are td.DIAGNOSTIC_KINDS).
 ROW_KINDS: dict[str, str] = {
-    "record_invalid": "The record could not be read (a JSON Lines line that is not a JSON object, a cell of the "
-    "wrong type): detail.error says why; the row's outputs are null.",
+    "record_invalid": "The record could not be read (a JSON Lines line that is not a JSON object or not UTF-8, a "
+    "cell of the wrong type, a string cell that is not UTF-8): detail.error says why; the row's outputs are null.",
     "text_missing": "The text cell is null: nothing to read; the row's outputs are null.",
     "tools_invalid": "The tools cell is not a tool list tooldialect accepts (detail.error says why): the text is "
     "not read, and is returned as it is, with no calls.",
@@ -121,8 +118,6 @@ RENDER_COLUMNS = (
 )
 
 _CACHE_SIZE = 256
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_TEXT_TYPES = (pa.string(), pa.large_string(), pa.null())
 
 
 # -- worker-side state: built once per process, per distinct value --------------------------
@@ -195,38 +190,6 @@ def _profile(model: str | None, families: tuple[str, ...] | None, policy: Policy
 # -- arguments --------------------------------------------------------------------------------
 
 
-def _table(data: Any) -> Any:
-    if isinstance(data, (pa.RecordBatch, pa.Table)):
-        return data
-    raise TableError(f"expected a pyarrow RecordBatch or Table, got {type(data).__name__}")
-
-
-def _column(data: Any, name: str | None, what: str, *, text: bool = True) -> list[Any] | None:
-    if name is None:
-        return None
-    if name not in data.schema.names:
-        have = ", ".join(data.schema.names) or "none"
-        raise TableError(f"no {what} column {name!r} (columns: {have})")
-    col = data.column(name)
-    if text and col.type not in _TEXT_TYPES:
-        raise TableError(f"the {what} column {name!r} holds {col.type}, not strings")
-    return col.to_pylist()
-
-
-def _keep(data: Any, keep: Sequence[str], outputs: Iterable[Any]) -> list[Any]:
-    if isinstance(keep, str):
-        keep = [keep]
-    names = {f.name for f in outputs}
-    fields = []
-    for name in keep:
-        if name not in data.schema.names:
-            raise TableError(f"no column {name!r} to keep (columns: {', '.join(data.schema.names)})")
-        if name in names:
-            raise TableError(f"cannot keep column {name!r}: an output column has that name")
-        fields.append(data.schema.field(name))
-    return fields
-
-
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
     if families is None:
         return None
@@ -249,51 +212,19 @@ def _tools_arg(tools: Any) -> Toolset | None:
     return Toolset.cached(tools)
 
 
-def _schema(data: Any, keep: Sequence[str], outputs: Sequence[Any]) -> Any:
-    return pa.schema([*_keep(data, keep, outputs), *outputs])
-
-
 def parse_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
     """The schema :func:`parse_batch` returns for an input of ``input_schema``."""
-    return _schema(pa.schema(input_schema).empty_table(), keep, PARSE_COLUMNS)
+    return output_schema(pa.schema(input_schema).empty_table(), keep, PARSE_COLUMNS)
 
 
 def audit_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
     """The schema :func:`audit_batch` returns for an input of ``input_schema``."""
-    return _schema(pa.schema(input_schema).empty_table(), keep, AUDIT_COLUMNS)
+    return output_schema(pa.schema(input_schema).empty_table(), keep, AUDIT_COLUMNS)
 
 
 def render_schema(input_schema: Any, keep: Sequence[str] = ()) -> Any:
     """The schema :func:`render_batch` returns for an input of ``input_schema``."""
-    return _schema(pa.schema(input_schema).empty_table(), keep, RENDER_COLUMNS)
-
-
-def _out(data: Any, schema: Any, keep: Sequence[str], columns: dict[str, list[Any]]) -> Any:
-    arrays = [data.column(name) for name in ([keep] if isinstance(keep, str) else keep)]
-    for f in schema:
-        if f.name in columns:
-            arrays.append(_array(columns[f.name], f.type))
-    if isinstance(data, pa.Table):
-        return pa.Table.from_arrays(arrays, schema=schema)
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _array(values: list[Any], type_: Any) -> Any:
-    try:
-        return pa.array(values, type=type_)
-    except UnicodeEncodeError:  # a lone surrogate (from a \ud800 escape in JSON input)
-        return pa.array(_utf8(values), type=type_)
-
-
-def _utf8(value: Any) -> Any:
-    """``value`` with every lone surrogate written as U+FFFD: Arrow strings are UTF-8."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_utf8(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _utf8(v) for k, v in value.items()}
-    return value
+    return output_schema(pa.schema(input_schema).empty_table(), keep, RENDER_COLUMNS)
 
 
 _json = compact_json
@@ -327,30 +258,30 @@ def parse_batch(
     ``model_column``: each row's model id, whose families and policy ``td.families.for_model``
     suggests (``families`` and ``policy``, when given, narrow and replace them).
     ``error_column``: a reader's note that a row could not be read (null when it could)."""
-    data = _table(data)
+    data = as_table(data)
     if tools is not None and tools_column is not None:
         raise TableError("give tools= (one toolset for every row) or tools_column=, not both")
     if policy is not None and not isinstance(policy, Policy):
         raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
     fams = _families(families)
     fixed = _tools_arg(tools)
-    schema = _schema(data, keep, PARSE_COLUMNS)
-    texts = _column(data, text_column, "text")
+    schema = output_schema(data, keep, PARSE_COLUMNS)
+    bad = row_errors(data, error_column)
+    texts = read_column(data, text_column, "text", bad=bad)
     assert texts is not None
-    models = _column(data, model_column, "model")
-    cells = _column(data, tools_column, "tools")
-    errors = _column(data, error_column, "error")
+    models = read_column(data, model_column, "model", bad=bad)
+    tool_cells = read_column(data, tools_column, "tools", bad=bad)
     out: dict[str, list[Any]] = {"text": [], "reasoning": [], "calls": [], "diagnostics": [], "family": []}
     for i, text in enumerate(texts):
-        error = errors[i] if errors is not None else None
+        error = bad[i]
         if error is not None:
             _parse_row(out, None, None, [_row_diag("record_invalid", error=error)])
         elif text is None:
             _parse_row(out, None, None, [_row_diag("text_missing")])
         else:
             toolset: Toolset | str | None = fixed
-            if cells is not None and cells[i] is not None:
-                toolset = _toolset(cells[i])
+            if tool_cells is not None and tool_cells[i] is not None:
+                toolset = _toolset(tool_cells[i])
             if isinstance(toolset, str):
                 _parse_row(out, text, "", [_row_diag("tools_invalid", error=toolset)])
                 continue
@@ -361,7 +292,7 @@ def parse_batch(
                 _parse_row(out, None, None, [_row_diag("row_failed", error=f"{type(exc).__name__}: {exc}")])
                 continue
             _parse_result(out, result)
-    return _out(data, schema, keep, out)
+    return output(data, schema, keep, out)
 
 
 def _parse_row(out: dict[str, list[Any]], text: str | None, reasoning: str | None, diags: list[Any]) -> None:
@@ -404,23 +335,24 @@ def audit_batch(
     ``column`` holds a record: a message list (nested, or JSON text), an object with
     ``messages``, or one message.  ``text_field`` instead names a dotted path in the row
     (its first part a column), whose string is one assistant content."""
-    data = _table(data)
+    data = as_table(data)
     if policy is not None and not isinstance(policy, Policy):
         raise PolicyError(f"policy must be a td.Policy, got {type(policy).__name__}")
     fams = list(_families(families) or ()) or None
-    schema = _schema(data, keep, AUDIT_COLUMNS)
-    errors = _column(data, error_column, "error")
+    schema = output_schema(data, keep, AUDIT_COLUMNS)
+    bad = row_errors(data, error_column)
     if text_field is not None:
         head = text_field.split(".")[0]
-        _column(data, head, "text field", text=False)
+        read_column(data, head, "text field", text=False)
         names = data.schema.names
-        rows: list[Any] = [dict(zip(names, values)) for values in zip(*(data.column(n).to_pylist() for n in names))]
+        columns = [read_column(data, n, "record", text=False, bad=bad) for n in names]
+        rows: list[Any] = [dict(zip(names, values)) for values in zip(*columns)]
     else:
-        rows = _column(data, column, "record", text=False) or []
+        rows = read_column(data, column, "record", text=False, bad=bad) or []
     threads = _thread_cells(data)
     out: dict[str, list[Any]] = {"thread": [], "contents": [], "leaks": [], "malformed": []}
     for i, cell in enumerate(rows):
-        error = errors[i] if errors is not None else None
+        error = bad[i]
         record, why = (None, error) if error is not None else _record(cell, threads[i] if threads else {})
         units = record_units(record, text_field, "") if why is None else None
         if units is None:
@@ -444,7 +376,7 @@ def audit_batch(
         out["contents"].append(count)
         out["leaks"].append(leaks)
         out["malformed"].append(why)
-    return _out(data, schema, keep, out)
+    return output(data, schema, keep, out)
 
 
 _THREAD_KEYS = ("thread_id", "thread", "conversation_id", "session_id", "chat_id")
@@ -455,7 +387,7 @@ def _thread_cells(data: Any) -> list[dict[str, Any]] | None:
     names = [n for n in _THREAD_KEYS if n in data.schema.names]
     if not names:
         return None
-    cols = [data.column(n).to_pylist() for n in names]
+    cols = [cells(data.column(n))[0] for n in names]  # a thread name that is not UTF-8 names no thread
     return [dict(zip(names, values)) for values in zip(*cols)]
 
 
@@ -496,7 +428,7 @@ def render_batch(
 
     Exactly one of ``dialect`` (``td.dialects.names()``) and ``family`` (a registry name;
     ``variant`` one of its spellings) is given.  ``error_column`` as for :func:`parse_batch`."""
-    data = _table(data)
+    data = as_table(data)
     if (dialect is None) == (family is None):
         raise TableError("give one of dialect= (a td.dialects name) or family= (a family name)")
     if tools is not None and tools_column is not None:
@@ -505,17 +437,17 @@ def render_batch(
     if family is not None:
         speaker.writer(variant)  # an unknown variant is the caller's mistake, raised before any row
     fixed = _tools_arg(tools)
-    schema = _schema(data, keep, RENDER_COLUMNS)
-    cells = _column(data, column, "messages", text=False)
-    assert cells is not None
-    tool_cells = _column(data, tools_column, "tools")
-    errors = _column(data, error_column, "error")
+    schema = output_schema(data, keep, RENDER_COLUMNS)
+    bad = row_errors(data, error_column)
+    conversations = read_column(data, column, "messages", text=False, bad=bad)
+    assert conversations is not None
+    tool_cells = read_column(data, tools_column, "tools", bad=bad)
     out: dict[str, list[Any]] = {"instructions": [], "messages_json": [], "diagnostics": []}
-    for i, cell in enumerate(cells):
-        if errors is not None and errors[i] is not None:
+    for i, cell in enumerate(conversations):
+        if bad[i] is not None:
             out["instructions"].append(None)
             out["messages_json"].append(None)
-            out["diagnostics"].append([_row_diag("record_invalid", error=errors[i])])
+            out["diagnostics"].append([_row_diag("record_invalid", error=bad[i])])
             continue
         toolset: Toolset | str | None = fixed
         if tool_cells is not None and tool_cells[i] is not None:
@@ -533,7 +465,7 @@ def render_batch(
         out["instructions"].append(instructions)
         out["messages_json"].append(messages)
         out["diagnostics"].append(diags)
-    return _out(data, schema, keep, out)
+    return output(data, schema, keep, out)
 
 
 class _RowError(Exception):

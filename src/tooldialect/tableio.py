@@ -1,5 +1,6 @@
 """Files for :mod:`tooldialect.table`: Parquet and JSON Lines (plain, ``.gz``, ``.zst``) read
-batch by batch, and output written batch by batch, so memory stays bounded by the batch.
+batch by batch, each batch at most ``batch_rows`` rows and ``batch_bytes`` bytes, so memory
+stays bounded by the batch whatever the size of the rows (the output: :mod:`tooldialect.tableout`).
 
 A JSON Lines line that is not a JSON object, or whose text cell is not a string, becomes a
 row whose :data:`ERROR_COLUMN` says why (the table functions turn it into a
@@ -16,10 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .audit import open_lines
-from .table import _SURROGATE, TableError, pa
+from .audit import RecordError, open_lines
+from .table import TableError, pa
+from .tablecells import BATCH_BYTES, SURROGATE, batch_slices, read_column
 
-__all__ = ["ERROR_COLUMN", "Columns", "TableWriter", "decode_lines", "input_files", "parquet_records", "read_batches"]
+__all__ = [
+    "BATCH_BYTES",
+    "BATCH_ROWS",
+    "ERROR_COLUMN",
+    "Columns",
+    "decode_lines",
+    "input_files",
+    "parquet_batch_rows",
+    "parquet_records",
+    "read_batches",
+]
 
 #: The column a reader adds: why a record could not be read, null when it could.
 ERROR_COLUMN = "_tooldialect_error"
@@ -133,7 +145,7 @@ def _safe(values: list[Any]) -> list[Any]:
         pa.array(values, pa.string())
         return values
     except UnicodeEncodeError:
-        return [_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
+        return [SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
 
 
 def read_batches(
@@ -142,28 +154,35 @@ def read_batches(
     *,
     parquet_columns: Sequence[str] | None = None,
     batch_rows: int = BATCH_ROWS,
+    batch_bytes: int | None = BATCH_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[Any]:
-    """The file's records as RecordBatches of at most ``batch_rows`` rows.  ``progress`` is
-    called with the bytes of the file read since its last call."""
+    """The file's records as RecordBatches of at most ``batch_rows`` rows and at most
+    ``batch_bytes`` bytes (a JSON Lines line's bytes; a Parquet row's cells as Arrow holds
+    them, :func:`~tooldialect.tablecells.row_bytes`); a row larger than ``batch_bytes`` is a
+    batch alone.  ``progress`` is called with the bytes of the file read since its last call."""
     if is_parquet(path):
-        yield from _parquet(path, parquet_columns, batch_rows, progress)
+        rows = parquet_batch_rows(path, parquet_columns, batch_rows, batch_bytes)
+        for batch in _parquet(path, parquet_columns, rows, progress):
+            yield from batch_slices(batch, batch_bytes)
         return
     try:
         raw, stream = open_lines(path)
     except OSError as exc:
         raise TableError(f"cannot read {path}: {exc.strerror or exc}") from None
     with raw, stream:
-        done = 0
+        done = size = 0
         lines: list[bytes] = []
         first = 1
+        limit = batch_bytes if batch_bytes is not None else float("inf")
         try:
             for n, line in enumerate(stream, 1):
-                lines.append(line)
-                if len(lines) >= batch_rows:
+                if lines and (len(lines) >= batch_rows or size + len(line) > limit):
                     yield decode_lines(lines, columns, first)
-                    first, lines = n + 1, []
+                    first, lines, size = n, [], 0
                     done = _advance(progress, raw, done)
+                lines.append(line)
+                size += len(line)
             if lines or first == 1:
                 yield decode_lines(lines, columns, first)
             _advance(progress, raw, done)
@@ -181,6 +200,29 @@ def _advance(progress: Callable[[int], None] | None, raw: BinaryIO, done: int) -
     at = raw.tell()
     progress(at - done)
     return at
+
+
+def parquet_batch_rows(path: Path, columns: Sequence[str] | None, batch_rows: int, batch_bytes: int | None) -> int:
+    """Rows per batch to read from a Parquet file: ``batch_rows``, fewer when the file's
+    metadata (the uncompressed bytes of the columns read, per row) says they pass ``batch_bytes``."""
+    import pyarrow.parquet as pq
+
+    if batch_bytes is None:
+        return batch_rows
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (OSError, pa.ArrowException):
+        return batch_rows  # the reader says why it cannot read the file
+    wanted = set(columns) if columns else None
+    total = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            if wanted is None or chunk.path_in_schema.split(".")[0] in wanted:
+                total += chunk.total_uncompressed_size
+    per_row = max(1, total // max(1, meta.num_rows))
+    return max(1, min(batch_rows, batch_bytes // per_row))
 
 
 def _parquet(
@@ -220,10 +262,13 @@ def parquet_records(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[tuple[
             return
         except TableError as exc:
             raise OSError(str(exc).removeprefix(f"cannot read {path}: ")) from None
-        rows = batch.to_pylist()
+        rows = _records(batch)
         for row in rows:
             n += 1
             size, read[0] = read[0], 0
+            if isinstance(row, RecordError):
+                yield n, row, size
+                continue
             messages = row.get("messages")
             if isinstance(messages, str):
                 try:
@@ -235,41 +280,9 @@ def parquet_records(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[tuple[
         del rows
 
 
-class TableWriter:
-    """Output written batch by batch: Parquet (``.parquet``) or JSON Lines (anything else)."""
-
-    def __init__(self, path: str, schema: Any) -> None:
-        self.path = path
-        self.schema = schema
-        self.rows = 0
-        self._parquet = None
-        self._fh: Any = None
-        try:
-            if _suffix(Path(path)) in PARQUET:
-                import pyarrow.parquet as pq
-
-                self._parquet = pq.ParquetWriter(path, schema)
-            else:
-                self._fh = sys_stdout() if path == "-" else open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        except OSError as exc:
-            raise TableError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-    def write(self, batch: Any) -> None:
-        self.rows += batch.num_rows
-        if self._parquet is not None:
-            self._parquet.write_batch(batch)
-            return
-        for row in batch.to_pylist():
-            self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-    def close(self) -> None:
-        if self._parquet is not None:
-            self._parquet.close()
-        elif self._fh is not None and self.path != "-":
-            self._fh.close()
-
-
-def sys_stdout() -> Any:
-    import sys
-
-    return sys.stdout
+def _records(batch: Any) -> list[Any]:
+    """A batch's rows as objects; a row with a cell that is not UTF-8 as the RecordError saying so."""
+    names = batch.schema.names
+    bad: list[str | None] = [None] * batch.num_rows
+    columns = [read_column(batch, name, "record", text=False, bad=bad) or [] for name in names]
+    return [dict(zip(names, values)) if why is None else RecordError(why) for why, values in zip(bad, zip(*columns))]
