@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint fuzz clean
+.PHONY: demo test check lint fuzz clean tables
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
@@ -28,6 +28,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The bundled grammars' parse tables, built ahead of time and shipped beside them
+# (grammars/parse_tables.json, read instead of compiling): rebuild them after editing a
+# grammar; tests/test_prebuilt.py fails while they are stale.
+tables: $(VENV)/.installed
+	$(BIN)/python -m tooldialect.prebuild
 
 # Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
 # Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.

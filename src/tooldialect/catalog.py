@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .compiled import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .grammar import CompiledGrammar, Terminal
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
