@@ -169,6 +169,16 @@ class Detokenizer:
         self.marks = marks
         return "".join(out)
 
+    def peek(self, ids: Iterable[int]) -> str:
+        """The text ``ids`` would give if fed next, leaving the decoder as it was (a server
+        asks about tokens it may still reject: speculative ones)."""
+        saved = (self._utf8.getstate(), list(self._context), list(self._held), self.marks)
+        try:
+            return self.feed(ids)
+        finally:
+            self._utf8.setstate(saved[0])
+            self._context, self._held, self.marks = saved[1], saved[2], saved[3]
+
     def close(self) -> str:
         return self._flush()
 
