@@ -122,13 +122,13 @@ def tdv(monkeypatch: pytest.MonkeyPatch) -> Any:
         module.__dict__.update(attrs)
         module.__path__ = []  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, "tooldialect.integrations.vllm", raising=False)
-    module = importlib.import_module("tooldialect.integrations.vllm")
-    yield module
-    sys.modules.pop("tooldialect.integrations.vllm", None)
+    # the plugin module and the package's attribute for it, put back as they were afterwards
     import tooldialect.integrations as package
 
-    package.__dict__.pop("vllm", None)
+    monkeypatch.setitem(sys.modules, "tooldialect.integrations.vllm", None)
+    monkeypatch.setattr(package, "vllm", None, raising=False)
+    del sys.modules["tooldialect.integrations.vllm"]
+    return importlib.import_module("tooldialect.integrations.vllm")
 
 
 class CharTokenizer:
