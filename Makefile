@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint dist compiled check-compiled fuzz clean
+.PHONY: demo test check lint dist compiled check-compiled tables fuzz clean
 
 demo: $(VENV)/.installed
 	$(BIN)/tooldialect parse examples/hermes_reply.txt --tools examples/tools.json
@@ -56,6 +56,12 @@ dist: $(VENV)/.installed-dev
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
+
+# The bundled grammars' parse tables, built ahead of time and shipped beside them
+# (grammars/parse_tables.json, read instead of compiling): rebuild them after editing a
+# grammar; tests/test_prebuilt.py fails while they are stale.
+tables: $(VENV)/.installed
+	$(BIN)/python -m tooldialect.prebuild
 
 # Every fuzz harness for FUZZ_SECONDS each (atheris when the fuzz extra installs on this
 # Python, else the pure-Python mutation driver); findings go to fuzz/crashes/.

@@ -163,6 +163,7 @@ def install_vllm() -> None:
             "vllm.v1.attention",
             "vllm._C",
             "vllm._custom_ops",
+            "vllm.utils.torch_utils",  # dtype tables checked against torch at import (0.34)
         )
     )
     for pkg in ("vllm", "vllm.config", "vllm.renderers", "vllm.multimodal"):

@@ -75,3 +75,20 @@ def test_diagnostic_kinds_documented():
     text = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
     for kind in td.DIAGNOSTIC_KINDS:
         assert f"`{kind}`" in text
+
+
+def test_gpt_oss_under_vllm_says_what_to_run_and_what_tooldialect_still_reads():
+    """vLLM serves gpt-oss only through its own Harmony parsers (tests/integrations/test_vllm.py
+    checks the error against vLLM itself); docs/servers.md says so, and the README's family
+    table, which lists harmony for gpt-oss, points there."""
+    servers = (ROOT / "docs" / "servers.md").read_text(encoding="utf-8")
+    section = servers[servers.index("\n## gpt-oss under vLLM\n") :].split("\n## ")[1]
+    assert "Harmony requires GptOssToolParser" in section and "Harmony requires GptOssReasoningParser" in section
+    assert "--tool-call-parser openai --reasoning-parser openai_gptoss" in section
+    for still in ("td.detect.scan", "tooldialect audit", 'families=["harmony"]', "td.openai.ChatStream"):
+        assert still in section, still
+    assert {"openai/gpt-oss-*", "gpt-oss*"} <= set(td.families.get("harmony").models)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    after_table = readme[readme.index("<!-- families:end -->") :].split("\n## ")[0]
+    assert "gpt-oss" in after_table and "docs/servers.md" in after_table and "gpt-oss under vLLM" in after_table
+    assert callable(td.detect.scan)

@@ -245,6 +245,9 @@ def test_wheel_carries_grammars_and_py_typed(wheel):
             assert member in names, f"{member} missing from {wheel.name}"
             assert zf.read(member) == (ROOT / "grammars" / grammar).read_bytes()
         assert "tooldialect/grammars/hermes.lark" in names
+        # the bundled grammars' parse tables, built ahead of time (make tables)
+        member = "tooldialect/grammars/parse_tables.json"
+        assert member in names and zf.read(member) == (ROOT / "grammars" / "parse_tables.json").read_bytes()
         assert "tooldialect/py.typed" in names
         assert "tooldialect/__init__.py" in names and "tooldialect/families/__init__.py" in names
         assert "tooldialect/cli.py" in names and "tooldialect/__main__.py" in names
@@ -316,6 +319,11 @@ def test_installed_wheel_parses_hermes_from_another_directory(wheel, tmp_path):
     assert gdir == (Path(where["package"]).resolve().parent / "grammars")
     assert ROOT.resolve() not in gdir.parents and ROOT.resolve() not in Path(where["package"]).resolve().parents
     assert (gdir / "hermes.lark").is_file()
+    # the installed package reads its shipped parse tables: no grammar is compiled, lark is not imported
+    probe = f"import sys, tooldialect as td; td.parse({HERMES_REPLY!r}); print('lark' in sys.modules)"
+    done = _run([str(python), "-c", probe], cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
     print(
         f"\n[packaging] venv + pip install took {installed - start:.1f}s; "
         f"CLI checks took {time.monotonic() - installed:.1f}s"

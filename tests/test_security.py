@@ -36,8 +36,10 @@ _PROBE = textwrap.dedent(
     sys.addaudithook(hook)
     import tooldialect as td
     from tooldialect.catalog import catalog_for
+    from tooldialect.families import compile_grammar, grammar_dir
     for fam in td.families.all_families():
-        fam.grammar
+        fam.grammar  # read from the tables shipped beside the grammars (JSON)
+        compile_grammar(fam.path, fam.header, grammar_dir())  # and compiled from its source with lark
     catalog_for(None)
     td.parse('<tool_call>{"name": "f", "arguments": {}}</tool_call> and [f(a=1)]')
     print(json.dumps({"events": events, "lark": lark_options, "tmp": tmp,
@@ -68,6 +70,8 @@ def test_compiling_every_grammar_reads_no_pickle_and_nothing_from_the_temporary_
     ]
     grammars = [p for p in opened if p.endswith(".lark")]
     assert grammars and all(p.startswith(got["grammars"]) for p in grammars)
+    tables = [p for p in opened if p.endswith("parse_tables.json")]
+    assert tables and all(p.startswith(got["grammars"]) for p in tables)
     assert sorted(tmp_path.iterdir()) == [tmp_path / "planted.pickle"], (
         "something was written to the temporary directory"
     )

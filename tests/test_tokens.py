@@ -233,3 +233,113 @@ def test_what_is_known_of_ordinary_tokens_stays_bounded():
         stream.feed_tokens(piece)
     stream.close()
     assert len(stream._engine.specials.starts) < 200
+
+
+# -- mistral-common's tokenizers (vLLM's --tokenizer-mode mistral) ---------------------------
+
+MISTRAL_SPECIALS = [
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "[CALL_ID]",
+    "[THINK]",
+    "[/THINK]",
+]
+
+
+def _tekkenizer(tmp_path: Any) -> Any:
+    """A real Tekkenizer, loaded by mistral-common from a small tekken file written here: every
+    byte a token, a few merges, and the special tokens a Mistral tool call uses."""
+    tekken = pytest.importorskip("mistral_common.tokens.tokenizers.tekken", reason="mistral-common is in the dev extra")
+    import base64
+    import json
+
+    pieces = [bytes([b]) for b in range(256)] + [b"ge", b"get", b"Pa", b"Par", b"Paris", b"ci", b"city"]
+    vocab = [
+        {"rank": i, "token_bytes": base64.b64encode(p).decode("ascii"), "token_str": p.decode("latin-1")}
+        for i, p in enumerate(pieces)
+    ]
+    specials = [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(MISTRAL_SPECIALS)]
+    config = {
+        "pattern": r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s+",
+        "num_vocab_tokens": len(pieces),
+        "default_vocab_size": len(pieces) + 16,
+        "default_num_special_tokens": 16,
+        "version": "v11",
+    }
+    path = tmp_path / "tekken.json"
+    path.write_text(json.dumps({"vocab": vocab, "special_tokens": specials, "config": config}), encoding="utf-8")
+    return tekken.Tekkenizer.from_file(path)
+
+
+def _mistral_ids(tok: Any, parts: list[str]) -> tuple[list[int], str]:
+    """Token ids of ``parts`` (a special token's text is that token) and the text they stand for."""
+    ids: list[int] = []
+    for part in parts:
+        if part in MISTRAL_SPECIALS:
+            ids.append(tok.get_special_token(part))
+        else:
+            ids += tok.encode(part, False, False)
+    return ids, "".join(parts)
+
+
+MISTRAL_REPLY = ["Sure, in Zürich 🦜.", "[TOOL_CALLS]", "get_weather", "[ARGS]", '{"city": "Paris"}', "</s>"]
+
+
+def test_a_tekkenizer_is_read_byte_by_byte_with_its_special_tokens(tmp_path):
+    tok = _tekkenizer(tmp_path)
+    ids, text = _mistral_ids(tok, MISTRAL_REPLY)
+    want = td.parse(text, families=["mistral"])
+    assert [(c.name, c.arguments) for c in want.calls] == [("get_weather", {"city": "Paris"})]
+    assert td.parse_tokens(ids, tokenizer=tok, families=["mistral"]) == want
+    stream = td.ToolStream(tokenizer=tok, families=["mistral"])  # one id per delta
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events) == want
+    assert all("\ufffd" not in ev.text for ev in events if isinstance(ev, td.TextDelta))
+    # inside a MistralTokenizer: mistral-common's (instruct_tokenizer) and vLLM's (instruct)
+    for attr in ("instruct_tokenizer", "instruct"):
+        holder = type("Holder", (), {attr: type("Instruct", (), {"tokenizer": tok})()})()
+        assert td.parse_tokens(ids, tokenizer=holder, families=["mistral"]) == want
+
+
+def test_a_mistral_common_sentencepiece_tokenizer_is_read_in_context():
+    pytest.importorskip("sentencepiece", reason="sentencepiece is in the dev extra")
+    mistral_common = pytest.importorskip("mistral_common", reason="mistral-common is in the dev extra")
+    from pathlib import Path
+
+    from mistral_common.tokens.tokenizers.sentencepiece import SentencePieceTokenizer
+
+    # the v3 tokenizer model mistral-common ships in its package (nothing is downloaded)
+    model = Path(mistral_common.__file__).parent / "data" / "mistral_instruct_tokenizer_240323.model.v3"
+    tok = SentencePieceTokenizer(str(model))
+    parts = ["Sure, in Zürich.", "[TOOL_CALLS]", ' [{"name": "get_weather", "arguments": {"city": "Paris"}}]', "</s>"]
+    ids, _ = _mistral_ids(tok, parts)
+    # each run of ordinary tokens reads as SentencePiece decodes it whole
+    text = "".join(p if p in MISTRAL_SPECIALS else tok.decode(tok.encode(p, False, False)) for p in parts)
+    want = td.parse(text, families=["mistral"])
+    assert [(c.name, c.arguments) for c in want.calls] == [("get_weather", {"city": "Paris"})]
+    assert td.parse_tokens(ids, tokenizer=tok, families=["mistral"]) == want
+    stream = td.ToolStream(tokenizer=tok, families=["mistral"])
+    events = [ev for i in ids for ev in stream.feed_tokens([i])] + stream.close()
+    assert collect(events) == want
+
+
+def test_a_tokenizer_whose_special_tokens_cannot_be_found_is_refused():
+    class DecodeOnly:  # what a Tekkenizer looked like to the reader before it was known
+        def decode(self, ids: list[int]) -> str:
+            return "".join(map(chr, ids))
+
+    for tokenizer in (DecodeOnly(), object(), "o200k_base"):
+        with pytest.raises(td.PolicyError) as err:
+            td.parse_tokens([104, 105], tokenizer=tokenizer, families=["mistral"])
+        message = str(err.value)
+        assert type(tokenizer).__name__ in message
+        for readable in ("tiktoken", "Hugging Face", "Tekkenizer", "SentencePieceTokenizer", "MistralTokenizer"):
+            assert readable in message
+    # with the special tokens named, a tokenizer that only decodes is read
+    got = td.parse_tokens([104, 105], tokenizer=DecodeOnly(), special_tokens={7: "[TOOL_CALLS]"})
+    assert got.text == "hi"

@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .grammar import CompiledGrammar, Terminal
 from .markers import MarkerPattern
 from .pieces import piece
 

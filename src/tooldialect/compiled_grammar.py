@@ -1,6 +1,8 @@
 """What a compiled grammar is: its terminals, with the roles their names and patterns
 give them, the LALR tables and node names it compiles to, and the names of the
-conventions (``grammar.py`` compiles one; the engine, the readers and the writers read it)."""
+conventions (``grammar.py`` compiles one from its source, ``prebuilt.py`` reads one built
+ahead of time; the engine, the readers and the writers read it).  Nothing here imports
+lark."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from .errors import GrammarError
 from .header import Header
 from .lalr import Tables
 from .markers import MarkerPattern
@@ -28,6 +31,7 @@ __all__ = [
     "CompiledGrammar",
     "NodeReads",
     "Terminal",
+    "assign_roles",
 ]
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
@@ -140,3 +144,65 @@ class NodeReads(Protocol):
     #: nodes whose children the reader picks by name (a child node it does not read is
     #: dropped), each with the children one of which it must hold (a call's ``name``)
     picked_nodes: Mapping[str, frozenset[str]]
+
+
+def assign_roles(compiled: CompiledGrammar) -> None:
+    """What each terminal is to the engine: openers of each start rule, closers,
+    reasoning pairs, furniture, quote strings; and no used terminal too wide to hold back."""
+    header = compiled.header
+    terminals = compiled.terminals
+    actions = compiled.tables.actions
+    for start in compiled.starts:
+        first = actions[compiled.tables.start_states[start]]
+        openers = tuple(terminals[k] for k in first if k in terminals)
+        if start == "start":
+            for term in openers:
+                _check_opener(term, header.family)
+        compiled.openers[start] = openers
+    # CANONICAL_… terminals are spellings the writer uses (render_call), read by no rule
+    compiled.closers = tuple(
+        t for t in terminals.values() if t.closer and t.pattern is not None and not t.name.startswith(CANONICAL)
+    )
+    compiled.reasoning = _pairs(terminals, header.family)
+    compiled.furniture = tuple(
+        t for n, t in terminals.items() if n.startswith(FURNITURE_PREFIX) and not n.startswith(REPLY_FURNITURE)
+    )
+    compiled.reply_furniture = tuple(t for n, t in terminals.items() if n.startswith(REPLY_FURNITURE))
+    quotes = []
+    for name, term in terminals.items():
+        if name.startswith("QUOTE_"):
+            if term.pattern is None or term.pattern.literal is None or term.pattern.ignorecase:
+                raise GrammarError(f"grammar {header.family!r}: {name} must be a plain string")
+            quotes.append(term.pattern.literal)
+    compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
+    used = {sym for acts in actions for sym in acts}
+    for term in terminals.values():
+        wide = term.pattern is not None and term.pattern.max_width > MAX_MARKER_WIDTH
+        if wide and term.name in used and term not in compiled.ignore:
+            raise GrammarError(
+                f"grammar {header.family!r}: terminal {term.name} can match more than "
+                f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
+                f"to a %declare'd scanner such as JSON)"
+            )
+
+
+def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, Terminal], ...]:
+    pairs = []
+    for name, term in terminals.items():
+        if name.startswith("REASONING_OPEN_"):
+            key = name[len("REASONING_OPEN_") :]
+            close = terminals.get("REASONING_CLOSE_" + key)
+            if close is None:
+                raise GrammarError(f"grammar {owner!r}: {name} has no REASONING_CLOSE_{key}")
+            pairs.append((term, close))
+    return tuple(pairs)
+
+
+def _check_opener(term: Terminal, family: str) -> None:
+    if term.external:
+        raise GrammarError(
+            f"grammar {family!r}: rule 'start' begins with the scanned terminal {term.name}; "
+            f"a block must begin with a marker (use a 'reply' rule for replies that open with a payload)"
+        )
+    if term.pattern is not None and term.pattern.first is None:
+        raise GrammarError(f"grammar {family!r}: opener {term.name} can begin with too many characters to scan for")

@@ -43,19 +43,19 @@ from lark.exceptions import GrammarError as LarkGrammarError
 from lark.exceptions import LarkError
 from lark.lexer import Lexer
 from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, load_grammar
+from lark.parsers.lalr_analysis import Shift
 
 from .compiled_grammar import (
-    CANONICAL,
     EXTERNALS,
     JSON_EXTERNALS,
     LINE_RULE,
     MAX_MARKER_WIDTH,
     RAW_TEXT,
-    REPLY_FURNITURE,
     START_RULES,
     CompiledGrammar,
     NodeReads,
     Terminal,
+    assign_roles,
 )
 from .coverage import WRITE_ITEM, unread, unwritable
 from .errors import GrammarError
@@ -164,18 +164,6 @@ def read_terminals(path: Path) -> dict[str, Terminal]:
     return _patterns(_load(path), path.stem)
 
 
-def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, Terminal], ...]:
-    pairs = []
-    for name, term in terminals.items():
-        if name.startswith("REASONING_OPEN_"):
-            key = name[len("REASONING_OPEN_") :]
-            close = terminals.get("REASONING_CLOSE_" + key)
-            if close is None:
-                raise GrammarError(f"grammar {owner!r}: {name} has no REASONING_CLOSE_{key}")
-            pairs.append((term, close))
-    return tuple(pairs)
-
-
 def compile_grammar(
     path: Path,
     header: Header,
@@ -223,9 +211,7 @@ def _compile(
         )
     except (LarkGrammarError, LarkError) as exc:
         raise GrammarError(_compile_message(path, str(exc))) from exc
-    table = lark.parser.parser._parse_table
-    tables, shapes = _tables(lark, table)
-    states = tables.states
+    tables, shapes = _tables(lark, starts)
     for term in lark.terminals:  # anonymous terminals lark made from literals in rules
         if term.name not in terminals:
             try:
@@ -244,15 +230,19 @@ def _compile(
         nodes=frozenset(shape.name for shape in shapes.values() if not shape.structural),
         holds=_holds(lark.rules),
     )
-    _roles(compiled, states, table.start_states, terminals)
+    assign_roles(compiled)
     problems = unwritable(compiled) + (unread(compiled, reads) if reads is not None else []) if conventions else []
     if problems:
         raise GrammarError(f"grammar {path.name}: " + "; ".join(problems))
     return compiled
 
 
-def _tables(lark: Lark, table: Any) -> tuple[Tables, dict[Any, RuleShape]]:
-    """The parse tables as the engine's parser reads them, and each rule's shape."""
+def _tables(lark: Lark, starts: tuple[str, ...]) -> tuple[Tables, dict[Any, RuleShape]]:
+    """The parse tables as the engine's parser reads them, and each rule's shape.  States are
+    numbered in the order a walk from the start states meets them, symbols in name order, so
+    the tables are the same in every process (lark's numbering follows set order) and
+    ``prebuilt.py`` writes the same file whoever builds it."""
+    table = lark.parser.parser._parse_table
     shapes = {}
     for rule in lark.rules:
         keep_all = rule.options.keep_all_tokens
@@ -269,58 +259,25 @@ def _tables(lark: Lark, table: Any) -> tuple[Tables, dict[Any, RuleShape]]:
             expand1=bool(rule.options.expand1),
             structural=rule.origin.name.startswith("_") and not rule.alias,
         )
-    # symbols as plain ``str`` (lark's are partly ``Token``s, slower to compare)
-    states = {state: {str(sym): act for sym, act in acts.items()} for state, acts in table.states.items()}
+    # symbols as plain ``str`` (lark's are partly ``Token``s, slower to compare), in name order
+    states = {state: dict(sorted((str(sym), act) for sym, act in acts.items())) for state, acts in table.states.items()}
+    order = [table.start_states[start] for start in starts]
+    number = {state: i for i, state in enumerate(order)}
+    for state in order:  # grows as the walk meets new states
+        for action, arg in states[state].values():
+            if action is Shift and arg not in number:
+                number[arg] = len(order)
+                order.append(arg)
+    actions: list[dict[str, int | RuleShape]] = [
+        {sym: (number[arg] if action is Shift else shapes[arg]) for sym, (action, arg) in states[state].items()}
+        for state in order
+    ]
     tables = Tables(
-        states=states,
-        start_states=dict(table.start_states),
-        end_states=dict(table.end_states),
-        shapes=shapes,
+        actions=actions,
+        start_states={start: number[table.start_states[start]] for start in starts},
+        end_states={start: number[table.end_states[start]] for start in starts},
     )
     return tables, shapes
-
-
-def _roles(
-    compiled: CompiledGrammar,
-    states: dict[Any, dict[str, Any]],
-    start_states: dict[str, Any],
-    terminals: dict[str, Terminal],
-) -> None:
-    """What each terminal is to the engine: openers of each start rule, closers,
-    reasoning pairs, furniture, quote strings; and no used terminal too wide to hold back."""
-    header = compiled.header
-    for start in compiled.starts:
-        first = states[start_states[start]]
-        openers = tuple(terminals[k] for k in first if k in terminals)
-        if start == "start":
-            for term in openers:
-                _check_opener(term, header.family)
-        compiled.openers[start] = openers
-    # CANONICAL_… terminals are spellings the writer uses (render_call), read by no rule
-    compiled.closers = tuple(
-        t for t in terminals.values() if t.closer and t.pattern is not None and not t.name.startswith(CANONICAL)
-    )
-    compiled.reasoning = _pairs(terminals, header.family)
-    compiled.furniture = tuple(
-        t for n, t in terminals.items() if n.startswith("FURNITURE_") and not n.startswith(REPLY_FURNITURE)
-    )
-    compiled.reply_furniture = tuple(t for n, t in terminals.items() if n.startswith(REPLY_FURNITURE))
-    quotes = []
-    for name, term in terminals.items():
-        if name.startswith("QUOTE_"):
-            if term.pattern is None or term.pattern.literal is None or term.pattern.ignorecase:
-                raise GrammarError(f"grammar {header.family!r}: {name} must be a plain string")
-            quotes.append(term.pattern.literal)
-    compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
-    used = {sym for acts in states.values() for sym in acts}
-    for term in terminals.values():
-        wide = term.pattern is not None and term.pattern.max_width > MAX_MARKER_WIDTH
-        if wide and term.name in used and term not in compiled.ignore:
-            raise GrammarError(
-                f"grammar {header.family!r}: terminal {term.name} can match more than "
-                f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
-                f"to a %declare'd scanner such as JSON)"
-            )
 
 
 def _holds(rules: list[Any]) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -377,13 +334,3 @@ def _compile_message(path: Path, message: str) -> str:
             f"that the next token decides (or merge the rules that read the same text)"
         )
     return f"grammar {path.name}: {flat}"
-
-
-def _check_opener(term: Terminal, family: str) -> None:
-    if term.external:
-        raise GrammarError(
-            f"grammar {family!r}: rule 'start' begins with the scanned terminal {term.name}; "
-            f"a block must begin with a marker (use a 'reply' rule for replies that open with a payload)"
-        )
-    if term.pattern is not None and term.pattern.first is None:
-        raise GrammarError(f"grammar {family!r}: opener {term.name} can begin with too many characters to scan for")

@@ -1,7 +1,7 @@
 """A small LALR(1) driver over the parse tables lark compiles.
 
-lark builds the tables; this module drives them one token at a time, the way the
-tokenizer produces tokens, and builds the parse tree with lark's shaping rules
+lark builds the tables (``grammar.py``, or ahead of time: ``prebuilt.py``); this module
+drives them one token at a time, the way the tokenizer produces tokens, and builds the parse tree with lark's shaping rules
 (``_rule`` inlined, ``?rule`` collapsed, anonymous tokens dropped).  Owning the
 driver gives three things lark's interactive parser does not: exact acceptance
 checks without copying parser state, reductions performed as soon as they are
@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from lark.parsers.lalr_analysis import Shift
 
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
@@ -108,15 +106,13 @@ class RuleShape:
 
 @dataclass(frozen=True)
 class Tables:
-    """lark's LALR tables, and what the driver reads per token, derived from them once:
-    ``actions`` gives, per state and symbol, the state to shift (or go) to, an ``int``, or
-    the rule to reduce by, a :class:`RuleShape`."""
+    """LALR tables as the driver reads them: ``actions`` gives, per state and symbol, the
+    state to shift (or go) to, an ``int``, or the rule to reduce by, a :class:`RuleShape`
+    (one object per rule); what the driver reads per token is derived from them once."""
 
-    states: dict[int, dict[str, tuple[Any, Any]]]
+    actions: list[dict[str, int | RuleShape]]
     start_states: dict[str, int]
     end_states: dict[str, int]
-    shapes: dict[Any, RuleShape]
-    actions: list[dict[str, int | RuleShape]] = field(init=False, repr=False, compare=False)
     sole: list[RuleShape | None] = field(init=False, repr=False, compare=False)  # per state: its only action
     expected: list[tuple[str, ...]] = field(init=False, repr=False, compare=False)  # per state: the terminals it reads
     # accepts_seq's answers, by (end state, stack, terminal types): the same stacks recur
@@ -126,35 +122,26 @@ class Tables:
     )
 
     def __post_init__(self) -> None:
-        size = max(self.states, default=-1) + 1
-        actions: list[dict[str, int | RuleShape]] = [{} for _ in range(size)]
-        sole: list[RuleShape | None] = [None] * size
-        expected: list[tuple[str, ...]] = [() for _ in range(size)]
         ends = set(self.end_states.values())
-        for state, acts in self.states.items():
-            actions[state] = {
-                str(sym): (arg if action is Shift else self.shapes[arg]) for sym, (action, arg) in acts.items()
-            }
-            if len(actions[state]) != len(acts):
-                raise ValueError(f"state {state}: two symbols share a name")
-            expected[state] = tuple(str(sym) for sym in acts if sym.isupper() or sym == END)
+        sole: list[RuleShape | None] = [None] * len(self.actions)
+        expected: list[tuple[str, ...]] = [() for _ in self.actions]
+        for state, acts in enumerate(self.actions):
+            expected[state] = tuple(sym for sym in acts if sym.isupper() or sym == END)
             if state not in ends:
-                rule = _sole_reduction(acts)
-                sole[state] = None if rule is None else self.shapes[rule]
-        object.__setattr__(self, "actions", actions)
+                sole[state] = _sole_reduction(acts)
         object.__setattr__(self, "sole", sole)
         object.__setattr__(self, "expected", expected)
 
 
-def _sole_reduction(acts: dict[str, tuple[Any, Any]]) -> Any:
+def _sole_reduction(acts: dict[str, int | RuleShape]) -> RuleShape | None:
     """The rule a state reduces by whatever the next token is, or None (it shifts something,
     or reduces by more than one rule, or has no action at all)."""
     rule = None
-    for action, arg in acts.values():
-        if action is Shift or (rule is not None and arg is not rule):
+    for act in acts.values():
+        if type(act) is int or (rule is not None and act is not rule):
             return None
-        rule = arg
-    return rule
+        rule = act
+    return rule if isinstance(rule, RuleShape) else None
 
 
 class LRParser:

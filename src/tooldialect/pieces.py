@@ -11,8 +11,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from . import prebuilt
+from .compiled_grammar import Terminal
 from .errors import GrammarError
-from .grammar import Terminal, read_terminals
 
 __all__ = ["grammar_dir", "load_count", "piece"]
 
@@ -47,7 +48,11 @@ def piece(name: str) -> dict[str, Terminal]:
             got = _pieces.get(name)
             if got is None:
                 global _loads
-                got = read_terminals(grammar_dir() / f"{name}.lark")
+                got = prebuilt.piece(name, grammar_dir())
+                if got is None:  # not shipped, or the sources changed: read from the source
+                    from .grammar import read_terminals
+
+                    got = read_terminals(grammar_dir() / f"{name}.lark")
                 _loads += 1
                 _pieces[name] = got
     return got

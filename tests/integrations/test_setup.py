@@ -67,3 +67,32 @@ def test_request_tools_become_a_cached_toolset():
     first = integrations.toolset_of(tools)
     assert first is integrations.toolset_of([dict(t) for t in tools]) and "get_weather" in first
     assert integrations.toolset_of(None) is None and integrations.toolset_of([]) is None
+
+
+def test_tools_the_toolset_refuses_are_read_leniently_with_one_warning(caplog):
+    """What a reply already being served reads with (docs/servers.md, "The request's tools")."""
+    import logging
+
+    def tool(name, properties=None):
+        return {
+            "type": "function",
+            "function": {"name": name, "parameters": {"type": "object", "properties": properties or {}}},
+        }
+
+    bad = [tool("get_weather", {"city": {"type": "strng"}}), tool("get_time"), tool("get_time", {"tz": {}}), {"x": 1}]
+    with pytest.raises(td.ToolsetError, match="not a tool object"):
+        integrations.toolset_of(bad)
+    with caplog.at_level(logging.WARNING, logger="tooldialect.integrations"):
+        got = integrations.lenient_toolset(bad)
+        assert integrations.lenient_toolset(bad) is got  # built, and warned about, once
+    assert got.names == ("get_weather", "get_time")
+    assert got.get("get_weather").parameters == {"type": "object"}  # its schema off
+    assert got.get("get_time").parameters == tool("get_time")["function"]["parameters"]  # the first kept
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 3
+    assert "get_weather" in messages[0] and "strng" in messages[0]
+    assert "#2" in messages[1] and "get_time" in messages[1]
+    assert "#3" in messages[2]
+    good = [tool("get_weather")]
+    assert integrations.lenient_toolset(good) is integrations.toolset_of(good)
+    assert integrations.lenient_toolset(None) is None

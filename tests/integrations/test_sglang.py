@@ -128,3 +128,29 @@ def test_a_single_family_exports_its_structural_tag():
     assert info.begin.endswith('"get_weather", "arguments": ') and info.trigger in info.begin
     several = parser(tools, {}).detector
     assert not several.supports_structural_tag() and several.structural_tag_dict(tools) is None
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "parameters": {"properties": {"city": {"type": "strng"}}}},
+            }
+        ],
+        [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}] * 2,
+    ],
+    ids=["bad-schema", "two-of-a-name"],
+)
+def test_tools_the_toolset_refuses_are_read_with_a_warning_before_generation(tools, caplog):
+    """SGLang gives a detector no way to refuse a request: the tools are read leniently, and
+    the warning comes when SGLang asks for the request's constraint, before it generates."""
+    import logging
+
+    fcp = parser(tools, {"families": ["hermes"]})
+    with caplog.at_level(logging.WARNING, logger="tooldialect.integrations"):
+        assert fcp.get_structure_constraint("auto") is None
+    assert any("get_weather" in r.getMessage() for r in caplog.records)
+    got = stream('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>', 4, tools, {})
+    assert assembled(got["calls"]) == [("get_weather", {"city": "Paris"})]

@@ -68,7 +68,14 @@ def request(tools: list[dict[str, Any]] | None) -> Any:
 
 
 def stream(
-    text: str, size: int | str, tools: Any, opts: dict[str, Any], *, end_token: bool = True, **how: Any
+    text: str,
+    size: int | str,
+    tools: Any,
+    opts: dict[str, Any],
+    *,
+    end_token: bool = True,
+    prompt: list[int] = PROMPT,
+    **how: Any,
 ) -> dict[str, Any]:
     """One streamed response as an OpenAI client puts it back together: content, reasoning,
     calls by index (aborted ones left out, docs/openai.md) and the finish reason."""
@@ -82,7 +89,7 @@ def stream(
     steps.append(("", [TOKENIZER.eos_token_id] if end_token else [], "stop"))
     content, reasoning, calls, finish = [], [], {}, None
     for piece, ids, reason in steps:
-        step = proc.step(piece, ids, reason, PROMPT)
+        step = proc.step(piece, ids, reason, prompt)
         finish = step.finish_reason
         delta = step.delta
         if delta is None:
@@ -208,3 +215,155 @@ def test_families_come_from_the_environment(monkeypatch):
     monkeypatch.delenv("TOOLDIALECT_FAMILIES")
     monkeypatch.setenv("TOOLDIALECT_MODEL", "moonshotai/Kimi-K2-Instruct")
     assert "kimi_k2" in tdv.ToolDialectToolParser(TOKENIZER, None).setup.families
+
+
+# -- a request's tools, checked before generation --------------------------------------------
+
+BAD_TOOLS = {
+    "bad-schema": [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "strng"}}},
+            },
+        }
+    ],
+    "two-of-a-name": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+    ],
+}
+
+
+@pytest.mark.parametrize("tools", list(BAD_TOOLS.values()), ids=list(BAD_TOOLS))
+def test_tools_the_toolset_refuses_are_a_400_while_vllm_renders_the_request(tools):
+    from vllm.entrypoints.serve.exception_handling.error_response import create_error_response
+    from vllm.exceptions import VLLMValidationError
+
+    parser_cls = server({"families": ["hermes"]})
+    req = request(tools)
+    with pytest.raises(VLLMValidationError) as err:
+        parser_cls(TOKENIZER, req.tools).adjust_request(req)
+    answer = create_error_response(err.value)
+    assert answer.error.code == 400 and answer.error.param == "tools"
+    assert "get_weather" in answer.error.message
+    # tool_choice "required": vLLM reads the calls itself, and the parser lets it
+    req = request(tools)
+    req.tool_choice = "required"
+    parser_cls(TOKENIZER, req.tools).adjust_request(req)
+
+
+# -- structured output waits for the end of the reasoning ------------------------------------
+
+
+class _Grammar:
+    """What vLLM's structured output feeds the grammar of a response_format."""
+
+    def __init__(self) -> None:
+        self.fed: list[int] = []
+
+    def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
+        self.fed += tokens
+        return True
+
+    def is_terminated(self) -> bool:
+        return False
+
+
+class _EngineRequest:
+    """The fields of vLLM's engine-side Request its structured output reads."""
+
+    def __init__(self, prompt: list[int], structured: Any) -> None:
+        self.request_id = "req-0"
+        self.prompt_token_ids = list(prompt)
+        self._all_token_ids = list(prompt)
+        self.use_structured_output = True
+        self.structured_output_request = structured
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return self._all_token_ids
+
+
+def _structured_output(opts: dict[str, Any]) -> tuple[Any, Any]:
+    """vLLM's StructuredOutputManager (its request-scoped reasoner, its constraint bounds and
+    its accept_tokens, as they are), with tooldialect's reasoning parser configured."""
+    from vllm.v1.structured_output import StructuredOutputManager
+    from vllm.v1.structured_output.request import StructuredOutputRequest
+
+    manager = object.__new__(StructuredOutputManager)
+    manager.reasoner_cls = tdv.ToolDialectReasoningParser.configured(opts.get("families"), opts.get("policy"))
+    manager.tokenizer = TOKENIZER
+    manager.enable_in_reasoning = False
+    return manager, StructuredOutputRequest
+
+
+def test_structured_output_starts_after_the_reasoning_ends():
+    manager, structured = _structured_output({"families": ["hermes"]})
+    prompt = TOKENIZER.encode("<|im_start|>assistant\n<think>\n")
+    reply = ["Let me", " think.", "</think>", "\n\n", '{"a": 1}']
+    req = _EngineRequest(prompt, structured(params=None))
+    req.structured_output_request.grammar = grammar = _Grammar()
+    generated: list[int] = []
+    for piece in reply:
+        new = TOKENIZER.encode(piece)
+        req._all_token_ids += new
+        generated += new
+        assert manager.accept_tokens(req, new)
+    after = TOKENIZER.encode("Let me think.</think>")
+    assert grammar.fed == generated[len(after) :]  # every token after the closer, none before
+    # a template that switched thinking off: constrained from the first token
+    req = _EngineRequest(TOKENIZER.encode("assistant\n<think>\n\n</think>\n\n"), structured(params=None))
+    req.structured_output_request.grammar = grammar = _Grammar()
+    req._all_token_ids += TOKENIZER.encode("{}")
+    assert manager.accept_tokens(req, TOKENIZER.encode("{}")) and grammar.fed == TOKENIZER.encode("{}")
+
+
+def test_speculative_tokens_are_constrained_from_the_one_after_the_closer():
+    manager, structured = _structured_output({"families": ["hermes"]})
+    req = _EngineRequest(TOKENIZER.encode("<think>\n"), structured(params=None))
+    req.structured_output_request.grammar = _Grammar()
+    spec = TOKENIZER.encode("ok</think>{")
+    bounds = manager._get_constraint_bounds(req, spec)
+    assert bounds.grammar_start == len(TOKENIZER.encode("ok</think>"))
+    # proposed tokens that are not accepted leave the answer as it was
+    assert manager._get_constraint_bounds(req, TOKENIZER.encode("no")).grammar_start == 3
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "<think>" in c.text][:12], ids=case_id)
+def test_a_prompt_that_opens_reasoning_streams_as_any_other(case):
+    """The serving layer asks the same parser whether the prompt ended the reasoning; when it
+    did not, vLLM starts the reply in its reasoning phase, and every character still reaches
+    the tool parser."""
+    tools, opts, result = reading(case)
+    got = stream(case.text, 4, tools, opts, reasoning=True, prompt=TOKENIZER.encode("<think>\n"))
+    assert got["reasoning"] == result.reasoning
+    assert got["content"] == result.text
+    assert assembled(got["calls"]) == expected_calls(result)
+
+
+def test_gpt_oss_takes_only_vllms_own_parsers_as_docs_servers_md_says():
+    """vLLM's Harmony path (gpt-oss) refuses tooldialect's parsers when the server starts, with
+    the error docs/servers.md quotes ("gpt-oss under vLLM")."""
+    from pathlib import Path
+
+    servers = (Path(__file__).resolve().parents[2] / "docs" / "servers.md").read_text(encoding="utf-8")
+    servers = " ".join(servers.split())
+    ToolParserManager.register_module("tooldialect", force=True, module=tdv.ToolDialectToolParser)
+    ReasoningParserManager.register_module("tooldialect", force=True, module=tdv.ToolDialectReasoningParser)
+    for names, refusal in (
+        ({"tool_parser_name": "tooldialect"}, "Harmony requires GptOssToolParser"),
+        ({"reasoning_parser_name": "tooldialect"}, "Harmony requires GptOssReasoningParser"),
+    ):
+        with pytest.raises(TypeError, match=refusal) as err:  # the start-up check vLLM runs
+            ParserManager.get_parser(
+                **names,
+                enable_auto_tools=True,
+                model_name="openai/gpt-oss-20b",
+                is_harmony=True,
+                tokenizer=TOKENIZER,
+            )
+        assert refusal in servers
+        if "tool_parser_name" in names:
+            assert str(err.value) in servers

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ..catalog import Marker
-from ..grammar import CompiledGrammar
+from ..compiled_grammar import CompiledGrammar
 from ..lalr import Tok
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand, furthest

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
 from ..binding import Typed
-from ..grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
+from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner
 from ..lalr import END, LRParser, Node, Tok
 from ..markers import NEVER_ARRIVING, Arriving

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..binding import Binder
 from ..catalog import Catalog
-from ..grammar import CompiledGrammar
+from ..compiled_grammar import CompiledGrammar
 from ..models import Event, Policy
 from ..transform import KEYED_RULE, Reader, reader_class
 from .arbiter import Arbiter

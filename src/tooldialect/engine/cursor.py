@@ -10,7 +10,7 @@ import json
 import re
 
 from ..argstream import StrictPrefix
-from ..grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
+from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..jsonscan import CUT, DONE, MORE, JsonScanner, depth_exceeds
 from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt

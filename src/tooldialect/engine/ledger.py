@@ -10,7 +10,7 @@ from typing import Any
 
 from ..argstream import member
 from ..binding import Typed
-from ..grammar import LINE_RULE
+from ..compiled_grammar import LINE_RULE
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..grammar import JSON_EXTERNALS, CompiledGrammar
+from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar
 from ..lalr import END, LRParser, Node, Tok
 from .cand import Cand, Lexicon, lexicon_at
 from .values import TEXT

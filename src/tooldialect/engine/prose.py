@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
-from ..grammar import EXTERNALS, LINE_RULE, CompiledGrammar
+from ..compiled_grammar import EXTERNALS, LINE_RULE, CompiledGrammar
 from ..markers import NEVER_ARRIVING, Arriving
 from .cand import Block, Cand
 from .kinds import NEVER, Channel

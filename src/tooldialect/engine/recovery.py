@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from ..grammar import CompiledGrammar
+from ..compiled_grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
 from .fences import MAX_FENCE_LINE

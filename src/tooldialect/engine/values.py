@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..grammar import LINE_RULE, Terminal
+from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
 from ..markers import Arriving
 from .cand import Block, Cand

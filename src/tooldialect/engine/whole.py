@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
+from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import Node, Tok
 from .cand import Block, Cand, Lexicon
 from .kinds import Reading, Stop

@@ -5,9 +5,10 @@ Families come from ordered, named sources: the built-in ``grammars/``, each dire
 installed package that names itself in the ``tooldialect.families`` entry-point group.
 A family name defined by two sources is an error that names both.
 
-Listing reads grammar headers only.  A grammar compiles on first use, once (a lock
-makes concurrent first uses wait for one compilation), and stays in memory; nothing
-is cached on disk.
+Listing reads grammar headers only.  A grammar is made ready on first use, once (a lock
+makes concurrent first uses wait for one), and stays in memory: a bundled grammar is read
+from the tables built ahead of time and shipped beside it (``prebuilt.py``), any other is
+compiled from its source with lark, imported then.  Nothing is cached on disk.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import pieces
+from .. import pieces, prebuilt
+from ..compiled_grammar import CompiledGrammar, NodeReads
 from ..errors import GrammarError, UnknownFamilyError
-from ..grammar import CompiledGrammar, Header, NodeReads, compile_grammar, read_header
+from ..header import Header, read_header
 from ..models import Policy
 from ..pieces import grammar_dir
 from ..pieces import piece as piece  # offered by the registry too: callers above it import it from here
@@ -60,9 +62,19 @@ _compiles = 0
 
 
 def compile_count() -> int:
-    """How many grammars this process has compiled, shared pieces included (importing the
-    package compiles none)."""
+    """How many grammars this process has made ready, compiled or read from the shipped
+    tables, shared pieces included (importing the package makes none ready)."""
     return _compiles + pieces.load_count()
+
+
+def compile_grammar(
+    path: Path, header: Header, pieces: Path | None = None, reads: NodeReads | None = None
+) -> CompiledGrammar:
+    """A grammar compiled from its source (``grammar.compile_grammar``; lark is imported at
+    the first call, never for a bundled grammar the shipped tables hold)."""
+    from ..grammar import compile_grammar as compile_source
+
+    return compile_source(path, header, pieces, reads)
 
 
 #: Builds a family's writer from its compiled grammar.  Writing calls is render's work and
@@ -89,6 +101,11 @@ def set_reads_lookup(lookup: Callable[[str | None], NodeReads]) -> None:
     """Install the function that gives the reader a module defines (called by transform)."""
     global _reads_lookup
     _reads_lookup = lookup
+
+
+def reads_of(name: str) -> NodeReads | None:
+    """What the reader of family ``name`` reads (None before transform is loaded)."""
+    return _reads_lookup(reader_module(name)) if _reads_lookup is not None else None
 
 
 @dataclass(frozen=True)
@@ -139,7 +156,10 @@ class Family:
                 if compiled is None:
                     global _compiles
                     reads = _reads_lookup(self.reader_module) if _reads_lookup is not None else None
-                    compiled = compile_grammar(self.path, self.header, pieces=grammar_dir(), reads=reads)
+                    if self.source is None:  # bundled: the tables built ahead of time, if they match
+                        compiled = prebuilt.grammar(self.name, self.header, self.path)
+                    if compiled is None:
+                        compiled = compile_grammar(self.path, self.header, pieces=grammar_dir(), reads=reads)
                     _compiles += 1
                     self._compiled = compiled
         return compiled

@@ -8,14 +8,19 @@ stops the server at its first request instead of reading every reply as text.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .. import families as _families
+from ..errors import ToolDialectError
 from ..models import Policy
 from ..toolset import Toolset
+
+_log = logging.getLogger("tooldialect.integrations")
 
 #: Families to read, comma-separated (``hermes,kimi_k2``); wins over the model id.
 FAMILIES_VARIABLE = "TOOLDIALECT_FAMILIES"
@@ -76,11 +81,88 @@ def model_id_of(tokenizer: Any) -> str:
 
 def toolset_of(tools: Iterable[Any] | None) -> Toolset | None:
     """A request's tools (pydantic models or dicts, OpenAI's shape) as a Toolset, built once
-    for the same tools (``Toolset.cached``); None when the request has none."""
+    for the same tools (``Toolset.cached``); None when the request has none.  Tools the
+    Toolset refuses raise ``ToolsetError`` (a ``ValueError``), naming the tool."""
     if not tools:
         return None
-    plain = [t.model_dump(mode="json", exclude_none=True) if hasattr(t, "model_dump") else t for t in tools]
-    return Toolset.cached(plain)
+    return Toolset.cached(_plain(tools))
+
+
+def _plain(tools: Iterable[Any]) -> list[Any]:
+    return [t.model_dump(mode="json", exclude_none=True) if hasattr(t, "model_dump") else t for t in tools]
+
+
+#: What :func:`lenient_toolset` built for tools the Toolset refuses, by their JSON (so each
+#: warning is logged once per distinct tool list), the oldest forgotten past this many.
+_LENIENT_KEPT = 64
+_lenient: dict[str, Toolset | None] = {}
+
+
+def lenient_toolset(tools: Iterable[Any] | None) -> Toolset | None:
+    """:func:`toolset_of` for a reply already being served, which must not fail: a tool whose
+    definition the Toolset refuses (its ``parameters`` are not valid JSON Schema) is read
+    without its schema (``{"type": "object"}``: its arguments are neither checked nor typed
+    by it); a tool with a name an earlier one has, or with no usable name, is left out; each
+    with one warning on the ``tooldialect.integrations`` logger."""
+    try:
+        return toolset_of(tools)
+    except ToolDialectError:
+        pass
+    plain = _plain(tools or ())
+    key = json.dumps(plain, default=repr)
+    if key in _lenient:
+        return _lenient[key]
+    kept: list[Any] = []
+    names: set[str] = set()
+    for i, tool in enumerate(plain):
+        name = _tool_name(tool, i)
+        if name is None:
+            continue
+        if name in names:
+            _log.warning("tooldialect: request tool #%d left out: tool %r came before it", i, name)
+            continue
+        names.add(name)
+        kept.append(tool if _accepted(tool) else _without_schema(tool))
+    got = Toolset.cached(kept) if kept else None
+    if len(_lenient) >= _LENIENT_KEPT:
+        _lenient.pop(next(iter(_lenient)))
+    _lenient[key] = got
+    return got
+
+
+def _accepted(tool: Any) -> bool:
+    try:
+        Toolset.coerce([tool])
+    except ToolDialectError:
+        return False
+    return True
+
+
+def _tool_name(tool: Any, i: int) -> str | None:
+    """The tool's name as the Toolset reads it (its schema taken off if that is what it
+    refuses, with a warning), or None (left out, with a warning)."""
+    try:
+        return Toolset.coerce([tool]).names[0]
+    except ToolDialectError as exc:
+        problem = exc
+    try:
+        name = Toolset.coerce([_without_schema(tool)]).names[0]
+    except ToolDialectError:
+        _log.warning("tooldialect: request tool #%d left out: %s", i, problem)
+        return None
+    _log.warning("tooldialect: request tool %r is read without its schema (not checked, not typed): %s", name, problem)
+    return name
+
+
+def _without_schema(tool: Any) -> Any:
+    """``tool`` with its parameters schema replaced by ``{"type": "object"}``."""
+    if not isinstance(tool, Mapping):
+        return tool
+    function = tool.get("function")
+    if isinstance(function, Mapping):
+        return {**tool, "function": {**function, "parameters": {"type": "object"}}}
+    keys = [k for k in ("parameters", "input_schema", "inputSchema") if k in tool]
+    return {**tool, **{k: {"type": "object"} for k in keys or ["parameters"]}}
 
 
 def marker_strings(families: Iterable[str] | None) -> frozenset[str]:

@@ -29,7 +29,7 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from .. import openai as _openai
 from ..errors import ToolDialectError
 from ..stream import parse
-from ._setup import Setup, fixed, model_id_of, record_entry, setup, toolset_of
+from ._setup import Setup, fixed, lenient_toolset, model_id_of, record_entry, setup
 
 __all__ = ["NAME", "ToolDialectDetector", "register"]
 
@@ -59,7 +59,18 @@ class ToolDialectDetector(BaseFormatDetector):
         self._probe: tuple[str, bool] | None = None  # the last text has_tool_call read
 
     def _new_chat(self, tools: Any) -> _openai.ChatStream:
-        return _openai.ChatStream(toolset_of(tools), families=self.setup.families, policy=self.setup.policy)
+        # SGLang gives a detector no way to refuse a request (docs/servers.md): tools the
+        # Toolset refuses are read leniently, with a warning, never an error mid-stream
+        return _openai.ChatStream(lenient_toolset(tools), families=self.setup.families, policy=self.setup.policy)
+
+    def get_auto_tool_call_structural_tag(
+        self, tools: Any = None, thinking_mode: bool = False, parallel_tool_calls: bool = True
+    ) -> Any:
+        """None (tool_choice "auto" is not constrained); asked by SGLang with the request's
+        tools before it generates, so a warning about tools the Toolset refuses is logged
+        then, not after the first delta."""
+        lenient_toolset(tools)
+        return None
 
     # whole replies ---------------------------------------------------------------------
 
@@ -154,7 +165,7 @@ class ToolDialectDetector(BaseFormatDetector):
         try:
             from .. import export
 
-            return export.structural_tag(family, toolset_of(tools), mode=mode, parallel=parallel)
+            return export.structural_tag(family, lenient_toolset(tools), mode=mode, parallel=parallel)
         except ToolDialectError:
             return None
 

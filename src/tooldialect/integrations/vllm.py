@@ -25,12 +25,24 @@ puts the token that stopped generation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import openai as _openai
+from ..errors import ToolDialectError
 from ..stream import parse
-from ._setup import Setup, end_token_ids, fixed, model_id_of, record_entry, setup, special_markers, toolset_of
+from ._gate import ReasoningGate
+from ._setup import (
+    Setup,
+    end_token_ids,
+    fixed,
+    lenient_toolset,
+    model_id_of,
+    record_entry,
+    setup,
+    special_markers,
+    toolset_of,
+)
 
 try:  # vLLM with entrypoints/generate (the protocol shared by chat and responses)
     from vllm.entrypoints.generate.base.protocol import (
@@ -59,6 +71,10 @@ try:
 except ImportError:  # a vLLM without pluggable reasoning parsers
     ReasoningParser = None  # type: ignore[assignment,misc]
     ReasoningParserManager = None  # type: ignore[assignment,misc]
+try:  # what vLLM's server answers with 400 Bad Request, naming the parameter
+    from vllm.exceptions import VLLMValidationError
+except ImportError:  # older vLLM: a ValueError is a 400 there
+    VLLMValidationError = None  # type: ignore[assignment,misc]
 
 __all__ = ["NAME", "ToolDialectReasoningParser", "ToolDialectToolParser"]
 
@@ -100,6 +116,15 @@ class ToolDialectToolParser(ToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
+        if request.tools and request.tool_choice in (None, "auto"):
+            # tools this parser will read with: refused here, while vLLM renders the request
+            # (a 400 naming the tool), not at the first delta after the client got a 200
+            try:
+                toolset_of(request.tools)
+            except ToolDialectError as exc:
+                if VLLMValidationError is None:
+                    raise
+                raise VLLMValidationError(f"tools: {exc}", parameter="tools") from exc
         # a family whose markers are special tokens is unreadable once the server drops
         # them from the text; a tokenizer that does not say which tokens are special keeps all
         if request.tools and request.tool_choice != "none" and (self._specials is None or self._specials):
@@ -107,7 +132,9 @@ class ToolDialectToolParser(ToolParser):
         return request
 
     def _new_chat(self, request: Any) -> _openai.ChatStream:
-        tools = toolset_of(getattr(request, "tools", None) or self.tools)
+        # a request whose tools adjust_request did not see (a serving path that skips it):
+        # read with what the toolset accepts, and a warning, never an error mid-stream
+        tools = lenient_toolset(getattr(request, "tools", None) or self.tools)
         return _openai.ChatStream(
             tools,
             families=self.setup.families,
@@ -249,12 +276,20 @@ if ReasoningParser is not None:
         def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(tokenizer, *args, **kwargs)
             self.setup = self.fixed_setup or setup(model_id_of(tokenizer))
+            self._gate = ReasoningGate(tokenizer, self.setup.policy)
+
+        # vLLM's structured output (a response_format, tool_choice "required" or a named
+        # tool) constrains the reply from where these say its reasoning ended: asked once
+        # with the prompt, then at every step with the whole sequence and the newest tokens
 
         def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-            return True  # the tool parser reads the reasoning from the first character
+            return self._gate.ended(input_ids)
 
-        def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Sequence[int]) -> bool:
-            return True
+        def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
+            return self._gate.ended(input_ids, list(delta_ids))
+
+        # the serving layer: the tool parser reads reasoning, text and calls in one pass, so
+        # every character and token goes to it, whatever the gate says
 
         def has_engine_confirmed_reasoning_end(self) -> bool:
             return True
