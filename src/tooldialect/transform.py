@@ -190,7 +190,8 @@ class Reader(Salvage):
                 issues.append(
                     Issue(
                         "malformed_block",
-                        {"reason": "the payload holds no call", "excerpt": excerpt(tok.value)},
+                        # the grammar read it whole: it is the payload that is no call
+                        {"reason": "the payload holds no call", "excerpt": excerpt(tok.value), "at": tok.start},
                         (tok.start, tok.end),
                         "a JSON payload that is not a call object",
                     )
@@ -215,7 +216,8 @@ class Reader(Salvage):
         name = node_text(name_node).strip() if name_node is not None else ""
         span = (node.start or 0, node.end or 0)
         if not name:
-            return [], [Issue("malformed_block", {"reason": "call without a name"}, span, "call without a name")]
+            detail = {"reason": "call without a name", "at": span[0]}
+            return [], [Issue("malformed_block", detail, span, "call without a name")]
         call_id = node_text(id_node).strip() or None if id_node is not None else None
         params = parts.get("param")
         if params:
@@ -233,7 +235,7 @@ class Reader(Salvage):
         try:
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
-            issue = _invalid_json(tok, str(exc), name)
+            issue = _invalid_json(tok, exc, name)
             issue.span = (
                 min(span[0], tok.start or span[0]),
                 max(span[1], tok.end or span[1]),
@@ -311,7 +313,7 @@ class Reader(Salvage):
             value, repairs = self._load(text)
         except JsonValueError as exc:
             tok = Tok("JSON", text, base, base + len(text))
-            return [], [_invalid_json(tok, str(exc), None)]
+            return [], [_invalid_json(tok, exc, None)]
         calls: list[RawCall] = []
         issues: list[Issue] = []
         skipped: list[tuple[int, int]] = []
@@ -341,7 +343,11 @@ class Reader(Salvage):
                 issues.append(
                     Issue(
                         "malformed_block",
-                        {"reason": "an element that is not a call object", "excerpt": excerpt(text[start:end])},
+                        {
+                            "reason": "an element that is not a call object",
+                            "excerpt": excerpt(text[start:end]),
+                            "at": base + start,
+                        },
                         (base + start, base + end),
                         "an element of the payload is not a call object; ignored",
                         elem,
@@ -536,8 +542,11 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
     return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
 
 
-def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
-    detail: dict[str, Any] = {"reason": f"not valid JSON: {reason}", "excerpt": excerpt(tok.value)}
+def _invalid_json(tok: Tok, exc: JsonValueError, name: str | None) -> Issue:
+    reason = str(exc)
+    start = tok.start or 0
+    at = start + exc.pos if exc.pos >= 0 else start  # where strict JSON stopped reading it
+    detail: dict[str, Any] = {"reason": f"not valid JSON: {reason}", "excerpt": excerpt(tok.value), "at": at}
     if name:
         detail["name"] = name
     return Issue("malformed_block", detail, (tok.start, tok.end), f"payload is not valid JSON ({reason})")

@@ -141,7 +141,7 @@ class Recovery:
     def _malformed(self, b: Block, c: Cand, q: int, closer_end: int) -> bool:
         """A broken block up to a closer of its grammar: removed with the closer, reported."""
         junk = self._slice(max(c.fail_pos, b.start), q)
-        detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q))}
+        detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q)), "at": c.at}
         self._emit_pending(b, c)
         self._abort_started(b, "malformed_block")
         self.sink.diag(
@@ -167,7 +167,7 @@ class Recovery:
             self.sink.diag(
                 Issue(
                     "malformed_block",
-                    {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end))},
+                    {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end)), "at": c.at},
                     (calls_end, c.last_end),
                     f"a call broken off after the block's calls ({c.fail_reason}); removed from the text",
                 ),
