@@ -134,7 +134,7 @@ class Recovery:
                 return self._malformed(b, c, self.window.base + q, self.window.base + closer_end)
         if cut:
             return self._truncated(b, c)
-        if c.calls:
+        if c.calls and not c.g.header.gated:  # a registry-gated body is all or nothing
             return self._calls_stand(b, c)
         return self._unterminated(b, c, self.window.base + (m.start() if m is not None else len(win)))
 
@@ -142,7 +142,8 @@ class Recovery:
         """A broken block up to a closer of its grammar: removed with the closer, reported."""
         junk = self._slice(max(c.fail_pos, b.start), q)
         detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q)), "at": c.at}
-        self._emit_pending(b, c)
+        # the calls read before the damage stand, but not in a registry-gated body (all or nothing)
+        self._emit_pending(b, c, issues_only=c.g.header.gated)
         self._abort_started(b, "malformed_block")
         self.sink.diag(
             Issue(
