@@ -249,20 +249,27 @@ class Reader(Salvage):
         self, name: str, items: list[Node], call_id: str | None, span: tuple[int, int]
     ) -> tuple[list[RawCall], list[Issue]]:
         """A call whose arguments are written as code: the call, or no call and the reason."""
+        repairs: list[str] = []
         try:
-            args = self.keyword_arguments(items)
+            args = self.keyword_arguments(items, repairs)
         except Refused as refused:
             return [], [refusal(name, refused, span, self.max_depth, "; the call is not returned")]
-        return [RawCall(name, args, json.dumps(args, ensure_ascii=False), call_id, span, self.family)], []
+        call = RawCall(name, args, json.dumps(args, ensure_ascii=False), call_id, span, self.family)
+        if repairs:
+            call.notes.append(repaired_issue(name, repairs, span))
+        return [call], []
 
-    def keyword_arguments(self, items: list[Node]) -> dict[str, Any]:
+    def keyword_arguments(self, items: list[Node], repairs: list[str] | None = None) -> dict[str, Any]:
         """Keyword arguments (``py_kwarg`` nodes) to a JSON object; a positional argument or
-        a repeated keyword raises :class:`~tooldialect.pyliteral.Refused`."""
+        a repeated keyword raises :class:`~tooldialect.pyliteral.Refused`.  A raw line break
+        in a one-line string is read as written (LFM2.5's template writes values as they
+        are), and ``repairs`` says so."""
         args: dict[str, Any] = {}
+        notes: list[str] = [] if repairs is None else repairs
         for item in items:
             if item.name != "py_kwarg":
                 raise Refused("a positional argument (calls take keyword arguments only)")
-            name, value = keyword_argument(item, self.max_depth)
+            name, value = keyword_argument(item, self.max_depth, notes=notes)
             if name in args:
                 raise Refused(f"the keyword argument {name!r} is repeated")
             args[name] = value
