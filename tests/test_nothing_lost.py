@@ -443,3 +443,15 @@ def test_a_broken_payload_is_removed_whole_with_one_report(text, calls, shown):
     assert _calls(got) == calls
     assert got.text == shown
     assert _kinds(got) == ["malformed_block"]
+
+
+def test_a_broken_fenced_block_ends_at_the_next_call_fence():
+    """A fence that holds calls (```` ```tool_call ````) is a marker, not an example fence
+    to look past: a broken block before it ends there, so the call in it stands.  Recovery
+    looked past every such fence to the end of the text (work that grew with the square of
+    their number), and took the call with it."""
+    first = '```tool_call\n{"name": "f" "arguments": {}}\n'
+    text = first + '```tool_call\n{"name": "get_time", "arguments": {}}\n```'
+    got = _check(text)
+    assert _calls(got) == [("get_time", {})]
+    assert got.text == first and _kinds(got) == ["unterminated_block"]
