@@ -495,11 +495,12 @@ class Cursor:
     def _resync(self, c: Cand) -> bool:
         """Find where a block goes on after text it could not read.  False to stop.
 
-        After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload or at
-        a closer of this grammar; after unexpected text where the block could end
-        (``Resync.JUNK``) it goes on only at a closer of a structure still open.  The skipped text is
-        reported and removed with the block.  Anything else first (another marker, the end
-        of the text) and the block ends where the damage began.
+        After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload (never
+        at a bracket nested in the broken one: ``jsonscan.Resume``) or at a closer of this
+        grammar; after unexpected text where the block could end (``Resync.JUNK``) it goes on
+        only at a closer of a structure still open.  The skipped text is reported and removed
+        with the block.  Anything else first (another marker, the end of the text) and the
+        block ends where the damage began.
         """
         if c.pos < self.window.base:
             self._rewind(c.pos)  # the damage began in text already moved out of the window
