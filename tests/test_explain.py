@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import all_cases, budget, options
+from support import all_cases, budget, options, run_stream
 
 import tooldialect as td
 from tooldialect import cli
 from tooldialect.explain import REGION_KINDS
+from tooldialect.stream import collect
 
 CASES = all_cases()
 VISIBLE = ("text", "example")
@@ -58,6 +59,10 @@ def test_every_corpus_case_is_explained_character_by_character(case):
         assert len(owners) <= 1
         if owners:
             assert owners[0].family == call.family and owners[0].outcome == "calls"
+    # every malformed_block says where its grammar stopped, inside what it removed
+    for d in result.diagnostics:
+        if d.kind == "malformed_block":
+            assert isinstance(d.detail.get("at"), int) and d.span[0] <= d.detail["at"] <= d.span[1], d
 
 
 # -- the verdicts ------------------------------------------------------------------------------------
@@ -88,6 +93,29 @@ def test_a_block_names_the_family_that_read_it_and_why_the_others_lost():
     ]
     assert ("call_name", "get_weather") in kinds and ("call_arguments", '{"city": "Paris",}') in kinds
     assert kinds[-1] == ("dropped", '<tool_call>{"name": "get_time", "arguments": {"tz": "Europe/Par')
+
+
+BROKEN = 'Before. <tool_call>{"name": "f" "arguments": {}}</tool_call> After.'
+
+
+def test_a_malformed_block_says_where_its_grammar_stopped():
+    """``detail["at"]``: the first character the grammar could not take (the quote of
+    ``"arguments"``, a comma missing before it), the same in batch and at every chunking;
+    explain shows it, and the winner's line agrees with the verdict."""
+    (d,) = td.parse(BROKEN).diagnostics
+    assert d.kind == "malformed_block" and d.detail["at"] == 32 == BROKEN.index('"arguments"')
+    for cuts in (range(1, len(BROKEN)), range(3, len(BROKEN), 3), [20, 33, 45]):
+        streamed = collect(run_stream(BROKEN, list(cuts))).diagnostics
+        assert [x.model_dump() for x in streamed] == [d.model_dump()]
+    (block,) = td.explain(BROKEN).blocks
+    assert block.outcome == "malformed_block" and "stopped at offset 32" in block.summary
+    (won,) = [c for c in block.candidates if c.won]
+    assert "offset 32" in won.reason and "found no call" not in won.reason
+    # a block the grammar reads whole but that holds no call object: the winner says so
+    (block,) = td.explain('<tool_call>{"city": "Paris"}</tool_call>').blocks
+    (won,) = [c for c in block.candidates if c.won]
+    assert block.outcome == "malformed_block" and "holds no valid call" in block.summary
+    assert "holds no valid call: the payload holds no call (at offset 11)" in won.reason
 
 
 def test_candidates_that_found_calls_lose_in_the_arbitration_order():

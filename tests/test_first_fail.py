@@ -61,7 +61,7 @@ def test_a_candidate_that_cannot_begin_its_body_is_not_searched_for_a_token():
     assert not result.diagnostics
     assert asked and all(terms for terms, _win, _lp in asked)
     # the five other families sharing the opener were still made, and failed at "{"
-    assert [reason for _pos, _kind, reason in failed].count("unexpected '{'") == 5
+    assert [args[2] for args in failed].count("unexpected '{'") == 5
 
 
 def test_an_ignored_token_is_tried_only_where_it_can_begin():

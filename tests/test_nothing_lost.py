@@ -411,3 +411,47 @@ def test_a_broken_block_is_not_closed_by_the_next_fence_s_opener():
     got = _check(text)
     assert _calls(got) == [("send_message", {"city": "Oslo"})]
     assert got.text.endswith(example)
+
+
+# -- a broken payload is removed whole -----------------------------------------------------------
+
+BROKEN = [
+    # a comma missing before the arguments: the nested {} was read as the next payload and
+    # the last } was left visible
+    ('Before. <tool_call>{"name": "f" "arguments": {}}</tool_call> After.', [], "Before.  After."),
+    # brackets inside strings after the damage are not the broken payload's
+    ('<tool_call>{"name": "f" "arguments": {"q": "a}b{"}}</tool_call> ok', [], " ok"),
+    # a closer inside a string before the damage is the payload's own text
+    ('A <tool_call>{"name": "f", "arguments": {"a": "</tool_call>", b}}</tool_call> B', [], "A  B"),
+    # one payload per line: the next line's payload still stands
+    (
+        '<tool_call>{"name": "f", "arguments": {"a": 1}}\n{"name": "g" "arguments": {"b": 2}}\n'
+        '{"name": "h", "arguments": {}}</tool_call>x',
+        [("f", {"a": 1}), ("h", {})],
+        "x",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "calls", "shown"), BROKEN)
+def test_a_broken_payload_is_removed_whole_with_one_report(text, calls, shown):
+    """After a payload the scanner could not read, the block goes on at the next payload:
+    where the broken one's brackets balance, or on a line of its own, never at a bracket
+    nested inside it.  The broken payload is one malformed_block and no piece of it is
+    left visible."""
+    got = _check(text)
+    assert _calls(got) == calls
+    assert got.text == shown
+    assert _kinds(got) == ["malformed_block"]
+
+
+def test_a_broken_fenced_block_ends_at_the_next_call_fence():
+    """A fence that holds calls (```` ```tool_call ````) is a marker, not an example fence
+    to look past: a broken block before it ends there, so the call in it stands.  Recovery
+    looked past every such fence to the end of the text (work that grew with the square of
+    their number), and took the call with it."""
+    first = '```tool_call\n{"name": "f" "arguments": {}}\n'
+    text = first + '```tool_call\n{"name": "get_time", "arguments": {}}\n```'
+    got = _check(text)
+    assert _calls(got) == [("get_time", {})]
+    assert got.text == first and _kinds(got) == ["unterminated_block"]

@@ -362,6 +362,18 @@ def test_a_truncated_call_ends_with_length():
     assert td.openai.finish_reason(td.parse(text)) == "length"
 
 
+def test_a_call_cut_off_after_a_closer_inside_a_string_ends_with_length():
+    """The closer is the string's text: the call is truncated, not a malformed block, so the
+    reply was cut off (``length``; Anthropic's ``max_tokens``) and nothing of it is shown."""
+    text = '<tool_call>\n{"name": "search_files", "arguments": {"query": "a </tool_call> b", "max'
+    deltas, reason = run_chat(text, list(range(1, len(text))), families=["hermes"])
+    assert reason == "length" and td.openai.finish_reason(td.parse(text)) == "length"
+    assert not any(d.get("content") for d in deltas)
+    (tc,) = tool_calls(deltas)
+    assert tc["function"]["name"] == "search_files" and tc["aborted"] == "truncated"
+    assert td.anthropic.stop_reason(td.parse(text)) == "max_tokens"
+
+
 def test_an_aborted_call_keeps_its_slot_and_later_calls_follow():
     text = (
         "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>\n"

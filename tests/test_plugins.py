@@ -326,6 +326,67 @@ def test_a_python_literal_family_needs_a_grammar_only(tmp_path):
     assert td.parse(written, families=["atcall"]).calls[0].arguments == want
 
 
+# A registry-gated family whose calls are separate `call` nodes (NexusRaven's `Call:` lines).
+GATED_GRAMMAR = """\
+// family: ravencall
+// title: Call: f(a=1); g(b=2) with Python literal arguments, read against the toolset
+// models: example-org/ravencall-*
+// checked against: a NexusRaven-style format (Call: lines, calls separated by ";", <bot_end> after them)
+// gated: toolset
+// write block: CALL_OPEN " " calls
+// write call: name:PY_NAME "(" arguments:keywords ")"
+// write sep: "; "
+
+%import ._json (WS)
+%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
+%ignore WS
+
+start: CALL_OPEN call (SEMICOLON call)* CALL_CLOSE?
+call: name "(" _py_items? ")"
+name: PY_NAME
+
+CALL_OPEN: "Call:"
+SEMICOLON: ";"
+CALL_CLOSE: "<bot_end>"
+"""
+GET_TIME = td.Toolset.from_openai(
+    [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "shown"),
+    [
+        # no closer: the body is text as written, and reported
+        ("Call: get_time(tz='UTC'); launch_missiles(n=3)", "unterminated_block", None),
+        ("Call: get_time(tz='UTC'); launch_missiles(n=3) and then some", "unterminated_block", None),
+        # a closer: the body is removed up to it, and reported
+        ("Call: get_time(tz='UTC'); launch_missiles(n=3)<bot_end> Done.", "malformed_block", " Done."),
+    ],
+)
+def test_a_gated_body_with_a_call_the_toolset_lacks_is_refused_whole(tmp_path, capsys, text, kind, shown):
+    """All or nothing, whatever rule holds the calls: a registry-gated body naming a tool the
+    toolset does not offer returns none of its calls, and none of its text vanishes.  The
+    offered call was returned and ``; launch_missiles`` vanished, ``(n=3)`` left as text."""
+    d = tmp_path / "g"
+    d.mkdir()
+    (d / "ravencall.lark").write_text(GATED_GRAMMAR, encoding="utf-8")
+    assert check(capsys, str(d / "ravencall.lark"))[0] == 0
+    assert td.families.register_path(d) == ["ravencall"]
+    ok = td.parse("Call: get_time(tz='UTC'); get_time(tz='CET')<bot_end>", tools=GET_TIME)
+    assert [(c.name, c.arguments, c.family) for c in ok.calls] == [
+        ("get_time", {"tz": "UTC"}, "ravencall"),
+        ("get_time", {"tz": "CET"}, "ravencall"),
+    ]
+    result = td.parse(text, tools=GET_TIME)
+    assert result.calls == []
+    assert result.text == (text if shown is None else shown)
+    assert [d.kind for d in result.diagnostics] == [kind]
+    assert "'launch_missiles' is not a tool the toolset offers" in result.diagnostics[0].detail["reason"]
+    for mode in MODES[1:]:
+        check_invariants(text, run_stream(text, cuts_for(text, mode), tools=GET_TIME), result)
+
+
 def _install_entry_point(site: Path, target: str, monkeypatch) -> None:
     info = site / "ledger_dialects-1.0.dist-info"
     info.mkdir(parents=True)

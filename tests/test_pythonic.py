@@ -34,7 +34,7 @@ def parse_checked(text: str, **opts):
         ("'''a ' '' b''' z", 14),
         ('"""x\n"y"\n""" z', 12),
         ("'''''' z", 6),
-        ("'a\nb'", 5),  # found whole; the reader refuses the raw line break
+        ("'a\nb'", 5),  # found whole; the reader decides what the raw line break is
     ],
 )
 def test_scanner_finds_the_end_whole_and_at_every_cut(text, end):
@@ -344,3 +344,30 @@ def test_a_string_literal_continued_by_deltas_is_taken_in_one_step(value):
         assert [e.model_dump() for e in fast] == [e.model_dump() for e in slow], mode
         check_invariants(text, fast, td.parse(text, **opts))
     assert any(taken) is (not value.startswith("'''"))
+
+
+# -- raw line breaks in one-line strings -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r\n"])
+def test_a_raw_line_break_in_a_quoted_value_is_read_as_written_and_reported(brk):
+    """LFM2.5's template renders argument values as they are, so the model writes real line
+    breaks inside one-line strings: read as the characters written (``\\r\\n`` too, as in a
+    triple-quoted string), reported ``arguments_repaired``.  They were refused
+    (``arguments_invalid``).  Code calls stay strict (decisions.md, 60)."""
+    text = f'<|tool_call_start|>[write_note(title="a", body="line one{brk}line two")]<|tool_call_end|>'
+    result = parse_checked(text)
+    assert [(c.name, c.arguments, c.family) for c in result.calls] == [
+        ("write_note", {"title": "a", "body": f"line one{brk}line two"}, "pythonic")
+    ]
+    assert [(d.kind, d.detail) for d in result.diagnostics] == [
+        ("arguments_repaired", {"name": "write_note", "repairs": ["raw line break in a string"]})
+    ]
+    assert result.text == ""
+    # a dict key, and a value nested in a list, are strings like any other
+    nested = parse_checked("<|python_start|>[f(a=['x\ny'], b={'k\nl': 1})]<|python_end|>")
+    assert [c.arguments for c in nested.calls] == [{"a": ["x\ny"], "b": {"k\nl": 1}}]
+    assert [d.kind for d in nested.diagnostics] == ["arguments_repaired"]
+    tools = td.Toolset([td.Tool(name="write_note")])
+    code = td.parse('<tool_call>write_note(body="line one\nline two")</tool_call>', tools=tools, families=["codecall"])
+    assert code.calls == [] and "raw line break" in code.diagnostics[0].detail["reason"]

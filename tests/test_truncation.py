@@ -24,7 +24,7 @@ import pytest
 from contract import CHUNKINGS, VARIANTS, policy_with
 from hypothesis import given
 from hypothesis import strategies as st
-from support import ROOT, all_cases, budget, long_search, options, sweep, tool
+from support import ROOT, all_cases, budget, check_invariants, cuts_for, long_search, options, run_stream, sweep, tool
 
 import tooldialect as td
 
@@ -179,3 +179,28 @@ def test_known_cut_off_failure_a_refused_call_in_reasoning_takes_the_block_away(
     harnesses.check_prefix(text, text.index("\nget_time") + 4, opts)
     cut = td.parse(text[: text.index("\nget_time") + 4], **opts)
     assert cut.reasoning == text[: text.index("\nget_time") + 4] and not cut.diagnostics
+
+
+CLOSER_IN_STRING = '<tool_call>\n{"name": "search_files", "arguments": {"query": "a </tool_call> b", "max'
+
+
+@pytest.mark.parametrize("policy", [{}, KEEP])
+def test_a_closer_inside_a_string_of_a_cut_off_call_is_the_strings(policy):
+    """A closer the JSON scanner read inside a string that it then closed is the string's
+    text, not the block's end: the call cut off after it is ``truncated`` (with its name),
+    and nothing of it is visible.  It was a ``malformed_block`` up to that closer, with the
+    rest of the payload left as text."""
+    opts = {"policy": td.Policy(**policy)}
+    got = td.parse(CLOSER_IN_STRING, **opts)
+    kept = [("search_files", {"query": "a </tool_call> b"})] if policy else []  # its complete arguments
+    assert got.text == "" and [(c.name, c.arguments) for c in got.calls] == kept
+    assert [(d.kind, d.detail.get("name")) for d in got.diagnostics] == [("truncated", "search_files")]
+    removed = got.diagnostics[0].detail.get("removed", got.diagnostics[0].span)
+    assert tuple(removed) == (0, len(CLOSER_IN_STRING))
+    for mode in ("whole", "chars", "random"):
+        check_invariants(CLOSER_IN_STRING, run_stream(CLOSER_IN_STRING, cuts_for(CLOSER_IN_STRING, mode), **opts), got)
+    # a closer inside the string still open at the end of the text did end the block
+    broken = 'A <tool_call>{"name": "f", "arguments": {"a": "b}</tool_call> B'
+    got = td.parse(broken, **opts)
+    assert got.text == "A  B" and [d.kind for d in got.diagnostics] == ["malformed_block"]
+    assert got.diagnostics[0].detail["at"] == broken.index('"b}')

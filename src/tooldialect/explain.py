@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .engine.observe import BlockNote, CandidateNote, ObservedEngine, Observer
 from .errors import PolicyError
-from .models import CallEnd, DiagnosticEvent, ParseResult, Policy, json_data
+from .models import CallEnd, Diagnostic, DiagnosticEvent, ParseResult, Policy, json_data
 from .stream import ToolStream, _families, collect
 from .toolset import Toolset
 
@@ -176,6 +176,7 @@ def _verdicts(
             if isinstance(ev, DiagnosticEvent) and id(ev.diagnostic) in diag_index
         ]
         outcome = _outcome(note, [result.diagnostics[i].kind for i in diags], bool(calls))
+        stopped = next((result.diagnostics[i] for i in diags if result.diagnostics[i].kind == "malformed_block"), None)
         if outcome == "text" and not diags:
             continue  # an opener no family took, kept as text: nothing to explain
         anchor = max(note.opener_end, note.accepted_to)
@@ -202,8 +203,8 @@ def _verdicts(
                 channel=note.channel,
                 outcome=outcome,
                 family=note.winner if outcome != "text" else None,
-                summary=_summary(note, outcome, len(calls)),
-                candidates=_candidates(note, outcome),
+                summary=_summary(note, outcome, len(calls), stopped),
+                candidates=_candidates(note, outcome, stopped),
                 calls=calls,
                 diagnostics=diags,
             )
@@ -233,7 +234,7 @@ _OUTCOMES = {
     "text": "no family read a call here: the opener is kept as text",
     "quoted": "prose quoting the format ({family}'s syntax with no argument, mid-line): kept as text",
     "truncated": "{family}'s payload is cut off by the end of the text: removed, not returned (truncated)",
-    "malformed_block": "{family}'s block holds no valid call: removed up to its closer (malformed_block)",
+    "malformed_block": "{family}'s block holds no valid call{at}: removed up to its closer (malformed_block)",
     "repetition_loop": "the opener repeats without its closer: the loop is removed (repetition_loop)",
     "limit_exceeded": "a Policy limit was reached (limit_exceeded)",
     "unknown_tool": "{family} read a call to a tool the toolset lacks, not returned (unknown_tool)",
@@ -244,27 +245,33 @@ _OUTCOMES = {
 }
 
 
-def _summary(note: BlockNote, outcome: str, n: int) -> str:
+def _summary(note: BlockNote, outcome: str, n: int, stopped: Diagnostic | None) -> str:
     family = note.winner or (note.candidates[0].family if note.candidates else "?")
-    return _OUTCOMES[outcome].format(family=family, n=n, s="" if n == 1 else "s")
+    at = f" (its grammar stopped at offset {stopped.detail['at']})" if stopped is not None else ""
+    return _OUTCOMES[outcome].format(family=family, n=n, s="" if n == 1 else "s", at=at)
 
 
-def _candidates(note: BlockNote, outcome: str) -> list[Candidate]:
+def _candidates(note: BlockNote, outcome: str, stopped: Diagnostic | None) -> list[Candidate]:
     won = next((c for c in note.candidates if c.family == note.winner), None) if outcome != "text" else None
     return [
         Candidate.model_construct(
-            family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note)
+            family=c.family, won=c is won, calls=c.calls, state=c.state, reason=_why(c, won, note, stopped)
         )
         for c in note.candidates
     ]
 
 
-def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote) -> str:
-    """Why ``c`` won or lost, in the arbitration order of docs/decisions.md #7."""
+def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote, stopped: Diagnostic | None = None) -> str:
+    """Why ``c`` won or lost, in the arbitration order of docs/decisions.md #7 (``stopped``:
+    the block's ``malformed_block``, which the winner's line agrees with)."""
     if c.failure is not None:
-        where = f" at offset {c.fail_pos}" if c.fail_pos >= 0 else ""
+        pos = c.at if c.failure == "syntax" and c.at >= 0 else c.fail_pos  # where the grammar stopped
+        where = f" at offset {pos}" if pos >= 0 else ""
         read = f"could not read the block ({c.failure}{where})"
         reason = f"{read}: {c.reason}" if c.reason else read
+    elif c.calls == 0 and c is won and stopped is not None:
+        reason = f"read the block, but it holds no valid call: {stopped.detail['reason']}"
+        reason += f" (at offset {stopped.detail['at']})"
     elif c.calls == 0:
         reason = "read the block but found no call in it"
     else:

@@ -28,6 +28,7 @@ __all__ = [
     "MORE",
     "JsonScanner",
     "JsonValueError",
+    "Resume",
     "depth_exceeds",
     "loads_strict",
     "quoted_end",
@@ -73,6 +74,7 @@ class JsonScanner:
         "_elem",
         "_fn_depth",
         "_str_is_key",
+        "lit_at",
     )
 
     def __init__(self, max_depth: int = 64, quotes: tuple[str, ...] = ()) -> None:
@@ -93,6 +95,7 @@ class JsonScanner:
         self._elem = 0  # element ordinal inside a top-level array
         self._fn_depth = 0
         self._str_is_key = False
+        self.lit_at = -1  # where the last string or comment began, in the input (see scan's origin)
 
     def string_run(self, piece: str) -> int:
         """Whether ``piece`` only continues the double-quoted string being read, as ``scan``
@@ -121,8 +124,8 @@ class JsonScanner:
 
     # -- scanning ---------------------------------------------------------------------
 
-    def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
-        """Continue scanning ``text[pos:end]``; ``eof`` means no text follows ``end``."""
+    def scan(self, text: str, pos: int, eof: bool, end: int | None = None, origin: int = 0) -> tuple[str, int]:
+        """Continue scanning ``text[pos:end]`` (which begins at ``origin``); ``eof``: nothing follows."""
         n = len(text) if end is None else min(end, len(text))
         while pos < n:
             if self.quote:
@@ -175,12 +178,14 @@ class JsonScanner:
                     self.error = f"unexpected {ch!r}"
                     return FAIL, pos
                 self.quote = ch
+                self.lit_at = origin + pos
                 self._str_is_key = bool(self._expect) and self._expect[-1] == "key"
                 self._collect = len(self.stack) <= 2
                 self._plen = 0
                 pos += 1
             elif ch == "/":
                 self.comment = "/"
+                self.lit_at = origin + pos
                 pos += 1
             else:
                 sentinel, partial = self._sentinel(text, pos, n)
@@ -188,6 +193,7 @@ class JsonScanner:
                     return MORE, pos
                 if sentinel and expect in ("key", "value"):
                     self.quote = sentinel
+                    self.lit_at = origin + pos
                     self._str_is_key = bool(self._expect) and self._expect[-1] == "key"
                     self._collect = len(self.stack) <= 2
                     self._plen = 0
@@ -361,6 +367,77 @@ class JsonScanner:
             self.names.append((0 if root == "{" else self._elem, name))
 
 
+_NEST_PLAIN = re.compile(r'[^\[\]{}"\n]+')
+_NEST_STRING = re.compile(r'[^"\\\n]+')
+_NOT_BLANK = re.compile(r"[^ \t\r]")
+
+
+class Resume:
+    """After a payload the scanner could not read: where the next payload may begin.
+
+    An opening bracket is the next payload's first character once the brackets the broken
+    payload left open are closed, or where it is the first character of its line (one payload
+    per line); until then it opens a level of the broken payload, so that
+    ``{"name": "f" "arguments": {}}`` is one broken payload, not a broken one and ``{}``.
+    Brackets in double-quoted strings are not counted; a string ends at the end of its line,
+    so a stray quote misleads one line at most.  Linear: each character is looked at once,
+    runs of plain characters in one regex step.
+    """
+
+    __slots__ = ("depth", "quote", "escape", "blank", "pos")
+
+    def __init__(self, pos: int, depth: int, blank: bool) -> None:
+        self.depth = depth  # levels of the broken payload still open
+        self.quote = False
+        self.escape = False
+        self.blank = blank  # only white space since the last line break
+        self.pos = pos  # in the input: everything before it was looked at
+
+    def scan(self, text: str, origin: int, starts: str, n: int) -> int:
+        """Look on in ``text[:n]`` (``text`` begins at ``origin`` in the input): where the
+        next payload begins (one of ``starts``), in the input; -1 when it is not there."""
+        i = self.pos - origin
+        while i < n:
+            if self.quote:
+                m = None if self.escape else _NEST_STRING.match(text, i, n)
+                if m is not None:
+                    i = m.end()
+                    continue
+                ch = text[i]
+                if self.escape:
+                    self.escape = False
+                elif ch == "\\":
+                    self.escape = True
+                else:  # the closing quote, or a line break
+                    self.quote = False
+                    self.blank = ch == "\n"
+                i += 1
+                continue
+            m = _NEST_PLAIN.match(text, i, n)
+            if m is not None:
+                if self.blank and _NOT_BLANK.search(text, i, m.end()) is not None:
+                    self.blank = False
+                i = m.end()
+                continue
+            ch = text[i]
+            if ch in starts and (self.depth <= 0 or self.blank):
+                self.pos = origin + i  # (asked again, the same answer)
+                return self.pos
+            if ch == "\n":
+                self.blank = True
+            else:
+                self.blank = False
+                if ch == '"':
+                    self.quote = True
+                elif ch in "{[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+            i += 1
+        self.pos = origin + i
+        return -1
+
+
 def _decode_simple(raw: str) -> str | None:
     if "\\" not in raw:
         return raw[1:-1]
@@ -378,7 +455,12 @@ def _decode_simple(raw: str) -> str | None:
 
 
 class JsonValueError(ValueError):
-    """Text that is not strict JSON (or holds a non-finite number)."""
+    """Text that is not strict JSON (or holds a non-finite number); ``pos`` is where the
+    decoder stopped in it, when it says (-1 otherwise)."""
+
+    def __init__(self, message: str, pos: int = -1) -> None:
+        super().__init__(message)
+        self.pos = pos
 
 
 def _reject_constant(name: str) -> Any:
@@ -405,7 +487,7 @@ def loads_strict(text: str) -> Any:
     except JsonValueError:
         raise
     except (ValueError, RecursionError) as exc:
-        raise JsonValueError(str(exc)) from None
+        raise JsonValueError(str(exc), getattr(exc, "pos", -1)) from None
 
 
 def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:

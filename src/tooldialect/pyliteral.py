@@ -33,6 +33,7 @@ from .pieces import piece
 __all__ = [
     "CONSTANTS",
     "PYTHON",
+    "RAW_BREAK",
     "TS_CONSTANTS",
     "TYPESCRIPT",
     "Refused",
@@ -78,6 +79,8 @@ _LEADING_ZERO = re.compile(r"[+-]?0[0-9_]*[1-9]")  # a zero before another digit
 _ESCAPES = re.compile(r"\\([\s\S])")  # escape pairs, left to right
 _INTERPOLATION = re.compile(r"\\[\s\S]|\$\{")
 _LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
+#: The repair a reader that takes ``notes`` reports for a raw line break in a one-line string.
+RAW_BREAK = "raw line break in a string"
 
 
 class Refused(ValueError):
@@ -96,9 +99,12 @@ def literal(
     *,
     language: str = PYTHON,
     templates: bool = False,
+    notes: list[str] | None = None,
 ) -> Any:
     """The JSON value of a ``py_value`` node, read as ``language`` reads it (``templates``:
-    a backtick template without ``${…}`` is a string in Python too, as code calls read it).
+    a backtick template without ``${…}`` is a string in Python too, as code calls read it;
+    ``notes``: a raw line break in a one-line string is read as written and noted there,
+    :data:`RAW_BREAK`, rather than refused).
 
     The walk keeps its own stack (no recursion), so a value as deep as any policy allows
     costs no Python stack; values are read in source order, so the first refusal is the
@@ -111,7 +117,7 @@ def literal(
     stack: list[tuple[Node, int, Any, Any]] = [(node, 0, root, 0)]
     while stack:
         value_node, depth, holder, slot = stack.pop()
-        atom = _scalar_or_container(value_node, constants, language, templates)
+        atom = _scalar_or_container(value_node, constants, language, templates, notes)
         if not isinstance(atom, Node):
             holder[slot] = atom[0]
             continue
@@ -124,7 +130,7 @@ def literal(
                 parts = [c for c in entry.children if isinstance(c, Node)]
                 if len(parts) != 2:
                     raise Refused("a set, not a dict")
-                key = _key(parts[0], constants, language)
+                key = _key(parts[0], constants, language, notes)
                 out[key] = None  # the first occurrence fixes the order, the last one the value
                 tasks.append((parts[1], depth + 1, out, key))
         else:
@@ -144,11 +150,11 @@ def literal(
 
 
 def _scalar_or_container(
-    node: Node, constants: dict[str, Any], language: str, templates: bool = False
+    node: Node, constants: dict[str, Any], language: str, templates: bool = False, notes: list[str] | None = None
 ) -> tuple[Any] | Node:
     """A value that holds no other value, as ``(value,)``, or the container atom to open."""
     atoms = [c for c in node.children if isinstance(c, Node)]
-    text = _strings(atoms, language)
+    text = _strings(atoms, language, notes)
     if text is not None:
         return (text,)
     if len(atoms) != 1:
@@ -170,7 +176,7 @@ def _scalar_or_container(
     return atom
 
 
-def _key(node: Node, constants: dict[str, Any], language: str) -> str:
+def _key(node: Node, constants: dict[str, Any], language: str, notes: list[str] | None = None) -> str:
     """A dict key: a string, or in TypeScript a bare identifier (anything else is refused
     without being opened)."""
     atoms = [c for c in node.children if isinstance(c, Node)]
@@ -182,7 +188,7 @@ def _key(node: Node, constants: dict[str, Any], language: str) -> str:
             raise Refused(f"the dict key {word!r} is a name in Python, not a string (quote it)")
     if len(atoms) == 1 and atoms[0].name == "py_template":
         raise Refused("a template is not an object key")
-    got = _scalar_or_container(node, constants, language)
+    got = _scalar_or_container(node, constants, language, notes=notes)
     if isinstance(got, Node):
         raise Refused(f"a dict key that is not a string ({got.name.removeprefix('py_')})")
     if not isinstance(got[0], str):
@@ -190,7 +196,7 @@ def _key(node: Node, constants: dict[str, Any], language: str) -> str:
     return got[0]
 
 
-def _strings(atoms: list[Node], language: str) -> str | None:
+def _strings(atoms: list[Node], language: str, notes: list[str] | None = None) -> str | None:
     """The text of a run of adjacent string literals (each maybe prefixed), else None."""
     parts = []
     i = 0
@@ -220,7 +226,7 @@ def _strings(atoms: list[Node], language: str) -> str | None:
             raise Refused("adjacent strings are joined in Python only; TypeScript needs +")
         if language == TYPESCRIPT and token[:3] in ("'''", '"""') and len(token) >= 6:
             raise Refused("a triple-quoted string is Python, not TypeScript")
-        parts.append(decode_string(token, raw="r" in prefix.lower(), language=language))
+        parts.append(decode_string(token, raw="r" in prefix.lower(), language=language, notes=notes))
         i += 1
     return "".join(parts) if parts else None
 
@@ -253,12 +259,14 @@ def number(text: str) -> int | float:
     return value
 
 
-def decode_string(token: str, raw: bool = False, language: str = PYTHON) -> str:
+def decode_string(token: str, raw: bool = False, language: str = PYTHON, notes: list[str] | None = None) -> str:
     """The text of a quoted string literal (quotes included in ``token``), as ``language``
-    reads it; escaped UTF-16 surrogate pairs are joined (JSON's habit), a lone one is refused."""
+    reads it; escaped UTF-16 surrogate pairs are joined (JSON's habit), a lone one is refused.
+    A raw line break in a one-line string is refused, or, given ``notes``, kept as written
+    and noted there."""
     quote = token[:3] if token[:3] in ("'''", '"""') and len(token) >= 6 else token[:1]
     body = token[len(quote) : len(token) - len(quote)]
-    return _decode(body, raw, multiline=len(quote) == 3, language=language)
+    return _decode(body, raw, multiline=len(quote) == 3, language=language, notes=notes)
 
 
 def decode_template(token: str) -> str:
@@ -271,7 +279,7 @@ def decode_template(token: str) -> str:
     return _decode(body.replace("\r\n", "\n"), False, multiline=True, language=TYPESCRIPT)
 
 
-def _decode(body: str, raw: bool, multiline: bool, language: str) -> str:
+def _decode(body: str, raw: bool, multiline: bool, language: str, notes: list[str] | None = None) -> str:
     escape = _escape_ts if language == TYPESCRIPT else _escape
     out: list[str] = []
     pos = 0
@@ -285,8 +293,10 @@ def _decode(body: str, raw: bool, multiline: bool, language: str) -> str:
         out.append(body[pos:at])
         ch = body[at]
         if ch != "\\":
-            if not multiline:
+            if not multiline and notes is None:
                 raise Refused("a raw line break inside a one-line string")
+            if not multiline and RAW_BREAK not in notes:  # (kept as written, like a triple-quoted one's)
+                notes.append(RAW_BREAK)
             out.append(ch)
             pos = at + 1
             continue
@@ -446,12 +456,15 @@ def keyword_name(tok: Tok) -> str:
     return tok.value
 
 
-def keyword_argument(item: Node, max_depth: int, *, language: str = PYTHON, templates: bool = False) -> tuple[str, Any]:
-    """A ``py_kwarg`` node (``name=value``): its keyword and the JSON value of its literal."""
+def keyword_argument(
+    item: Node, max_depth: int, *, language: str = PYTHON, templates: bool = False, notes: list[str] | None = None
+) -> tuple[str, Any]:
+    """A ``py_kwarg`` node (``name=value``): its keyword and the JSON value of its literal
+    (``notes``: as :func:`literal` takes it)."""
     key = item.children[0]
     value = item.children[-1]
     assert isinstance(key, Tok) and isinstance(value, Node)
-    return keyword_name(key), literal(value, max_depth, language=language, templates=templates)
+    return keyword_name(key), literal(value, max_depth, language=language, templates=templates, notes=notes)
 
 
 def name_pattern() -> re.Pattern[str]:

@@ -30,7 +30,7 @@ _TRIPLES = "'\""  # the quotes that may be tripled (a backtick never is)
 class StringScanner:
     """Finds the end of one quoted string literal, one delta at a time.
 
-    ``scan(text, pos, eof, end)`` has :class:`~tooldialect.jsonscan.JsonScanner`'s
+    ``scan(text, pos, eof, end, origin)`` has :class:`~tooldialect.jsonscan.JsonScanner`'s
     contract: it continues from ``pos`` and returns ``(DONE, end offset)``, ``(MORE,
     where to continue)`` or ``(CUT, pos)`` when the text ended inside the string.  It
     never fails: any character may be inside a string.
@@ -69,7 +69,7 @@ class StringScanner:
         """Read ``piece``, for which :meth:`string_run` said ``pending``."""
         self.escape = bool(pending)
 
-    def scan(self, text: str, pos: int, eof: bool, end: int | None = None) -> tuple[str, int]:
+    def scan(self, text: str, pos: int, eof: bool, end: int | None = None, origin: int = 0) -> tuple[str, int]:
         n = len(text) if end is None else min(end, len(text))
         # more text may arrive right at n (not when n is a cap inside text already read)
         growing = not eof and n == len(text)

@@ -41,6 +41,7 @@ from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 from .jsonspans import member_span, strict_element_spans
 from .lalr import Node, Tok
 from .pyliteral import Refused, keyword_argument
+from .reader_issues import invalid_json, refusal, unread_payload
 from .records import (  # also transform's: readers import them here
     ARGUMENT_KEYS,
     ID_KEYS,
@@ -51,11 +52,10 @@ from .records import (  # also transform's: readers import them here
     not_object_issue,
     not_returned_issue,
     repaired_issue,
-    unread_issue,
 )
 from .repair import RepairFailed, repair_json
 from .salvage import OPENERS, Salvage
-from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text, tokens
+from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -185,14 +185,15 @@ class Reader(Salvage):
         if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
             tok = first_token(node)
             if tok is None:
-                return [], _unread(node, None, (node.start or 0, node.end or 0))
+                return [], unread_payload(node, None, (node.start or 0, node.end or 0))
             bare = node.name == "bare_json_calls"
             calls, issues = self.read_payload(tok.value, tok.start, bare=bare, keyed=node.name == KEYED_RULE)
             if not calls and not issues and not bare:
                 issues.append(
                     Issue(
                         "malformed_block",
-                        {"reason": "the payload holds no call", "excerpt": excerpt(tok.value)},
+                        # the grammar read it whole: it is the payload that is no call
+                        {"reason": "the payload holds no call", "excerpt": excerpt(tok.value), "at": tok.start},
                         (tok.start, tok.end),
                         "a JSON payload that is not a call object",
                     )
@@ -217,7 +218,8 @@ class Reader(Salvage):
         name = node_text(name_node).strip() if name_node is not None else ""
         span = (node.start or 0, node.end or 0)
         if not name:
-            return [], [Issue("malformed_block", {"reason": "call without a name"}, span, "call without a name")]
+            detail = {"reason": "call without a name", "at": span[0]}
+            return [], [Issue("malformed_block", detail, span, "call without a name")]
         call_id = node_text(id_node).strip() or None if id_node is not None else None
         params = parts.get("param")
         if params:
@@ -231,12 +233,12 @@ class Reader(Salvage):
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         tok = first_token(args_node) if isinstance(args_node, Node) else args_node
         if tok is None or not isinstance(tok, Tok):
-            dropped = _unread(args_node, name, span)
+            dropped = unread_payload(args_node, name, span)
             return ([], dropped) if dropped else ([RawCall(name, {}, "{}", call_id, span, self.family)], [])
         try:
             value, repairs = self._load(tok.value)
         except JsonValueError as exc:
-            issue = _invalid_json(tok, str(exc), name)
+            issue = invalid_json(tok, exc, name)
             issue.span = (
                 min(span[0], tok.start or span[0]),
                 max(span[1], tok.end or span[1]),
@@ -250,20 +252,27 @@ class Reader(Salvage):
         self, name: str, items: list[Node], call_id: str | None, span: tuple[int, int]
     ) -> tuple[list[RawCall], list[Issue]]:
         """A call whose arguments are written as code: the call, or no call and the reason."""
+        repairs: list[str] = []
         try:
-            args = self.keyword_arguments(items)
+            args = self.keyword_arguments(items, repairs)
         except Refused as refused:
             return [], [refusal(name, refused, span, self.max_depth, "; the call is not returned")]
-        return [RawCall(name, args, json.dumps(args, ensure_ascii=False), call_id, span, self.family)], []
+        call = RawCall(name, args, json.dumps(args, ensure_ascii=False), call_id, span, self.family)
+        if repairs:
+            call.notes.append(repaired_issue(name, repairs, span))
+        return [call], []
 
-    def keyword_arguments(self, items: list[Node]) -> dict[str, Any]:
+    def keyword_arguments(self, items: list[Node], repairs: list[str] | None = None) -> dict[str, Any]:
         """Keyword arguments (``py_kwarg`` nodes) to a JSON object; a positional argument or
-        a repeated keyword raises :class:`~tooldialect.pyliteral.Refused`."""
+        a repeated keyword raises :class:`~tooldialect.pyliteral.Refused`.  A raw line break
+        in a one-line string is read as written (LFM2.5's template writes values as they
+        are), and ``repairs`` says so."""
         args: dict[str, Any] = {}
+        notes: list[str] = [] if repairs is None else repairs
         for item in items:
             if item.name != "py_kwarg":
                 raise Refused("a positional argument (calls take keyword arguments only)")
-            name, value = keyword_argument(item, self.max_depth)
+            name, value = keyword_argument(item, self.max_depth, notes=notes)
             if name in args:
                 raise Refused(f"the keyword argument {name!r} is repeated")
             args[name] = value
@@ -314,7 +323,7 @@ class Reader(Salvage):
             value, repairs = self._load(text)
         except JsonValueError as exc:
             tok = Tok("JSON", text, base, base + len(text))
-            return [], [_invalid_json(tok, str(exc), None)]
+            return [], [invalid_json(tok, exc, None)]
         calls: list[RawCall] = []
         issues: list[Issue] = []
         skipped: list[tuple[int, int]] = []
@@ -344,7 +353,11 @@ class Reader(Salvage):
                 issues.append(
                     Issue(
                         "malformed_block",
-                        {"reason": "an element that is not a call object", "excerpt": excerpt(text[start:end])},
+                        {
+                            "reason": "an element that is not a call object",
+                            "excerpt": excerpt(text[start:end]),
+                            "at": base + start,
+                        },
                         (base + start, base + end),
                         "an element of the payload is not a call object; ignored",
                         elem,
@@ -537,28 +550,6 @@ def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> b
         return False
     params = holder.get("parameters")
     return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
-
-
-def _unread(node: Any, name: str | None, span: tuple[int, int]) -> list[Issue]:
-    """What a payload node holds that the reader does not read (``records.unread_issue``)."""
-    holder = node.name if isinstance(node, Node) else "arguments"
-    issue = unread_issue(node_text(node), sorted({t.type for t in tokens(node)}), holder, name, span)
-    return [issue] if issue is not None else []
-
-
-def _invalid_json(tok: Tok, reason: str, name: str | None) -> Issue:
-    detail: dict[str, Any] = {"reason": f"not valid JSON: {reason}", "excerpt": excerpt(tok.value)}
-    if name:
-        detail["name"] = name
-    return Issue("malformed_block", detail, (tok.start, tok.end), f"payload is not valid JSON ({reason})")
-
-
-def refusal(name: str, refused: Refused, span: tuple[int, int], max_depth: int, more: str) -> Issue:
-    """The diagnostic of a call whose code arguments were refused (``more`` ends its message)."""
-    detail: dict[str, Any] = {"name": name, "reason": refused.reason}
-    if refused.kind == "limit_exceeded":
-        detail.update(limit="max_depth", value=max_depth)
-    return Issue(refused.kind, detail, span, f"{name}: {refused.reason}{more}")
 
 
 _READERS: dict[str, type[Reader]] = {}

@@ -164,9 +164,14 @@ class Arbiter:
             if winner.has_issue():
                 self._accept(b, winner, winner.last_end)
                 return
+            body = winner.body_at if winner.body_at >= 0 else b.opener_end  # where a call was to be
             issue = Issue(
                 "malformed_block",
-                {"reason": "the block holds no call", "excerpt": excerpt(self._slice(b.start, winner.last_end))},
+                {
+                    "reason": "the block holds no call",
+                    "excerpt": excerpt(self._slice(b.start, winner.last_end)),
+                    "at": min(body, winner.last_end),
+                },
                 (b.start, winner.last_end),
                 "block holds no call",
             )
@@ -174,7 +179,7 @@ class Arbiter:
             self._accept(b, winner, winner.last_end)
             return
         b.phase = Phase.RECOVER
-        b.rpos = winner.fail_pos
+        b.rpos = winner.at  # a closer the grammar read before it was its own text
 
     def _deeper(self, b: Block, winner: Cand) -> list[Cand]:
         """Committed candidates that read, as their own body, text ``winner`` passed over,

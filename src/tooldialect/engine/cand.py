@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from ..argstream import StrictPrefix
 from ..binding import Typed
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
-from ..jsonscan import JsonScanner
+from ..jsonscan import JsonScanner, Resume
 from ..lalr import END, LRParser, Node, Tok
 from ..markers import NEVER_ARRIVING, Arriving
 from ..records import excerpt
@@ -113,7 +113,7 @@ class Cand:
         "text_rx", "text_first", "text_tentative", "body_at", "named_begun", "named_done",
         "current_name", "args_read", "cut_json", "reach", "opens", "resync_mode", "loose", "skip_at",
         "last_type", "sp", "sp_from", "sp_fed", "sp_obj", "sp_key", "sp_done", "cut_elem",
-        "json_start", "opened_at", "_accepted", "ncalls",
+        "json_start", "opened_at", "_accepted", "ncalls", "at", "resync_nest",
     )  # fmt: skip
 
     def __init__(
@@ -140,6 +140,7 @@ class Cand:
         self.fail_pos = -1
         self.fail_kind: Failure | None = None
         self.fail_reason = ""
+        self.at = -1  # where the grammar stopped: see fail()
         self.whole = rule == "reply" and g.header.reply == "whole"
         self.payload_at = -1  # where the first payload or text value began
         self.ext_type = ""
@@ -150,6 +151,7 @@ class Cand:
         self.resync_tok = -1
         self.resync_reason = ""
         self.resync_mode: Resync | None = None
+        self.resync_nest: Resume | None = None  # after a broken payload: where the next may begin
         self.text_start = -1  # a raw text value being read
         self.text_stops: tuple[Terminal, ...] = ()
         self.text_rx: re.Pattern[str] | None = None
@@ -359,11 +361,17 @@ class Cand:
     def has_issue(self) -> bool:
         return any(item.kind is Kind.ISSUE for item in self.items)
 
-    def fail(self, pos: int, kind: Failure, reason: str) -> None:
+    def fail(self, pos: int, kind: Failure, reason: str, at: int = -1) -> None:
+        """The block is not (or no longer) this candidate's: its reading failed at the token
+        that begins at ``pos``.  ``at`` (``pos`` when not given) is where the grammar stopped:
+        the first character it could not take, inside that token when it is a payload; for a
+        payload cut off by the end of the text, where the string it left open began (a closer
+        before it was read as the payload's own text), else the end of the text."""
         self.state = Reading.FAILED
         self.fail_pos = pos
         self.fail_kind = kind
         self.fail_reason = reason
+        self.at = pos if at < 0 else at
         self.reach = max(self.reach, pos)
 
     @property

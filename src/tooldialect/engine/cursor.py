@@ -11,7 +11,7 @@ import re
 
 from ..argstream import StrictPrefix
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
-from ..jsonscan import CUT, DONE, MORE, JsonScanner, depth_exceeds
+from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds
 from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
@@ -59,9 +59,6 @@ def _decode_end(win: str, lp: int) -> int:
         except ValueError:
             return -1
         size *= _GROWTH
-
-
-_START_CHARS = {name: re.compile("[" + re.escape(chars) + "]") for name, chars in EXTERNALS.items()}
 
 
 class Cursor:
@@ -157,7 +154,7 @@ class Cursor:
         # a candidate never reads past the cap, so every chunking sees the same thing
         end = min(n, cap + 1 - base)
         first_look = c.pos == c.tok_start
-        status, p = sc.scan(win, c.pos - base, self.eof and end == n, end)
+        status, p = sc.scan(win, c.pos - base, self.eof and end == n, end, base)
         if status == DONE and first_look:
             # the whole payload was here when its reading began: its calls are announced
             # complete, as when it is read in one step (_whole_payload)
@@ -186,9 +183,11 @@ class Cursor:
         c.scanner = None
         c.reach = max(c.reach, base + p)
         if status == CUT:
-            # a JSON payload cut off, or a value inside a call the grammar spells
+            # a JSON payload cut off, or a value inside a call the grammar spells; a closer
+            # the payload read is its own text, unless it is in the string still open
             c.cut_json = c.ext_type in JSON_EXTERNALS
-            c.fail(c.tok_start, Failure.CUT, "payload cut off by the end of the text")
+            at = (sc.lit_at if sc.quote or sc.comment else base + p) if isinstance(sc, JsonScanner) else -1
+            c.fail(c.tok_start, Failure.CUT, "payload cut off by the end of the text", at)
             return False
         if reason.startswith("nesting"):
             c.cut_json = c.ext_type in JSON_EXTERNALS  # where the deep payload began
@@ -200,9 +199,10 @@ class Cursor:
             c.resync_tok = c.tok_start
             c.resync_reason = reason
             c.resync_mode = Resync.PAYLOAD
+            c.resync_nest = Resume(c.resync, len(sc.stack), self._line_begins(c.tok_start, c.resync))
             c.pos = c.resync
             return True
-        self._no_token(c, c.tok_start, reason)
+        self._no_token(c, c.tok_start, reason, base + p)
         return c.state is Reading.RUN  # the block may go on after the junk
 
     def _payload_done(self, b: Block, c: Cand, end: int) -> bool:
@@ -397,8 +397,9 @@ class Cursor:
                 return
         c.state = Reading.DONE
 
-    def _no_token(self, c: Cand, pos: int, reason: str) -> None:
-        """Nothing the grammar accepts can be read at ``pos``."""
+    def _no_token(self, c: Cand, pos: int, reason: str, at: int = -1) -> None:
+        """Nothing the grammar accepts can be read at ``pos`` (a payload's first character,
+        when ``at`` says where in it the grammar stopped)."""
         at_end = pos >= self.window.base + len(self.window.win)
         ends = c.parser.finished or c.parser.accepts(END)
         if not ends and c.loose is not None and c.unloose():
@@ -437,7 +438,7 @@ class Cursor:
             if not at_end and c.g.header.gated and not body_closed(c):
                 # a registry-gated body is all or nothing: text it cannot read before its
                 # closer is part of it, and the body is not a call
-                c.fail(pos, Failure.SYNTAX, reason)
+                c.fail(pos, Failure.SYNTAX, reason, at)
                 return
             if not at_end and not c.soft and c.rule == "start" and c.open_closers():
                 # unexpected text inside a structure still open: its closer may come later
@@ -451,9 +452,14 @@ class Cursor:
             self._done(c, trail=not at_end, at=pos)
             return
         if self.eof and at_end:
-            c.fail(pos, Failure.CUT, reason)
+            c.fail(pos, Failure.CUT, reason, at)
         else:
-            c.fail(pos, Failure.SYNTAX, reason)
+            c.fail(pos, Failure.SYNTAX, reason, at)
+
+    def _line_begins(self, start: int, at: int) -> bool:
+        """Whether only white space stands before ``at`` on its line (looking back at most
+        256 characters, and not before ``start``)."""
+        return self._slice(max(start, at - 256), at).rstrip(" \t\r").endswith("\n")
 
     def _cut_in_marker(self, c: Cand, pos: int) -> bool:
         """Whether the text from ``pos`` to its end is the beginning of one of ``c``'s markers."""
@@ -489,11 +495,12 @@ class Cursor:
     def _resync(self, c: Cand) -> bool:
         """Find where a block goes on after text it could not read.  False to stop.
 
-        After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload or at
-        a closer of this grammar; after unexpected text where the block could end
-        (``Resync.JUNK``) it goes on only at a closer of a structure still open.  The skipped text is
-        reported and removed with the block.  Anything else first (another marker, the end
-        of the text) and the block ends where the damage began.
+        After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload (never
+        at a bracket nested in the broken one: ``jsonscan.Resume``) or at a closer of this
+        grammar; after unexpected text where the block could end (``Resync.JUNK``) it goes on
+        only at a closer of a structure still open.  The skipped text is reported and removed
+        with the block.  Anything else first (another marker, the end of the text) and the
+        block ends where the damage began.
         """
         if c.pos < self.window.base:
             self._rewind(c.pos)  # the damage began in text already moved out of the window
@@ -503,10 +510,11 @@ class Cursor:
         if bound < len(win):
             win = win[:bound]  # never look past the cap (same answer at every chunking)
         payload = c.resync_mode is Resync.PAYLOAD
-        m_ext = _START_CHARS[c.ext_type].search(win, lp) if payload else None
         m_mark = self.cat.recovery(c.g).search(win, lp)
-        q_ext = m_ext.start() if m_ext else len(win)
         q_mark = m_mark.start() if m_mark else len(win)
+        # (no further than the next marker: what lies past it is not looked at, nor again)
+        found = c.resync_nest.scan(win, self.window.base, EXTERNALS[c.ext_type], q_mark) if payload else -1
+        q_ext = found - self.window.base if found >= 0 else len(win)
         q = min(q_ext, q_mark)
         if q == len(win) and len(win) < len(self.window.win):
             c.pos = self.window.base + len(win)  # over the cap: _over_limit releases the block
@@ -541,7 +549,7 @@ class Cursor:
             reason = c.resync_reason
             issue = Issue(
                 "malformed_block",
-                {"reason": reason, "excerpt": excerpt(junk.strip())},
+                {"reason": reason, "excerpt": excerpt(junk.strip()), "at": c.resync},
                 (c.resync_tok, self.window.base + q),
                 f"{reason}; removed with the block",
             )
@@ -551,10 +559,11 @@ class Cursor:
             c.resync = -1
             c.state = Reading.RUN
             return True
+        at = c.resync
         c.resync = -1
         c.reach = max(c.reach, self.window.base + q)
         if payload:
-            self._no_token(c, c.resync_tok, c.resync_reason)
+            self._no_token(c, c.resync_tok, c.resync_reason, at)
             return c.state is Reading.RUN  # junk mode: the block may go on at a closer after the damage
         self._done(c, trail=True, at=c.resync_tok)
         return False

@@ -52,7 +52,7 @@ class Ledger:
                 b.early = False
             return
         lead = alive[0]  # still reading, or done (a whole block read in one delta)
-        if lead.soft:
+        if lead.soft or lead.g.header.gated:  # (a gated body is all or nothing: decided whole)
             b.early = False
             return
         if lead.body_at < 0:

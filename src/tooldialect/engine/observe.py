@@ -48,6 +48,7 @@ class CandidateNote:
     fail_pos: int
     reason: str
     progress: int
+    at: int = -1  # where its grammar stopped (Cand.fail)
 
 
 @dataclass
@@ -177,6 +178,7 @@ class ObservedEngine(Engine):
                     c.fail_pos,
                     c.fail_reason,
                     c.progress,
+                    c.at,
                 )
                 for c in b.cands
             ]

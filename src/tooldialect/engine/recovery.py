@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from ..catalog import OPEN
 from ..compiled_grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
 from .cand import Block, Cand
@@ -104,6 +105,7 @@ class Recovery:
         # a closer beyond the block cap does not count: the same answer at every chunking
         horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
         m = rx.search(win, lp, max(lp, horizon)) if horizon > lp else None
+        opener = False
         while m is not None and m.start() < m.end():
             # a fence line with an info string (```` ```bash ````) opens the next fence: it
             # closes no block, and what is in that fence is an example
@@ -113,6 +115,9 @@ class Recovery:
                 return False
             if not opens:
                 break
+            opener = self._opener_at(win, m.start())
+            if opener:
+                break  # unless that fence holds calls (```` ```tool_call ````): a marker, the next block's
             m = rx.search(win, m.end(), max(lp, horizon))
         if m is None and horizon < len(win):
             return self._truncated(b, c) if cut else self._unterminated(b, c, self.window.base + horizon)
@@ -125,7 +130,7 @@ class Recovery:
             if m is None:
                 b.rpos = self.window.base + len(win)
                 return False
-        if m is not None:
+        if m is not None and not opener:
             q = m.start()
             closer_end = max(
                 (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
@@ -134,15 +139,16 @@ class Recovery:
                 return self._malformed(b, c, self.window.base + q, self.window.base + closer_end)
         if cut:
             return self._truncated(b, c)
-        if c.calls:
+        if c.calls and not c.g.header.gated:  # a registry-gated body is all or nothing
             return self._calls_stand(b, c)
         return self._unterminated(b, c, self.window.base + (m.start() if m is not None else len(win)))
 
     def _malformed(self, b: Block, c: Cand, q: int, closer_end: int) -> bool:
         """A broken block up to a closer of its grammar: removed with the closer, reported."""
         junk = self._slice(max(c.fail_pos, b.start), q)
-        detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q))}
-        self._emit_pending(b, c)
+        detail = {"reason": c.fail_reason, "excerpt": excerpt(junk.strip() or self._slice(b.start, q)), "at": c.at}
+        # the calls read before the damage stand, but not in a registry-gated body (all or nothing)
+        self._emit_pending(b, c, issues_only=c.g.header.gated)
         self._abort_started(b, "malformed_block")
         self.sink.diag(
             Issue(
@@ -167,7 +173,7 @@ class Recovery:
             self.sink.diag(
                 Issue(
                     "malformed_block",
-                    {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end))},
+                    {"reason": c.fail_reason, "excerpt": excerpt(self._slice(calls_end, c.last_end)), "at": c.at},
                     (calls_end, c.last_end),
                     f"a call broken off after the block's calls ({c.fail_reason}); removed from the text",
                 ),
@@ -282,6 +288,13 @@ class Recovery:
         self._rewind(b.absorb)
         self.block = None
         return True
+
+    def _opener_at(self, win: str, q: int) -> bool:
+        """Whether a block's opener (a marker) begins at ``q``."""
+        return any(
+            mk.role == OPEN and (e := mk.terminal.pattern.match_end(win, q)) is not None and e > q
+            for mk in self.cat.at(win, q)
+        )
 
     def _opens_fence(self, win: str, end: int) -> bool | None:
         """Whether a closer that ends at ``end`` with a fence character goes on with an info

@@ -48,7 +48,10 @@ class Reader(GenericReader):
             name = ""
         else:
             reason = f"call id {excerpt(call_id)!r} is not functions.NAME:INDEX"
-            return [], [Issue("malformed_block", {"reason": reason, "excerpt": excerpt(call_id)}, span, reason)]
+            id_node = node.find("call_id")
+            at = id_node.start if id_node is not None and id_node.start is not None else span[0]
+            detail = {"reason": reason, "excerpt": excerpt(call_id), "at": at}
+            return [], [Issue("malformed_block", detail, span, reason)]
         calls, issues = super().read_call(_named(node, name or call_id))
         for call in calls:
             call.id = call_id
