@@ -45,7 +45,7 @@ __all__ = ["LIMITS", "Limits", "RenderError", "Renderer"]
 class Limits:
     """The bounds of one :class:`Renderer` (docs/families.md, "Reading a chat template")."""
 
-    operations: int = 100_000  # per render: loop iterations, calls, filters, lookups, operators
+    operations: int = 50_000  # per render: loop iterations, calls, filters, lookups, operators
     seconds: float = 1.0  # for every render of one renderer together
     value: int = 65_536  # characters (and items) of any value the template makes
     output: int = 262_144  # characters of one render's output
@@ -262,7 +262,8 @@ class Renderer:
 
     ``mutable`` is False until a render needed it: the immutable sandbox refused a change
     to a list, dict or set, and the render was done again in the mutable one.  The deadline
-    counts every render of this renderer together; the operation budget is per render."""
+    counts the time of every render of this renderer together (``seconds``); the operation
+    budget is per render (``operations`` counts them all)."""
 
     def __init__(self, source: str, limits: Limits = LIMITS) -> None:
         if not isinstance(source, str):
@@ -272,15 +273,15 @@ class Renderer:
         self.source = source
         self.limits = limits
         self.mutable = False
+        self.seconds = 0.0  # spent rendering so far: the deadline bounds this, not reading
+        self.operations = 0  # spent by the renders so far
         self._now = datetime.now()
-        self._started = time.monotonic()
         self._compiled: dict[bool, Any] = {}
 
     def _template(self, mutable: bool) -> Any:
         got = self._compiled.get(mutable)
         if got is None:
             env = _Environment(self.limits, mutable, self._now)
-            env.deadline = self._started + self.limits.seconds
             try:
                 got = env.from_string(self.source)
             except Exception as exc:  # any failure to compile is the template's
@@ -303,6 +304,8 @@ class Renderer:
         template = self._template(mutable)
         env: _Environment = template.environment
         env.left = self.limits.operations
+        started = time.monotonic()
+        env.deadline = started + self.limits.seconds - self.seconds
         out: list[str] = []
         length = 0
         try:
@@ -319,6 +322,9 @@ class Renderer:
             if not mutable and _mutates(exc):
                 raise _Mutation from exc
             raise RenderError(_why(exc)) from exc
+        finally:
+            self.seconds += time.monotonic() - started
+            self.operations += self.limits.operations - env.left
         return "".join(out)
 
 

@@ -119,9 +119,11 @@ class _Session:
         return full[k:]
 
 
-def _opened(tail: str) -> _Opened | None:
+def _opened(prompt: _Prompt) -> _Opened | None:
     """The reasoning block the generation prompt leaves open, if any: the last opener in it
-    that no closer follows."""
+    that no closer follows (``start`` counted in the whole prompt)."""
+    tail = prompt.tail
+    offset = len(prompt.gen) - len(tail)
     terminals = piece("_reasoning")
     best: _Opened | None = None
     for name, term in terminals.items():
@@ -137,8 +139,8 @@ def _opened(tail: str) -> _Opened | None:
         last = opens[-1]
         if any(c.start() >= last.end() for c in closer.finditer(tail)):
             continue
-        if best is None or last.start() > best.start:
-            best = _Opened(key, last.start(), closer, close.literal)
+        if best is None or offset + last.start() > best.start:
+            best = _Opened(key, offset + last.start(), closer, close.literal)
     return best
 
 
@@ -247,7 +249,22 @@ class _Reader:
             fewer = tuple(n for n in used if n != name)
             if fewer and all(why is None for why in self.verdicts(fewer).values()):
                 used = fewer
+        for name in used:
+            if "*" in get(name).header.models:  # a family for any model: one for this one instead?
+                used = self._specific(used, name)
         return _Selection(used, self.verdicts(used), self.policy)
+
+    def _specific(self, used: tuple[str, ...], generic: str) -> tuple[str, ...]:
+        """``used`` with ``generic`` (a family for any model, such as bare JSON) replaced by
+        the first family written for particular models that reads every probe in its place."""
+        rest = [n for n in used if n != generic]
+        for name in names():
+            if name in used or "*" in get(name).header.models:
+                continue
+            swapped = tuple(n for n in names() if n in rest or n == name)
+            if all(why is None for why in self.verdicts(swapped).values()):
+                return swapped
+        return used
 
     def _cover(self, candidates: tuple[str, ...]) -> tuple[str, ...]:
         """Families added one at a time, each reading most of the probes still unread."""
@@ -360,7 +377,7 @@ def from_template(
     except RenderError as exc:
         report = TemplateReport(verdict="error", detail=f"the template cannot render a user's turn: {exc}")
         return _fallback(model_id, Policy(**settings), report)
-    opened = _opened(prompt.tail)
+    opened = _opened(prompt)
     policy = Policy(**{**settings, "start_in_reasoning": opened is not None})
     head = {"generation_prompt": prompt.tail[:2000]}
     try:
