@@ -265,7 +265,8 @@ class Renderer:
     counts the time of every render of this renderer together (``seconds``); the operation
     budget is per render (``operations`` counts them all)."""
 
-    def __init__(self, source: str, limits: Limits = LIMITS) -> None:
+    def __init__(self, source: str, limits: Limits | None = None) -> None:
+        limits = limits if limits is not None else LIMITS
         if not isinstance(source, str):
             raise RenderError(f"a chat template is text, got {type(source).__name__}")
         if len(source) > limits.source:
