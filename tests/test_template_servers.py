@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import types
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from support import ROOT
@@ -55,7 +55,7 @@ class _Fields:
 
 
 class _Manager:
-    modules: dict[str, Any] = {}
+    modules: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def register_module(cls, name: str, force: bool = True, module: Any = None) -> None:
