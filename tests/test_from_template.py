@@ -256,3 +256,12 @@ def test_probes_cover_the_shapes_templates_treat_differently():
 def test_the_templates_are_our_own_files():
     for path in Path(TEMPLATES).glob("*.jinja"):
         assert "tooldialect's own test template" in path.read_text(encoding="utf-8"), path.name
+
+
+def test_importing_the_package_loads_no_jinja():
+    import subprocess
+    import sys
+
+    code = "import sys, tooldialect, tooldialect.cli, tooldialect.integrations; print('jinja2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import wraps
-from typing import Any, ClassVar
+from typing import Any
 
 from jinja2 import TemplateError, nodes
 from jinja2.ext import Extension, loopcontrols
@@ -121,7 +121,7 @@ class _Generation(Extension):
     """transformers' ``{% generation %}…{% endgeneration %}`` (it marks the assistant's
     tokens for training masks): the body, rendered as it stands."""
 
-    tags: ClassVar[set[str]] = {"generation"}
+    tags = {"generation"}  # noqa: RUF012 - jinja2 declares it on the instance
 
     def parse(self, parser: Any) -> list[nodes.Node]:
         next(parser.stream)
@@ -334,7 +334,7 @@ class _Mutation(Exception):
 
 
 def _mutates(exc: BaseException) -> bool:
-    from jinja2.sandbox import SecurityError
+    from jinja2.exceptions import SecurityError
 
     return isinstance(exc, SecurityError) and "unsafe" in str(exc)
 

@@ -60,7 +60,7 @@ def pick_template(value: Any, where: str = "the tokenizer") -> str:
         named = dict(value)
     elif isinstance(value, list):
         named = {
-            item.get("name"): item.get("template")
+            str(item["name"]): item.get("template")
             for item in value
             if isinstance(item, Mapping) and isinstance(item.get("name"), str)
         }

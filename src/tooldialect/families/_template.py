@@ -379,7 +379,7 @@ def from_template(
         return _fallback(model_id, Policy(**settings), report)
     opened = _opened(prompt)
     policy = Policy(**{**settings, "start_in_reasoning": opened is not None})
-    head = {"generation_prompt": prompt.tail[:2000]}
+    head: dict[str, Any] = {"generation_prompt": prompt.tail[:2000]}
     try:
         found = _read_forms(session, prompt, opened, toolset, policy)
     except RenderError as exc:
