@@ -89,17 +89,18 @@ PROBES: tuple[Probe, ...] = (
 )
 
 
-def message(probe: Probe, *, arguments: str, ids: str) -> dict[str, Any]:
+def message(probe: Probe, *, arguments: str, ids: str, empty: str | None = None) -> dict[str, Any]:
     """The probe as an assistant message in OpenAI's shape, its arguments a mapping
     (``arguments="object"``) or JSON text (``"string"``), its ids nine letters and digits
     (``ids="plain"``, as Mistral's templates demand) or ``functions.NAME:INDEX`` (``"functions"``,
-    as Kimi K2's template writes in place of the name)."""
+    as Kimi K2's template writes in place of the name); without prose its content is
+    ``empty`` (None, as clients send it, or ``""`` for a template that needs a string)."""
     calls = []
     for i, (name, args) in enumerate(probe.calls):
         call_id = f"call{i:05d}" if ids == "plain" else f"functions.{name}:{i}"
         value: Any = json.dumps(args, ensure_ascii=False) if arguments == "string" else args
         calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": value}})
-    return {"role": "assistant", "content": probe.content, "tool_calls": calls}
+    return {"role": "assistant", "content": probe.content or empty, "tool_calls": calls}
 
 
 def rendered_calls(probe: Probe, turn: str) -> tuple[tuple[str, dict[str, Any]], ...]:

@@ -178,13 +178,26 @@ def _end_of_turn(session: _Session, prompt: _Prompt, opened: _Opened | None) -> 
     return turn[at + len(_ANSWER) :].strip() if at >= 0 else ""
 
 
+def _render_probe(
+    session: _Session, prompt: _Prompt, probe: Probe, form: tuple[str, str], opened: _Opened | None
+) -> str:
+    """A probe's turn, its content None when it has no prose (what clients send), or an empty
+    string where the template cannot take None."""
+    arguments, ids = form
+    try:
+        return session.turn(prompt, message(probe, arguments=arguments, ids=ids), opened)
+    except RenderError as exc:
+        if exc.bound or probe.content:
+            raise
+    return session.turn(prompt, message(probe, arguments=arguments, ids=ids, empty=""), opened)
+
+
 def _turns(session: _Session, prompt: _Prompt, form: tuple[str, str], stop: str, opened: _Opened | None) -> list[_Turn]:
     """Each probe rendered in one form: its model turn, or why the template gave none."""
     out = []
-    arguments, ids = form
     for probe in PROBES:
         try:
-            raw = session.turn(prompt, message(probe, arguments=arguments, ids=ids), opened)
+            raw = _render_probe(session, prompt, probe, form, opened)
         except RenderError as exc:
             if exc.bound:
                 raise  # every later render would stop there too
