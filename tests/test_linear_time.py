@@ -212,6 +212,8 @@ DYNAMIC = {
         "text_value",
     ): "a grammar's marker pattern matched against another marker's: grammars, never model text",
     ("_docs.py", "pieces_table"): "a shared piece's name in grammar files: never model text",
+    ("_template.py", "_opened"): "a reasoning terminal, over a chat template's rendering: never model text",
+    ("_template.py", "_reasoning_keys"): "a reasoning terminal, over a chat template's rendering: never model text",
 }
 
 

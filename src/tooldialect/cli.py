@@ -25,6 +25,8 @@ from .cli_io import (
     _print_json,
     _read,
     _reading_args,
+    _reading_setup,
+    _template_arg,
     _tools,
     _toolset_arg,
     _Usage,
@@ -42,7 +44,8 @@ __all__ = ["main"]
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     text = _read(args.file)
-    result = parse(text, _tools(args.tools, args.toolset), families=args.family or None, policy=_policy(args.policy))
+    families, policy = _reading_setup(args)
+    result = parse(text, _tools(args.tools, args.toolset), families=families, policy=policy)
     out = {
         "text": result.text,
         "reasoning": result.reasoning,
@@ -57,7 +60,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     if args.chunk < 1:
         raise _Usage("--chunk must be at least 1")
     text = _read(args.file)
-    stream = ToolStream(_tools(args.tools, args.toolset), families=args.family or None, policy=_policy(args.policy))
+    families, policy = _reading_setup(args)
+    stream = ToolStream(_tools(args.tools, args.toolset), families=families, policy=policy)
     for i in range(0, len(text), args.chunk):
         for ev in stream.feed(text[i : i + args.chunk]):
             _print_json(ev.to_json())
@@ -149,6 +153,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_families(args: argparse.Namespace) -> int:
+    if args.template is not None:
+        from .cli_io import print_profile
+
+        print_profile(registry.from_template_file(args.template, model_id=args.model), as_json=args.json)
+        return 0
+    if args.model is not None:
+        raise _Usage("--model goes with --template (the fallback when the template renders no call)")
     fams = registry.all_families()
     if args.json:
         rows = [
@@ -210,9 +221,11 @@ def _add_reading(sub: Any) -> None:
     """Parse, stream, explain: reading one reply."""
     p_parse = sub.add_parser("parse", help="print text, reasoning, calls and diagnostics as one JSON object")
     _reading_args(p_parse)
+    _template_arg(p_parse)
     p_parse.set_defaults(run=_cmd_parse)
     p_stream = sub.add_parser("stream", help="print stream events, one JSON object per line")
     _reading_args(p_stream)
+    _template_arg(p_stream)
     p_stream.add_argument("--chunk", type=int, default=16, metavar="N", help="characters per delta (default 16)")
     p_stream.set_defaults(run=_cmd_stream)
     p_explain = sub.add_parser(
@@ -286,6 +299,12 @@ def _add_registry(sub: Any) -> None:
         "families", help="list the grammar registry: models and what each grammar was checked against"
     )
     p_fam.add_argument("--json", action="store_true", help="print the registry as a JSON array")
+    p_fam.add_argument(
+        "--template",
+        metavar="PATH",
+        help="print the profile a chat template calls for (.jinja, tokenizer_config.json or a model directory)",
+    )
+    p_fam.add_argument("--model", metavar="MODEL_ID", help="with --template: the id to fall back on")
     p_fam.set_defaults(run=_cmd_families)
     p_grammar = sub.add_parser("grammar", help="work on a grammar file: 'grammar check FILE.lark'")
     grammar_sub = p_grammar.add_subparsers(dest="grammar_command", metavar="ACTION", parser_class=_Parser)

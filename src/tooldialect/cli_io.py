@@ -75,6 +75,28 @@ def _tool_data(path: str | None, name: str | None = None) -> Any:
     return data
 
 
+def _template_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--template",
+        metavar="PATH",
+        help="families and policy from a chat template (.jinja, tokenizer_config.json or a model directory)",
+    )
+
+
+def _reading_setup(args: argparse.Namespace) -> tuple[list[str] | None, Policy]:
+    """The families and policy to read with: ``--family`` and ``--policy``, over what the
+    ``--template`` chat template's profile says when one is given."""
+    policy = _policy(args.policy)
+    if getattr(args, "template", None) is None:
+        return args.family or None, policy
+    from .families import from_template_file
+
+    profile = from_template_file(args.template)
+    fields = {k: getattr(profile.policy, k) for k in profile.policy.model_fields_set}
+    fields.update(policy.model_dump(exclude_unset=True))
+    return args.family or profile.families, Policy(**fields)
+
+
 def _policy(items: Sequence[str]) -> Policy:
     fields: dict[str, Any] = {}
     for item in items:
@@ -137,3 +159,33 @@ def _reading_args(p: argparse.ArgumentParser) -> None:
     _toolset_arg(p)
     p.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
     p.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
+
+
+def print_profile(profile: Any, *, as_json: bool) -> None:
+    """A ``families.from_template`` profile: as JSON, or as lines a person reads."""
+    if as_json:
+        _print_json(profile.model_dump(mode="json"), indent=2)
+        return
+    fields = profile.policy.model_dump(exclude_unset=True)
+    lines = [
+        f"families: {', '.join(profile.families)}",
+        "policy: " + (", ".join(f"{k}={json.dumps(v)}" for k, v in fields.items()) or "default"),
+    ]
+    lines += [f"variant of {family}: {variant}" for family, variant in profile.variants.items()]
+    report = profile.template
+    if report is not None:
+        lines.append(f"chat template: {report.verdict}: {report.detail}")
+        lines.append(f"sandbox: {report.sandbox}; arguments: {report.arguments}; ids: {report.ids}")
+        lines.append(f"generation prompt: {json.dumps(report.generation_prompt, ensure_ascii=False)}")
+        if report.reasoning:
+            lines.append(f"reasoning: {', '.join(report.reasoning)}")
+        width = max((len(p.name) for p in report.probes), default=0)
+        for probe in report.probes:
+            state = "read" if probe.read else f"not read: {probe.problem}"
+            lines.append(f"  probe {probe.name:<{width}}  {state}")
+        for step in report.progress:
+            failure = f"; first failure: {step.first_failure}" if step.first_failure else ""
+            lines.append(f"  family {step.family}: {step.read} of {step.of} probes{failure}")
+        if report.fallback:
+            lines.append(f"fallback: {report.fallback}")
+    _print("\n".join(lines) + "\n")

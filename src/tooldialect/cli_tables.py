@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from . import families as registry
-from .cli_io import PROG, _policy, _print, _print_json, _tool_data, _toolset_arg, _Usage
+from .cli_io import PROG, _policy, _print, _print_json, _reading_setup, _template_arg, _tool_data, _toolset_arg, _Usage
 from .toolset import Toolset
 
 
@@ -186,6 +186,9 @@ def _cmd_parse_table(args: argparse.Namespace) -> int:
         "policy": _policy(args.policy) if args.policy else None,
         "keep": tuple(args.keep),
     }
+    if args.template is not None:  # the template's families and policy, under --family and --policy
+        families, policy = _reading_setup(args)
+        options.update(families=tuple(families) if families else None, policy=policy)
     text = tuple(c for c in (args.text_column, args.model_column) if c)
     other = tuple(c for c in (args.tools_column, *args.keep) if c)
     return _run_table(args, Job("parse", options, text, other))
@@ -255,6 +258,7 @@ def _add_tables(sub: Any) -> None:
     p_ptable.add_argument("--text-column", default="text", metavar="COLUMN", help="the model's text (default: text)")
     p_ptable.add_argument("--model-column", metavar="COLUMN", help="each row's model id: its families and policy")
     p_ptable.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
+    _template_arg(p_ptable)
     p_ptable.add_argument("--policy", action="append", default=[], metavar="FIELD=VALUE", help="a Policy field")
     p_ptable.set_defaults(run=_cmd_parse_table)
     p_rtable = sub.add_parser(

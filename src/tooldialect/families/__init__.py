@@ -33,16 +33,23 @@ from ..models import Policy
 from ..pieces import grammar_dir
 from ..pieces import piece as piece  # offered by the registry too: callers above it import it from here
 from ..shape import Shape
+from ._report import FamilyProgress, ProbeReport, TemplateReport
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PATH_VARIABLE",
     "Family",
+    "FamilyProgress",
     "ModelProfile",
+    "ProbeReport",
+    "Profile",
     "Source",
+    "TemplateReport",
     "all_families",
     "compile_count",
     "for_model",
+    "from_template",
+    "from_template_file",
     "get",
     "grammar_dir",
     "names",
@@ -482,7 +489,10 @@ def get(name: str) -> Family:
 
 
 class ModelProfile(BaseModel):
-    """What :func:`for_model` suggests: the families to enable and the policy to use."""
+    """What :func:`for_model` and :func:`from_template` suggest: the families to enable and
+    the policy to use.  ``matched``: the model id matched a grammar's globs, or the template's
+    calls were read.  ``variants``: for a family that writes several spellings, the one the
+    template writes.  ``template``: what reading a chat template found (None for an id)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -490,6 +500,12 @@ class ModelProfile(BaseModel):
     matched: bool
     families: list[str]
     policy: Policy
+    variants: dict[str, str] = {}
+    template: TemplateReport | None = None
+
+
+#: The profile type both :func:`for_model` and :func:`from_template` return.
+Profile = ModelProfile
 
 
 def _coerce(field: str, value: str) -> Any:
@@ -528,3 +544,37 @@ def for_model(model_id: str) -> ModelProfile:
         return ModelProfile(model=model_id, matched=False, families=names(), policy=Policy(**settings))
     families = [n for n in names() if n in matched or n in generic]
     return ModelProfile(model=model_id, matched=True, families=families, policy=Policy(**settings))
+
+
+def from_template(
+    source: str,
+    *,
+    tools: Any = None,
+    model_id: str | None = None,
+    variables: Mapping[str, Any] | None = None,
+) -> ModelProfile:
+    """Families and policy from a model's chat template: probe calls rendered through it
+    (sandboxed, bounded) and read back; the smallest set of families that reads every probe
+    exactly, and ``start_in_reasoning`` when the generation prompt leaves reasoning open.
+
+    ``tools``: more tools to offer the template beside the probes' own; ``model_id``: the
+    fallback (``for_model``) when the template renders no call, and the source of the policy
+    fields a template cannot show; ``variables``: template variables such as ``bos_token``
+    and ``eos_token`` (a tokenizer's).  A template that renders no call, raises or renders
+    calls no family reads never raises: ``profile.template`` says so (docs/families.md,
+    "Reading a chat template")."""
+    from ._template import from_template as read
+
+    return read(source, tools=tools, model_id=model_id, variables=variables)
+
+
+def from_template_file(path: str | os.PathLike[str], *, tools: Any = None, model_id: str | None = None) -> ModelProfile:
+    """:func:`from_template` on a file: a ``.jinja`` template, a ``tokenizer_config.json``
+    (its ``chat_template``; of a list of named templates, ``tool_use`` where present, else
+    ``default``; its ``bos_token`` and ``eos_token`` too), or a model directory holding either
+    (``chat_template.jinja`` first).  An unreadable path or a file without a template raises
+    ``ToolDialectError``."""
+    from ._files import read_template_file
+
+    source, variables = read_template_file(path)
+    return from_template(source, tools=tools, model_id=model_id, variables=variables)

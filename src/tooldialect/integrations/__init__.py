@@ -7,8 +7,9 @@
 
 Importing this package imports neither server; ``tooldialect.integrations.vllm`` and
 ``tooldialect.integrations.sglang`` import theirs and register themselves.  What both
-share lives here: which families and policy a server reads with (:func:`setup`, from
-``TOOLDIALECT_FAMILIES`` / ``TOOLDIALECT_MODEL`` or the model id), the request's tools as
+share lives here: which families and policy a server reads with (:func:`setup_for`, from
+``TOOLDIALECT_FAMILIES``, else the tokenizer's chat template, else ``TOOLDIALECT_MODEL`` or
+the model id), the request's tools as
 a :class:`~tooldialect.Toolset`, and which marker strings a tokenizer holds as special
 tokens.  docs/servers.md has the whole contract.
 """
@@ -19,13 +20,16 @@ from ._setup import (
     FAMILIES_VARIABLE,
     MODEL_VARIABLE,
     Setup,
+    describe,
     end_token_ids,
     fixed,
     lenient_toolset,
     marker_strings,
     model_id_of,
     setup,
+    setup_for,
     special_markers,
+    template_of,
     toolset_of,
 )
 
@@ -33,12 +37,15 @@ __all__ = [
     "FAMILIES_VARIABLE",
     "MODEL_VARIABLE",
     "Setup",
+    "describe",
     "end_token_ids",
     "fixed",
     "lenient_toolset",
     "marker_strings",
     "model_id_of",
     "setup",
+    "setup_for",
     "special_markers",
+    "template_of",
     "toolset_of",
 ]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import families as _families
@@ -28,17 +29,23 @@ FAMILIES_VARIABLE = "TOOLDIALECT_FAMILIES"
 MODEL_VARIABLE = "TOOLDIALECT_MODEL"
 
 
+_log = logging.getLogger("tooldialect")
+
+
 @dataclass(frozen=True)
 class Setup:
     """The families (None: every family) and policy an adapter reads replies with, the
     model id they were chosen by (``""``: none known) and where the families came from:
-    ``"environment"`` (:data:`FAMILIES_VARIABLE`), ``"model"`` (``families.for_model``
-    matched), ``"every family"`` or ``"configured"`` (:func:`fixed`)."""
+    ``"environment"`` (:data:`FAMILIES_VARIABLE`), ``"template"`` (the tokenizer's chat
+    template, ``families.from_template``), ``"model"`` (``families.for_model`` matched),
+    ``"every family"`` or ``"configured"`` (:func:`fixed`).  ``profile``: what reading the
+    chat template found, when one was read."""
 
     families: tuple[str, ...] | None
     policy: Policy
     model: str
     source: str
+    profile: _families.ModelProfile | None = None
 
 
 def setup(model_id: str | None = None, environ: Mapping[str, str] | None = None) -> Setup:
@@ -59,6 +66,73 @@ def setup(model_id: str | None = None, environ: Mapping[str, str] | None = None)
     if profile is not None and profile.matched:
         return Setup(tuple(profile.families), policy, model, "model")
     return Setup(None, policy, model, "every family")
+
+
+def setup_for(tokenizer: Any, environ: Mapping[str, str] | None = None) -> Setup:
+    """The setup for a server's tokenizer: :data:`FAMILIES_VARIABLE` when set, else what the
+    tokenizer's chat template calls for (``families.from_template``, with the model id as its
+    fallback), else :func:`setup` on the model id.  A template is read once per process (the
+    parsers a server builds per request share it), and the profile is logged at INFO then."""
+    env = os.environ if environ is None else environ
+    model = (env.get(MODEL_VARIABLE) or "").strip() or model_id_of(tokenizer)
+    found = None if (env.get(FAMILIES_VARIABLE) or "").strip() else template_of(tokenizer)
+    if found is None:
+        return setup(model_id_of(tokenizer), env)
+    key = (found[0], tuple(sorted(found[1].items())), model)
+    with _lock:
+        known = _read.get(key)
+    if known is not None:
+        return known
+    profile = _families.from_template(found[0], model_id=model or None, variables=found[1])
+    got = _from_profile(profile, model, env)
+    with _lock:
+        if key not in _read:
+            if len(_read) >= 16:
+                _read.clear()
+            _read[key] = got
+            _log.info("tooldialect: %s", describe(got))
+        return _read[key]
+
+
+_read: dict[tuple[Any, ...], Setup] = {}
+_lock = threading.Lock()
+
+
+def _from_profile(profile: _families.ModelProfile, model: str, env: Mapping[str, str]) -> Setup:
+    if profile.matched:
+        return Setup(tuple(profile.families), profile.policy, model, "template", profile)
+    base = setup(model, env)  # the template said nothing usable: the id decides the families
+    return replace(base, policy=profile.policy, profile=profile)
+
+
+def describe(chosen: Setup) -> str:
+    """One line saying what a server reads with and why (the line :func:`setup_for` logs)."""
+    families = ", ".join(chosen.families) if chosen.families is not None else "every family"
+    fields = chosen.policy.model_dump(exclude_unset=True)
+    policy = ", ".join(f"{k}={v}" for k, v in fields.items()) or "default"
+    line = f"families {families} (from {chosen.source}); policy {policy}"
+    report = chosen.profile.template if chosen.profile is not None else None
+    if report is not None:
+        line += f"; chat template: {report.verdict}: {report.detail}"
+    return line
+
+
+def template_of(tokenizer: Any) -> tuple[str, dict[str, str]] | None:
+    """A Hugging Face tokenizer's chat template (of named ones, ``tool_use`` where present,
+    else ``default``) and its ``bos_token`` and ``eos_token``; None when it has none."""
+    from ..families._files import pick_template
+
+    for holder in (tokenizer, getattr(tokenizer, "tokenizer", None)):
+        value = getattr(holder, "chat_template", None)
+        if not value:
+            continue
+        try:
+            source = pick_template(value)
+        except ToolDialectError:
+            return None
+        tokens = {k: v for k in ("bos_token", "eos_token") if isinstance(v := getattr(holder, k, None), str)}
+        return source, tokens
+    return None
 
 
 def fixed(families: Iterable[str] | None = None, policy: Policy | None = None) -> Setup:

@@ -5,9 +5,9 @@
 Importing this module adds ``tooldialect`` to SGLang's ``FunctionCallParser`` detector
 table; an installed tooldialect names :func:`register` in SGLang's ``sglang.srt.plugins``
 entry-point group, which ``sglang.launch_server`` loads before it reads its arguments.
-The families come from ``TOOLDIALECT_FAMILIES``, else from the model id
-(``TOOLDIALECT_MODEL``, else the tokenizer's), through
-:func:`tooldialect.integrations.setup`.
+The families come from ``TOOLDIALECT_FAMILIES``, else from the tokenizer's chat template,
+else from the model id (``TOOLDIALECT_MODEL``, else the tokenizer's), through
+:func:`tooldialect.integrations.setup_for`; ``detector.profile`` is what the template showed.
 
 Each reply is read by one :class:`tooldialect.openai.ChatStream`.  In a stream a
 ``ToolCallItem``'s ``tool_index`` is the call's position in the reply (SGLang's serving
@@ -29,7 +29,7 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from .. import openai as _openai
 from ..errors import ToolDialectError
 from ..stream import parse
-from ._setup import Setup, fixed, lenient_toolset, model_id_of, record_entry, setup
+from ._setup import Setup, fixed, lenient_toolset, record_entry, setup_for
 
 __all__ = ["NAME", "ToolDialectDetector", "register"]
 
@@ -53,7 +53,8 @@ class ToolDialectDetector(BaseFormatDetector):
 
     def __init__(self, tokenizer: Any = None) -> None:
         super().__init__()
-        self.setup = self.fixed_setup or setup(model_id_of(tokenizer))
+        self.setup = self.fixed_setup or setup_for(tokenizer)
+        self.profile = self.setup.profile  # what the chat template showed (None: families configured)
         self._chat: _openai.ChatStream | None = None
         self._closed = False
         self._probe: tuple[str, bool] | None = None  # the last text has_tool_call read

@@ -6,8 +6,9 @@
 
 Importing this module registers ``tooldialect`` with vLLM's ``ToolParserManager`` (and
 ``ReasoningParserManager``).  The families come from ``TOOLDIALECT_FAMILIES``, else from
-the model id (``TOOLDIALECT_MODEL``, else the tokenizer's), through
-:func:`tooldialect.integrations.setup`.
+the tokenizer's chat template, else from the model id (``TOOLDIALECT_MODEL``, else the
+tokenizer's), through :func:`tooldialect.integrations.setup_for`; ``parser.profile`` is
+what the template showed.
 
 Each reply is read by one :class:`tooldialect.openai.ChatStream`, whose delta dicts
 become vLLM's ``DeltaMessage`` / ``DeltaToolCall``: a call's id, type and name once, in
@@ -37,9 +38,8 @@ from ._setup import (
     end_token_ids,
     fixed,
     lenient_toolset,
-    model_id_of,
     record_entry,
-    setup,
+    setup_for,
     special_markers,
     toolset_of,
 )
@@ -106,7 +106,8 @@ class ToolDialectToolParser(ToolParser):
             super().__init__(tokenizer, tools)
         except TypeError:  # older vLLM: ToolParser(tokenizer)
             super().__init__(tokenizer)
-        self.setup = self.fixed_setup or setup(model_id_of(tokenizer))
+        self.setup = self.fixed_setup or setup_for(tokenizer)
+        self.profile = self.setup.profile  # what the chat template showed (None: families configured)
         self._end_ids = end_token_ids(tokenizer)
         self._specials = special_markers(tokenizer, self.setup.families)
         self._chat: _openai.ChatStream | None = None
@@ -275,7 +276,8 @@ if ReasoningParser is not None:
 
         def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(tokenizer, *args, **kwargs)
-            self.setup = self.fixed_setup or setup(model_id_of(tokenizer))
+            self.setup = self.fixed_setup or setup_for(tokenizer)
+            self.profile = self.setup.profile  # what the chat template showed (None: families configured)
             self._gate = ReasoningGate(tokenizer, self.setup.policy)
 
         # vLLM's structured output (a response_format, tool_choice "required" or a named
