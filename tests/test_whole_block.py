@@ -1,14 +1,14 @@
 """Reading a whole JSON payload in one step changes nothing a reader can see.
 
 When a payload's whole text is in the window as its reading begins, ``json``'s C decoder
-reads it in one step (``Cursor._whole_payload``), but only where the character scanner
+reads it in one step (``Cursor.whole_payload``), but only where the character scanner
 ``JsonScanner`` would read it exactly the same way; anything else goes through the
 scanner.  A payload read in one look is announced complete either way (the call's id on
 ``CallStart``, the arguments in one ``ArgumentsDelta``), so the two readings must give the
 same events, one for one, at every chunking: not only the same ``ParseResult``.  A
 difference would make what a client sees depend on a speed-up.
 
-``Engine.whole_steps`` turns the one-step reading off.  Every golden case and generated
+``Shared.whole_steps`` turns the one-step reading off.  Every golden case and generated
 canonical and near-canonical JSON blocks of every JSON-payload family run both ways, and
 a last test shows the one-step reading is the one canonical JSON actually takes, so the
 comparison is not the scanner against itself.  The same holds for whole blocks (section
@@ -36,8 +36,8 @@ import tooldialect as td
 from tooldialect import catalog
 from tooldialect.catalog import catalog_for
 from tooldialect.engine import plans, whole
-from tooldialect.engine.core import Engine
 from tooldialect.engine.cursor import Cursor
+from tooldialect.engine.shared import Shared
 from tooldialect.engine.whole import MAX_TOKENS
 from tooldialect.grammar import JSON_EXTERNALS
 from tooldialect.jsonscan import JsonScanner
@@ -67,7 +67,7 @@ def whole_steps(on: bool) -> Iterator[None]:
     """The one-step reading on or off for what runs inside (a context, not the fixture:
     hypothesis runs many examples in one test call)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Engine, "whole_steps", on)
+        mp.setattr(Shared, "whole_steps", on)
         yield
 
 

@@ -1,7 +1,7 @@
 """``td.explain``: why a reply was read the way it was.
 
-The explanation is the parse itself, watched: the same engine (an
-:class:`~tooldialect.engine.observe.ObservedEngine`) reads the reply once and tells where
+The explanation is the parse itself, watched: the same engine, with a
+:class:`~tooldialect.engine.observe.Recorder` as its observer, reads the reply once and tells where
 each piece of text and reasoning was, which block each call and diagnostic came from, and
 how each block was decided (docs/decisions.md #7: among the candidates that found calls,
 one that read the block to its end beats one that stopped at text it could not read, then
@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .engine.observe import BlockNote, CandidateNote, ObservedEngine, Observer
+from .engine import Engine
+from .engine.observe import BlockNote, CandidateNote, Recorder
 from .errors import PolicyError
 from .models import CallEnd, Diagnostic, DiagnosticEvent, ParseResult, Policy, json_data
 from .stream import ToolStream, _families, collect
@@ -143,9 +144,11 @@ def explain(
         policy = profile.policy if policy is None else policy
     stream = ToolStream(tools, families=_families(families), policy=policy)
     engine = stream._engine
-    observer = Observer(text)
-    watched = ObservedEngine(engine.cat, engine.binder, engine.policy, observer)
-    events = watched.feed(text) + watched.close()
+    observer = Recorder(text)
+    watched = Engine(engine.cat, engine.binder, engine.shared.policy, observer)
+    observer.watch(watched)
+    events = observer.handed_out(watched.feed(text))
+    events += observer.handed_out(watched.close())
     result = collect(events)
     blocks, call_block, diag_block = _verdicts(text, observer, result)
     regions = _regions(text, observer, result, blocks, call_block, diag_block)
@@ -160,7 +163,7 @@ def explain(
 
 
 def _verdicts(
-    text: str, observer: Observer, result: ParseResult
+    text: str, observer: Recorder, result: ParseResult
 ) -> tuple[list[Verdict], dict[int, int], dict[int, int]]:
     call_index = {id(c): i for i, c in enumerate(result.calls)}
     diag_index = {id(d): i for i, d in enumerate(result.diagnostics)}
@@ -299,7 +302,7 @@ def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote, stopped: 
 
 def _regions(
     text: str,
-    observer: Observer,
+    observer: Recorder,
     result: ParseResult,
     blocks: list[Verdict],
     call_block: dict[int, int],

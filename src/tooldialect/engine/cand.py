@@ -358,6 +358,13 @@ class Cand:
     def call_items(self) -> list[Any]:
         return [item.obj for item in self.items if item.kind is Kind.CALL]
 
+    def past_name(self) -> bool:
+        """Whether it read a payload, or a token after the name it announced."""
+        if self.payload_at >= 0:
+            return True
+        end = self.reader.name_end(self.parser.values)
+        return end is not None and self.last_end > end
+
     def has_issue(self) -> bool:
         return any(item.kind is Kind.ISSUE for item in self.items)
 

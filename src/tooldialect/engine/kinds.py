@@ -6,7 +6,22 @@ from __future__ import annotations
 import enum
 from typing import Any, NamedTuple
 
-__all__ = ["NEVER", "Channel", "Failure", "Item", "Key", "Kind", "Phase", "Reading", "Resync", "Source", "Stop"]
+__all__ = [
+    "NEVER",
+    "Channel",
+    "Failure",
+    "Item",
+    "Key",
+    "Kind",
+    "Mode",
+    "Phase",
+    "Reading",
+    "Resync",
+    "Source",
+    "Stop",
+    "Verdict",
+    "item_end",
+]
 
 #: A position no text reaches: "never", where a position is asked for.
 NEVER = 1 << 62
@@ -46,6 +61,28 @@ class Resync(enum.Enum):
 
     PAYLOAD = "payload"  # a broken payload: the next payload or a closer
     JUNK = "junk"  # unexpected text where the block could end: a closer of what is open
+
+
+class Mode(enum.Enum):
+    """Which room reads at the reading position (the engine's table of readers is keyed by it)."""
+
+    PROSE = "prose"  # visible text or reasoning, up to the next marker
+    BLOCK = "block"  # a block's candidates, its recovery, a loop it swallows
+    TICKS = "ticks"  # a backtick or tilde run at the reading position: a fence, a code span or text
+    FENCE = "fence"  # a fenced code block: shown as written
+    CODE = "code"  # an inline code span: shown as written
+    RUN = "run"  # a backtick or tilde run too long to open anything: plain text to its end
+
+
+class Verdict(enum.Enum):
+    """What a step of a block's reading tells the engine (which asks the arbiter to act on it)."""
+
+    WAIT = "wait"  # more text is needed
+    ON = "on"  # the block reads on, as it is
+    CLOSED = "closed"  # decided, its text dealt with: prose reads on
+    LOOP = "loop"  # a repetition loop begins: the block goes on in Phase.LOOP
+    RECOVER = "recover"  # the block goes on in Phase.RECOVER (the closers after a loop)
+    OVER_CAP = "over cap"  # the block reads past max_block_chars: it is released as text
 
 
 class Phase(enum.Enum):
@@ -107,3 +144,9 @@ class Item(NamedTuple):
     kind: Kind
     obj: Any
     key: Key | None
+
+
+def item_end(obj: object) -> int:
+    """Where a block item (a call or an issue) ends in the input."""
+    span = getattr(obj, "span", None)
+    return span[1] if span else -1

@@ -1,7 +1,7 @@
 """The call ledger: each call announced once (``CallStart``), its arguments streamed as
 they become safe to send, then ended (``CallEnd``) or aborted (``CallAbort``), with the
-indices following the text.  It owns ``call_index`` and ``calls_out`` and, per block,
-``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
+indices following the text.  It owns ``call_index``, ``calls_out`` and ``line_calls`` and,
+per block, ``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ import json
 from typing import Any
 
 from ..argstream import member
-from ..binding import Typed
+from ..binding import Binder, Typed
 from ..compiled_grammar import LINE_RULE
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand
-from .events import arguments_delta, call_abort, call_end, call_start
-from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source
-from .loops import item_end
+from .events import Sink, arguments_delta, call_abort, call_end, call_start
+from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source, item_end
+from .observe import Observer
+from .shared import Shared
+from .window import Window
 
-__all__ = ["Ledger"]
+__all__ = ["Ledger", "may_be_quoted"]
 
 _make = tuple.__new__  # Key.element without the call, per delta
 
@@ -34,12 +36,48 @@ def _first_key(text: str) -> str | None:
     return text[i + 1 : end] if end > 0 else None
 
 
+def may_be_quoted(binder: Binder, raw: RawCall) -> bool:
+    """A call spelled by the grammar (a JSON payload is announced as it arrives), with no
+    argument, naming no tool the toolset offers: what prose quoting the format may write
+    (`Use <tool_call>NAME</tool_call> for calls.`)."""
+    return (
+        raw.elem < 0
+        and not raw.arguments
+        and not raw.text_params
+        and not (binder.tools is not None and binder.resolve(raw.name, raw.gated).known)
+    )
+
+
 class Ledger:
     """Turns a block's items into call events."""
 
+    __slots__ = ("policy", "binder", "window", "sink", "observer", "call_index", "calls_out", "line_calls")
+
+    def __init__(self, shared: Shared, window: Window, sink: Sink, observer: Observer | None) -> None:
+        self.policy = shared.policy
+        self.binder = shared.binder
+        self.window = window
+        self.sink = sink
+        self.observer = observer
+        self.call_index = 0
+        self.calls_out = 0
+        self.line_calls = 0  # calls returned from lines on their own (a grammar's `line` rule)
+
+    def release(self, b: Block, resume: int, release_from: int | None = None) -> None:
+        """Release ``[release_from, resume)`` (from the block's start when not given) as text
+        in the block's channel, and read on at ``resume``."""
+        w = self.window
+        w.rewind(b.start if release_from is None else release_from)
+        self.sink.text(w.win[w.cur : resume - w.base], b.channel)
+        w.move(resume - w.base)
+
+    def only_line_calls(self) -> bool:
+        """Whether every call returned so far came from a line on its own."""
+        return self.calls_out == self.line_calls
+
     # -- announcing early (one committed candidate, outside reasoning) ------------------------
 
-    def _update_early(self, b: Block) -> None:
+    def update_early(self, b: Block) -> None:
         """With several candidates, announce early only once one committed candidate is
         left and the others failed no later than where its body began: a decision that
         depends on the text alone, not on how it was cut."""
@@ -64,11 +102,11 @@ class Ledger:
         b.early = True
         b.leader = lead
         if lead.scanner is not None and lead.scanner.names:
-            self._sniffed(b, lead)
+            self.sniffed(b, lead)
             if lead.sp is not None:
-                self._stream_args(b, lead)
+                self.stream_args(b, lead)
 
-    def _sniffed(self, b: Block, c: Cand) -> None:
+    def sniffed(self, b: Block, c: Cand) -> None:
         """Announce the call objects whose names the JSON scanner has read."""
         for item in c.items[b.emitted :]:
             if (item.kind is Kind.CALL or item.kind is Kind.START) and item.key not in b.started:
@@ -98,7 +136,7 @@ class Ledger:
         self.sink.event(call_start(index, name, call_id))
         return index
 
-    def _early(self, b: Block) -> None:
+    def early(self, b: Block) -> None:
         c = b.leader
         assert c is not None
         for item in c.items[b.emitted :]:  # (emitting an item adds none)
@@ -106,14 +144,14 @@ class Ledger:
             if (kind is Kind.CALL or kind is Kind.ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
                 b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
                 return  # not before the loop scan has cleared its text (every chunking agrees)
-            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and self._may_be_quoted(item.obj))):
+            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and may_be_quoted(self.binder, item.obj))):
                 return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
-            self._emit_item(b, item)
+            self.emit_item(b, item)
 
     # -- streaming arguments --------------------------------------------------------------------
 
-    def _stream_args(self, b: Block, c: Cand) -> None:
+    def stream_args(self, b: Block, c: Cand) -> None:
         """Send the JSON arguments of started calls up to their last safe point."""
         sp = c.sp
         if sp is None:
@@ -138,13 +176,13 @@ class Ledger:
         sent, held = b.sent.get(key, (0, False))
         if held or hi <= lo + sent:
             return
-        piece = self._slice(lo + sent, hi)
+        piece = self.window.slice(lo + sent, hi)
         # the first key decides once, before anything past the opening brace is sent; its
         # first few characters are enough (never the whole argument text again per delta)
         if (
             self.binder.tools is not None
             and sent <= 1
-            and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS
+            and _first_key(self.window.slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS
         ):
             # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
             # brace (how every object begins), wait for the end
@@ -183,7 +221,7 @@ class Ledger:
 
     # -- emitting items -------------------------------------------------------------------------
 
-    def _emit_item(self, b: Block, item: Item) -> None:
+    def emit_item(self, b: Block, item: Item) -> None:
         kind = item.kind
         if kind is Kind.CALL:
             self._emit_call(b, item.obj, item.key)
@@ -196,7 +234,15 @@ class Ledger:
         elif kind is Kind.ISSUE:
             self._emit_issue(b, item.obj, item.key)
         else:
-            self._text(item.obj, b.channel)
+            obs = self.observer
+            if obs is None:
+                self.sink.text(item.obj, b.channel)
+            else:  # prose a block read between its parts
+                obs.inside(b)
+                try:
+                    self.sink.text(item.obj, b.channel)
+                finally:
+                    obs.inside(None)
 
     def _emit_start(self, b: Block, obj: tuple[str, str | None, int | None], key: Key) -> None:
         if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept":
@@ -208,7 +254,7 @@ class Ledger:
         if key in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
             return
         name, call_id, name_end = obj
-        if self.eof and name_end is not None and name_end >= self.window.end:
+        if self.window.eof and name_end is not None and name_end >= self.window.end:
             return  # a name that runs to the end of the text may be cut off: never announced
         announced = self.binder.announce(name, (b.winner or b.leader or b.cands[0]).g.name)
         if announced is not None:
@@ -282,15 +328,15 @@ class Ledger:
             raw.family,
         )
 
-    def _emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
+    def emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
         if b.leader is not None and b.leader is not c:
             b.emitted = 0  # a different candidate's items: none of them were sent
         for item in c.items[b.emitted :]:
             if not issues_only or item.kind is Kind.ISSUE:
-                self._emit_item(b, item)
+                self.emit_item(b, item)
         b.emitted = len(c.items)
 
-    def _abort_started(self, b: Block, reason: str) -> None:
+    def abort_started(self, b: Block, reason: str) -> None:
         for _key, (index, _name) in sorted(b.started.items()):
             self.sink.event(call_abort(index, reason))
         b.started.clear()

@@ -13,6 +13,8 @@ from ..lalr import END, Tok
 from ..markers import Arriving
 from .cand import Block, Cand
 from .kinds import Failure, Reading, Stop
+from .shared import Shared
+from .window import Window
 
 __all__ = ["ESCAPE_GROUP", "TEXT", "TextValues"]
 
@@ -24,10 +26,17 @@ _ESCAPE_PAIR = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character
 class TextValues:
     """Reads text values (writes a ``Cand``'s ``text_*`` fields)."""
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int, Arriving]]:
+    __slots__ = ("policy", "cache", "window")
+
+    def __init__(self, shared: Shared, window: Window) -> None:
+        self.policy = shared.policy
+        self.cache = shared.cache
+        self.window = window
+
+    def stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int, Arriving]]:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
             stops = tuple(
                 t
@@ -44,10 +53,10 @@ class TextValues:
                 first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
             reach = max((t.pattern.max_width for t in stops), default=0)
             got = (stops, rx, (first, reach, Arriving(tuple(t.pattern for t in stops))))
-            self._stop_cache[key] = got
+            self.cache[key] = got
         return got
 
-    def _scan_text(self, b: Block, c: Cand) -> bool:
+    def scan_text(self, b: Block, c: Cand) -> bool:
         """Read a raw text value up to the marker that ends it.  False to stop for now."""
         win = self.window.win
         base = self.window.base
@@ -55,11 +64,11 @@ class TextValues:
         end = min(n, b.start + self.policy.max_block_chars + 1 - base)
         lp = c.pos - base
         while True:
-            q, verdict, lp = self._next_stop(c, lp, end)
+            q, verdict, lp = self.next_stop(c, lp, end)
             if q < 0:
-                if self.eof and end == n:
+                if self.window.eof and end == n:
                     if c.text_tentative is not None:
-                        self._rewind(c.text_tentative)  # read on from there (once, at the end)
+                        self.window.rewind(c.text_tentative)  # read on from there (once, at the end)
                         return self._end_text(c, c.text_tentative)
                     if self._line_value_ends(c) and self._cut_stop(c, lp, n, n) < 0:
                         return self._end_text(c, base + n)  # the end of the text ends a line
@@ -70,7 +79,7 @@ class TextValues:
                 rx = c.text_rx
                 if rx is not None and ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
-                if not self.eof:
+                if not self.window.eof:
                     cut = self._cut_stop(c, lp, end, hold)
                     if cut >= 0:
                         hold = cut
@@ -87,7 +96,7 @@ class TextValues:
                 c.text_tentative = base + q  # Stop.MAYBE
             lp = q + 1
 
-    def _next_stop(self, c: Cand, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
+    def next_stop(self, c: Cand, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
         """The first stop of ``c``'s text value in ``win[lp:end]`` that may end it, past
         escaped characters and stops that cannot (``Stop.NO``): ``(where it begins, Stop.YES
         or Stop.MAYBE, lp)``, or None in place of the verdict when more text is needed (a
@@ -110,7 +119,7 @@ class TextValues:
                 m = t.pattern.regex.match(win, q)
                 if m is not None and m.end() > stop_end:
                     term, stop_end = t, m.end()
-            near_end = not self.eof and q + c.text_first[1] >= len(win)  # (no stop reaches further)
+            near_end = not self.window.eof and q + c.text_first[1] >= len(win)  # (no stop reaches further)
             if near_end and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
                 return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
             if blind and term.name in c.reader.tool_stops:
@@ -121,7 +130,7 @@ class TextValues:
             lp = q + 1
 
     def _end_text(self, c: Cand, at: int) -> bool:
-        value = self._slice(c.text_start, at)
+        value = self.window.slice(c.text_start, at)
         c.shift(Tok(TEXT, value, c.text_start, at), None)
         c.pos = c.last_end = at
         c.text_start = -1
@@ -137,11 +146,11 @@ class TextValues:
         of the tool); otherwise a stop counts where the grammar can go on after it.
         """
         win = self.window.win
-        if self.eof and e >= len(win) and term.bare and win[e - 1 : e].isalnum():
+        if self.window.eof and e >= len(win) and term.bare and win[e - 1 : e].isalnum():
             # a name-like token that runs to the end of the text may be cut off (`<esc`): it
             # says nothing about where the value before it ends
             return Stop.NO
-        hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.eof)
+        hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.window.eof)
         if hook is None:
             return None
         if hook is False:
@@ -157,15 +166,15 @@ class TextValues:
                 if m is not None and m.end() > f:
                     f = m.end()
                     skipped = True
-                elif not self.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, f):
+                elif not self.window.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, f):
                     return None  # an ignored marker may be arriving (a split "\\n")
         if f >= len(win):
-            return Stop.YES if self.eof else None
+            return Stop.YES if self.window.eof else None
         follow = self._follow(c, term)
         if follow is None:  # another raw text value may begin there: anything can follow
             return Stop.YES
         for t in follow:
-            if not self.eof and t.pattern.needs_more(win, f):
+            if not self.window.eof and t.pattern.needs_more(win, f):
                 return None
             end = t.pattern.match_end(win, f)
             if end is not None and end > f:
@@ -182,10 +191,10 @@ class TextValues:
         if c.rule != LINE_RULE:
             return False
         key = (c.g.name, tuple(c.parser.stack), "line_eof")
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
             got = any(t.pattern.match_end("\n", 0) for t in c.text_stops) and c.parser.accepts_seq([TEXT, END])
-            self._stop_cache[key] = got
+            self.cache[key] = got
         return got
 
     def _cut_stop(self, c: Cand, lp: int, end: int, hold: int) -> int:
@@ -207,22 +216,22 @@ class TextValues:
         is `ls`, never a value that takes the closer in (a longer value could not reach past
         the line anyway)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "closes")
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
             got = (
                 term in c.g.closers
                 and any(t.pattern.match_end("\n", 0) for t in c.text_stops)
                 and c.parser.accepts_seq([TEXT, term.name, END])
             )
-            self._stop_cache[key] = got
+            self.cache[key] = got
         return got
 
     def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...] | None:
         """The markers that may come after ``term`` ends a raw text value here (None when a
         raw text value may come right after it, so that anything may follow)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
-        if key in self._stop_cache:
-            return self._stop_cache[key]
+        if key in self.cache:
+            return self.cache[key]
         if c.parser.accepts_seq([TEXT, term.name, TEXT]):
             got = None
         else:
@@ -231,5 +240,5 @@ class TextValues:
                 for t in c.g.terminals.values()
                 if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, term.name, t.name])
             )
-        self._stop_cache[key] = got
+        self.cache[key] = got
         return got

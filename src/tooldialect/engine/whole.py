@@ -31,9 +31,12 @@ from typing import Any
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import Node, Tok
 from .cand import Block, Cand, Lexicon
+from .cursor import Cursor
 from .kinds import Reading, Stop
 from .plans import Ending, Plan, Plans, child_plan, ending_for, root_plan, shape_of, spliced
-from .values import TEXT
+from .shared import Shared
+from .values import TEXT, TextValues
+from .window import Window
 
 __all__ = ["Plans", "WholeBlocks"]
 
@@ -48,6 +51,15 @@ MAX_ENDING_TOKENS = 1 << 16
 
 class WholeBlocks:
     """Reads a block that fits a plan in one step."""
+
+    __slots__ = ("shared", "policy", "window", "cursor", "values")
+
+    def __init__(self, shared: Shared, window: Window, cursor: Cursor, values: TextValues) -> None:
+        self.shared = shared
+        self.policy = shared.policy
+        self.window = window
+        self.cursor = cursor
+        self.values = values
 
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
@@ -65,7 +77,7 @@ class WholeBlocks:
             if plans.made >= MAX_PLANS:
                 return None
             plans.made += 1
-            accepted = self._accepted.setdefault(g.name, {})
+            accepted = self.shared.accepted(g)
             got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
         return got
 
@@ -75,24 +87,24 @@ class WholeBlocks:
             if plans.tokens + len(plan.types) > MAX_ENDING_TOKENS:
                 return None
             plans.tokens += len(plan.types)
-            plan.ending = ending_for(g, plan.types, self._accepted.setdefault(g.name, {}), plan.base)
+            plan.ending = ending_for(g, plan.types, self.shared.accepted(g), plan.base)
             plan.ended = True
         return plan.ending
 
     def _plans(self) -> Plans:
-        got = self._stop_cache.get("whole blocks")
+        got = self.shared.cache.get("whole blocks")
         if got is None:
-            got = self._stop_cache["whole blocks"] = Plans()
+            got = self.shared.cache["whole blocks"] = Plans()
         return got
 
-    def _whole_block(self, b: Block, c: Cand) -> bool | None:
+    def whole_block(self, b: Block, c: Cand) -> bool | None:
         """Read ``b`` (its one candidate ``c`` has read the opener) in one step when its text
         fits a plan: True when it did (``c`` is done, or waits for what follows the block's
         last token, as token-by-token reading leaves it); None when the text does not fit
         (``c`` untouched); False when it fits but the reader refused it (``c`` is spent:
         the caller reads the block with a new one)."""
         g = c.g
-        if c.soft or c.whole or g.header.gated or self.specials is not None or self.eof:
+        if c.soft or c.whole or g.header.gated or self.window.specials is not None or self.window.eof:
             # a tentative opener, a reply read whole, a registry-gated body, token ids, or a
             # block opened once the end of the text is known (after a block decided at
             # close()): read token by token, where the end of the text is judged
@@ -129,7 +141,7 @@ class WholeBlocks:
             if lex.text_ok or (ig_first is not None and at < n and win[at] not in ig_first):
                 pos = at
             else:
-                pos = self._skip_ignored(c, at)
+                pos = self.cursor.skip_ignored(c, at)
             if pos < 0:
                 return None  # an ignored token still arriving
             if pos >= n:
@@ -146,23 +158,23 @@ class WholeBlocks:
                     # step finds there (Cursor._read_token), found now (most candidates of
                     # the families that share an opener end here)
                     c.pos = base + pos
-                    self._unexpected(c, pos)
+                    self.cursor.unexpected(c, pos)
                     return True
                 break  # nothing the parser accepts begins here: the block ends before this
-            best, external, wait = self._longest(terms, win, pos)
+            best, external, wait = self.cursor.longest(terms, win, pos)
             if wait:
                 return None  # a token that may still grow
             if best is not None:
                 term, end = best[2], best[0]
             elif external is not None and external.name in JSON_EXTERNALS:
-                term, end = external, self._whole_payload(c, pos, cap)
+                term, end = external, self.cursor.whole_payload(c, pos, cap)
                 if end < 0:
                     return None  # not strict JSON, not whole yet, too deep, or past the cap
             elif external is not None:
                 return None  # a quoted string: its scanner reads it
             elif lex.text_ok:
                 if probe is None:
-                    probe = Cand(g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(g.name, {}))
+                    probe = Cand(g, c.rule, c.pos, False, c.reader, self.shared.accepted(g))
                 term, end = g.terminals[TEXT], self._text_value(b, probe, last, pos)
                 if end < 0:
                     return None  # no stop that surely ends it: token by token
@@ -197,7 +209,7 @@ class WholeBlocks:
         ending = self._ending_of(c.g, plan)
         if ending is None:
             return None
-        if ending.whole is None and (pos < n or self.eof):
+        if ending.whole is None and (pos < n or self.window.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
         if (
             pos < n
@@ -216,16 +228,16 @@ class WholeBlocks:
         end of the window, or the first that may end it is undecided (more text, the tool
         being called) or only a fallback (``Stop.MAYBE``)."""
         probe.parser.stack[:] = plan.stack
-        probe.text_stops, probe.text_rx, probe.text_first = self._stops(probe)
+        probe.text_stops, probe.text_rx, probe.text_first = self.values.stops(probe)
         end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
-        q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
+        q, verdict, _ = self.values.next_stop(probe, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
     def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
         """Whether a structure is still open after a chained ``plan``'s tokens: as ``c``
         counts them, with the tokens noted on a probe that stands there (a plan from an
         opener knows: ``Ending.open_left``)."""
-        probe = Cand(c.g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(c.g.name, {}))
+        probe = Cand(c.g, c.rule, c.pos, False, c.reader, self.shared.accepted(c.g))
         probe.opens = dict(c.opens)
         probe.parser.stack[:] = plan.stack
         for term, _, _ in toks:
@@ -292,7 +304,7 @@ class WholeBlocks:
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
         if plan.base is None:
-            objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+            objs: list[Any] = [Tok(c.last_type, self.window.slice(b.start, b.opener_end), b.start, b.opener_end)]
             lead = 1
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
@@ -309,7 +321,7 @@ class WholeBlocks:
             c.payload_at = payload_at
         c.loose = None
         b.sniffed = 0
-        waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
+        waits = at_end and not self.window.eof and plan.lex is not None  # what follows is yet to come
         stage = ending.read if waits or part else ending.whole
         assert stage is not None
         # the children each value on a chained plan's stack has before the plan's nodes take over its list
@@ -354,5 +366,5 @@ class WholeBlocks:
         if plan.lex is None:
             c.state = Reading.DONE  # the parse finished with the last token (Cursor._finish)
         else:
-            self._done(c, trail=not at_end, at=base + pos)
+            self.cursor.done(c, trail=not at_end, at=base + pos)
         return True
