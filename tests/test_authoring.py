@@ -252,6 +252,16 @@ def test_other_compile_errors_cite_their_line(tmp_path, mistake, cited):
         compile_grammar(path, read_header(grammar, "nexusraven"), td.families.grammar_dir())
 
 
+def test_ignoring_a_scanned_terminal_is_a_grammar_error_citing_the_ignore_line(tmp_path):
+    grammar = NEXUSRAVEN + "%ignore PY_STRING\n"
+    path = tmp_path / "nexusraven.lark"
+    path.write_text(grammar, encoding="utf-8")
+    line = grammar.splitlines().index("%ignore PY_STRING") + 1
+    with pytest.raises(td.GrammarError, match=re.escape(f"grammar nexusraven.lark:{line}: %ignore PY_STRING: ")) as err:
+        compile_grammar(path, read_header(grammar, "nexusraven"), td.families.grammar_dir())
+    assert "%ignore only terminals with a pattern" in str(err.value)
+
+
 def test_arguments_written_as_code_under_another_rule_are_told_to_be_arguments(tmp_path, capsys):
     """The fix the check names for ``args: _py_items`` is the one that works (``-> param``
     led to another error: a param needs a param_name)."""

@@ -3,6 +3,8 @@ coverage, symmetrically (DESIGN §8)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -182,3 +184,21 @@ def test_openai_messages_read_as_entries():
         from_openai(["hi"])
     with pytest.raises(td.PolicyError, match="not text"):
         from_openai([{"role": "user", "content": 3}])
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "says"),
+    [
+        (["x"], "tool call #0 is str, not an object"),
+        ([{"id": "c1", "function": {"name": "f", "arguments": "{}"}}, None], "tool call #1 is NoneType, not an object"),
+        ([{"id": "c1", "function": "f"}], "tool call #0's function is str, not an object"),
+        ("x", "tool_calls is str, not a list of tool calls"),
+        ({"id": "c1"}, "tool_calls is dict, not a list of tool calls"),
+        (3, "tool_calls is int, not a list of tool calls"),
+    ],
+)
+def test_a_tool_call_that_is_not_an_object_is_a_policy_error_saying_what_one_is(tool_calls, says):
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    with pytest.raises(td.PolicyError, match=re.escape(f"message #1: {says}")) as err:
+        from_openai([{"role": "user", "content": "hi"}, message])
+    assert '"function": {"name": …, "arguments": …}' in str(err.value)

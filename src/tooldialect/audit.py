@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .detect import scan
 from .models import Policy
@@ -44,19 +44,19 @@ def kind(path: Path) -> str:
     return "json" if name.endswith(".json") else ""
 
 
-def open_lines(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+def open_lines(path: Path) -> tuple[io.BufferedReader, io.BufferedIOBase]:
     """(the raw file, its decompressed byte stream) of a JSON Lines file: plain, ``.gz``, ``.zst``."""
     raw = path.open("rb")
     name = path.name.lower()
     if name.endswith(".gz"):
-        return raw, gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return raw, gzip.GzipFile(fileobj=raw)
     if name.endswith(".zst"):
         try:
             import zstandard
         except ImportError:
             raw.close()
             raise OSError(f"reading {path.name} needs zstandard (pip install 'tooldialect[table]')") from None
-        return raw, io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[arg-type]
+        return raw, io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw))
     return raw, raw
 
 
@@ -267,7 +267,7 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: [{"type": "text", "text": …}, …]
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts: list[str] = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else ""
     if content is None:
         return ""

@@ -120,7 +120,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     choice: Any = {"name": args.force_tool} if args.force_tool is not None else args.tool_choice
     text = dialect.instructions(tools, tool_choice=choice, turn_tools=turn)
     if args.json:
-        every = Toolset([*(tools or ()), *turn])
+        every = Toolset([*(tools or ()), *(turn or ())])
         out = {
             "dialect": dialect.name,
             "instructions": text,
@@ -162,7 +162,7 @@ def _cmd_families(args: argparse.Namespace) -> int:
         raise _Usage("--model goes with --template (the fallback when the template renders no call)")
     fams = registry.all_families()
     if args.json:
-        rows = [
+        entries = [
             {
                 "family": f.name,
                 "title": f.title,
@@ -173,7 +173,7 @@ def _cmd_families(args: argparse.Namespace) -> int:
             }
             for f in fams
         ]
-        _print_json(rows, indent=2)
+        _print_json(entries, indent=2)
         return 0
     # one row per family; under it, the documents its grammar was checked against
     rows = [("family", "title", "models")] + [(f.name, f.title, ", ".join(f.models)) for f in fams]

@@ -128,8 +128,14 @@ class CompiledGrammar:
     ignore_first: frozenset[str] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        firsts = [ig.pattern.first for ig in self.ignore]
-        self.ignore_first = None if any(f is None for f in firsts) else frozenset().union(*firsts)
+        first: frozenset[str] | None = frozenset()
+        for ig in self.ignore:
+            can_begin = ig.pattern.first if ig.pattern is not None else None  # a scanned one: anything
+            if first is None or can_begin is None:
+                first = None
+                break
+            first = first | can_begin
+        self.ignore_first = first
 
 
 class NodeReads(Protocol):

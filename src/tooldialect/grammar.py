@@ -41,6 +41,7 @@ from typing import Any
 from lark import Lark
 from lark.exceptions import GrammarError as LarkGrammarError
 from lark.exceptions import LarkError
+from lark.grammar import Terminal as LarkTerminal
 from lark.lexer import Lexer
 from lark.load_grammar import PrepareLiterals, TerminalTreeToPattern, load_grammar
 from lark.parsers.lalr_analysis import Shift
@@ -219,6 +220,12 @@ def _compile(
             except UnsupportedPattern as exc:
                 raise GrammarError(f"grammar {header.family!r}: terminal {term.name}: {exc}") from exc
     ignore = tuple(terminals[str(n)] for n in lark.ignore_tokens)
+    for ignored in ignore:
+        if ignored.external:
+            raise GrammarError(
+                f"grammar {path.name}: %ignore {ignored.name}: a scanned terminal (%declare) cannot be ignored; "
+                "%ignore only terminals with a pattern, like WS"
+            )
     compiled = CompiledGrammar(
         name=header.family,
         header=header,
@@ -247,7 +254,8 @@ def _tables(lark: Lark, starts: tuple[str, ...]) -> tuple[Tables, dict[Any, Rule
     for rule in lark.rules:
         keep_all = rule.options.keep_all_tokens
         keep = tuple(
-            keep_all or not (sym.is_term and (sym.filter_out or sym.name.startswith("_"))) for sym in rule.expansion
+            keep_all or not (isinstance(sym, LarkTerminal) and (sym.filter_out or sym.name.startswith("_")))
+            for sym in rule.expansion
         )
         inline = tuple((not sym.is_term) and sym.name.startswith("_") for sym in rule.expansion)
         shapes[rule] = RuleShape(

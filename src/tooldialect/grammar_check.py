@@ -38,15 +38,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
 from . import families as registry
 from .errors import CorpusError, GrammarError, ToolDialectError
-from .grammar import CompiledGrammar, Header, Terminal, compile_grammar, read_header, unread, unwritable
+from .grammar import CompiledGrammar, Header, NodeReads, Terminal, compile_grammar, read_header, unread, unwritable
 from .grammar_where import locate
 from .markers import samples
 from .models import Policy
+
+if TYPE_CHECKING:
+    from .corpus import Case
 
 __all__ = ["Check", "Report", "check_grammar", "own_markers"]
 
@@ -121,7 +125,7 @@ def check_grammar(
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GrammarError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    cases = None
+    cases: list[Case] | None = None
     if corpus is None and not (update_new or update_titles) and path.with_suffix(".txt").is_file():
         corpus = path.with_suffix(".txt")  # the grammar's own corpus, found beside it (--update names its file)
     if corpus is not None:
@@ -154,9 +158,9 @@ def check_grammar(
     _check_markers(report, path, text, compiled)
     if cases is not None and not free:
         report.checks.append(Check("corpus", False, "not run: another grammar has the family's name"))
-    elif cases is not None:
+    elif cases is not None and corpus is not None:  # (cases are read from a corpus)
         update = _Update(update_new, frozenset(update_titles))
-        _check_corpus(report, path, compiled, cases, Path(corpus), update)  # type: ignore[arg-type]
+        _check_corpus(report, path, compiled, cases, Path(corpus), update)
     return report
 
 
@@ -249,7 +253,8 @@ def _check_reads(report: Report, path: Path, compiled: CompiledGrammar) -> None:
     registered = registry._load_registry().get(path.stem)
     mine = registered is not None and registered.path.resolve() == path.resolve()
     reader = reader_class(path.stem) if mine else Reader
-    problems = unread(compiled, reader)
+    # a reader class is what it reads: its call_nodes, read_nodes and picked_nodes are class attributes
+    problems = unread(compiled, cast(NodeReads, reader))
     if problems:
         report.checks.append(Check("reads", False, "\n".join(_at(path, p) for p in problems)))
         return
@@ -279,7 +284,7 @@ def _check_writes(report: Report, compiled: CompiledGrammar) -> bool:
     return True
 
 
-def _check_samples(report: Report, path: Path, compiled: CompiledGrammar, cases: list, run: bool) -> None:
+def _check_samples(report: Report, path: Path, compiled: CompiledGrammar, cases: list[Case], run: bool) -> None:
     """The family's own writing read back (``grammar_samples``), with the checked family in the
     registry as it will be once installed."""
     from .grammar_samples import check_samples
@@ -490,7 +495,7 @@ class _Update:
 
 
 def _check_corpus(
-    report: Report, path: Path, compiled: CompiledGrammar, cases: list, corpus: Path, update: _Update = _Update()
+    report: Report, path: Path, compiled: CompiledGrammar, cases: list[Case], corpus: Path, update: _Update = _Update()
 ) -> None:
     from .corpus import MODES, case_problem
 
@@ -523,13 +528,13 @@ def _check_corpus(
     report.checks.append(Check(f"corpus {corpus.name}", failed == 0, detail + (f"; {failed} failed" if failed else "")))
 
 
-def _write_expectations(report: Report, cases: list, corpus: Path, update: _Update) -> None:
+def _write_expectations(report: Report, cases: list[Case], corpus: Path, update: _Update) -> None:
     """Write what the grammar reads as the expected result of the approved cases (one report
     line each); an expectation that differs is rewritten only for a case named by title."""
     from .corpus import canonical, options, set_expectations, summary
     from .stream import parse
 
-    written: dict[int, dict] = {}
+    written: dict[int, dict[str, Any]] = {}
     for i, case in enumerate(cases):
         named = case.title in update.titles
         if not named and not (update.new and case.expected is None):

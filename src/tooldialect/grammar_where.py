@@ -21,6 +21,7 @@ _AT_LINE = re.compile(r"at line (\d+),? column (\d+)")
 _IGNORED = re.compile(r"Terminals \{([^}]*)\} were marked to ignore")
 _TERMINAL = re.compile(r"\b(?:terminal|opener) ([A-Z_][A-Z0-9_]*)\b")
 _DECLARE = re.compile(r"%declare ([A-Z_][A-Z0-9_]*)")
+_IGNORE = re.compile(r"%ignore ([A-Z_][A-Z0-9_]*)")
 _RULES = re.compile(r"LALR conflict in rules? '([\w.]+)'")
 _START = re.compile(r"rule 'start' begins with")
 _RULE = re.compile(r"rule '(\w+)'")
@@ -96,11 +97,12 @@ def locate(text: str, message: str) -> int | None:
     m = _IGNORED.search(message)
     if m:
         return next((i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("%ignore")), None)
-    m = _DECLARE.search(message)
-    if m:
-        declared = m.group(1)
-        lines = text.splitlines()
-        return next((i + 1 for i, ln in enumerate(lines) if ln.startswith("%declare") and declared in ln.split()), None)
+    for rx, directive in ((_DECLARE, "%declare"), (_IGNORE, "%ignore")):
+        m = rx.search(message)
+        if m:
+            named = m.group(1)
+            lines = text.splitlines()
+            return next((i + 1 for i, ln in enumerate(lines) if ln.startswith(directive) and named in ln.split()), None)
     for rx in (_TERMINAL, _RULES):
         m = rx.search(message)
         if m:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
@@ -58,23 +58,23 @@ class Node:
         for child in self.children:
             cls = type(child)
             if cls is Node:
-                if child.name == name:
-                    return child
+                hit = child.name == name
             elif cls is Tok:
-                if child.type == name:
-                    return child
-            elif getattr(child, "name", None) == name or getattr(child, "type", None) == name:
-                return child
+                hit = child.type == name
+            else:
+                hit = getattr(child, "name", None) == name or getattr(child, "type", None) == name
+            if hit:
+                found: Node | Tok = child
+                return found
         return None
 
     def __repr__(self) -> str:
         return f"Node({self.name}, {self.children!r})"
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True)
 class RuleShape:
-    __slots__ = ("origin", "name", "size", "keep", "inline", "expand1", "structural", "_plain", "_kept", "_collapse")
-
     origin: str  # the nonterminal to go to after the reduction
     name: str  # the node name (alias or origin)
     size: int
@@ -82,6 +82,10 @@ class RuleShape:
     inline: tuple[bool, ...]
     expand1: bool
     structural: bool  # an inlined ``_rule`` or generated helper: no node callback
+    # what _reduce reads, derived from the fields above (see __post_init__)
+    _plain: bool = field(init=False, repr=False, compare=False)
+    _kept: tuple[tuple[int, bool], ...] = field(init=False, repr=False, compare=False)
+    _collapse: bool = field(init=False, repr=False, compare=False)
 
     @property
     def plain(self) -> bool:
@@ -115,6 +119,9 @@ class Tables:
     end_states: dict[str, int]
     sole: list[RuleShape | None] = field(init=False, repr=False, compare=False)  # per state: its only action
     expected: list[tuple[str, ...]] = field(init=False, repr=False, compare=False)  # per state: the terminals it reads
+    # per state: the states its actions shift or go to, by symbol (after a reduction, the
+    # driver reads the state to go to here: one that is always an ``int``)
+    gotos: list[dict[str, int]] = field(init=False, repr=False, compare=False)
     # accepts_seq's answers, by (end state, stack, terminal types): the same stacks recur
     # in every block a grammar reads
     answers: dict[tuple[int, tuple[int, ...], tuple[str, ...]], bool] = field(
@@ -131,6 +138,8 @@ class Tables:
                 sole[state] = _sole_reduction(acts)
         object.__setattr__(self, "sole", sole)
         object.__setattr__(self, "expected", expected)
+        gotos = [{sym: act for sym, act in acts.items() if type(act) is int} for acts in self.actions]
+        object.__setattr__(self, "gotos", gotos)
 
 
 def _sole_reduction(acts: dict[str, int | RuleShape]) -> RuleShape | None:
@@ -191,6 +200,7 @@ class LRParser:
         """Whether ``types`` could be read next: the parse runs ahead on a view of the stack
         (the part of ``stack`` still under it, and the states pushed since), copying nothing."""
         actions = self.tables.actions
+        gotos = self.tables.gotos
         end_state = self.end_state
         stack = self.stack
         depth = len(stack)  # stack[:depth] is still under the view
@@ -205,7 +215,7 @@ class LRParser:
                 act = actions[top].get(ttype)
                 if act is None:
                     return False
-                if type(act) is int:
+                if type(act) is not RuleShape:
                     pushed.append(act)
                     break
                 size = act.size
@@ -216,7 +226,7 @@ class LRParser:
                     else:
                         depth += kept
                         pushed.clear()
-                pushed.append(actions[pushed[-1] if pushed else stack[depth - 1]][act.origin])
+                pushed.append(gotos[pushed[-1] if pushed else stack[depth - 1]][act.origin])
         return True
 
     def feed(self, tok: Tok) -> bool:
@@ -230,7 +240,7 @@ class LRParser:
             act = tables.actions[top].get(ttype)
             if act is None:
                 return False
-            if type(act) is int:
+            if type(act) is not RuleShape:
                 break
             self._reduce(act)
         stack.append(act)
@@ -308,5 +318,5 @@ class LRParser:
             value = Node(shape.name, children, start, end)
             if not shape.structural and self.on_node is not None:
                 self.on_node(value)
-        stack.append(self.tables.actions[stack[-1]][shape.origin])
+        stack.append(self.tables.gotos[stack[-1]][shape.origin])
         values.append(value)

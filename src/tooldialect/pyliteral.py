@@ -198,7 +198,7 @@ def _key(node: Node, constants: dict[str, Any], language: str, notes: list[str] 
 
 def _strings(atoms: list[Node], language: str, notes: list[str] | None = None) -> str | None:
     """The text of a run of adjacent string literals (each maybe prefixed), else None."""
-    parts = []
+    parts: list[str] = []
     i = 0
     while i < len(atoms):
         atom = atoms[i]
@@ -293,10 +293,11 @@ def _decode(body: str, raw: bool, multiline: bool, language: str, notes: list[st
         out.append(body[pos:at])
         ch = body[at]
         if ch != "\\":
-            if not multiline and notes is None:
-                raise Refused("a raw line break inside a one-line string")
-            if not multiline and RAW_BREAK not in notes:  # (kept as written, like a triple-quoted one's)
-                notes.append(RAW_BREAK)
+            if not multiline:
+                if notes is None:
+                    raise Refused("a raw line break inside a one-line string")
+                if RAW_BREAK not in notes:  # (kept as written, like a triple-quoted one's)
+                    notes.append(RAW_BREAK)
             out.append(ch)
             pos = at + 1
             continue

@@ -14,17 +14,26 @@ imported here only when used: ``pip install 'tooldialect[ray]'``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import table
 from .errors import MissingDependencyError
 from .tablecells import BATCH_BYTES, batch_slices
 from .tableio import Columns, decode_lines
+from .toolset import Toolset
+
+# isort: split
+# pyarrow after .table, which says what to install when it is missing
+import pyarrow as pa
 
 __all__ = ["audit_dataset", "init", "parse_dataset", "read_jsonl", "render_dataset", "spread", "write"]
 
-_FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": table.render_batch}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "parse": table.parse_batch,
+    "audit": table.audit_batch,
+    "render": table.render_batch,
+}
 
 
 def _ray() -> Any:
@@ -53,7 +62,7 @@ def _apply(
     _ray()
     tools = options.get("tools")
     if tools is not None and not isinstance(tools, str):
-        if isinstance(tools, table.Toolset):
+        if isinstance(tools, Toolset):
             raise table.TableError("pass tools as a tool list or its JSON text: workers build their own toolset")
         options = {**options, "tools": table._json(list(tools))}
     return ds.map_batches(
@@ -67,7 +76,7 @@ def _apply(
 
 def _run(batch: Any, *, which: str, options: dict[str, Any], batch_bytes: int | None) -> Any:
     pieces = [_FUNCTIONS[which](piece, **options) for piece in batch_slices(batch, batch_bytes)]
-    return pieces[0] if len(pieces) == 1 else table.pa.concat_tables(pieces)
+    return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
 
 def parse_dataset(
@@ -109,7 +118,7 @@ def write(ds: Any, out: str, fmt: str) -> None:
         return
     from ray.data.datasource import BlockBasedFileDatasink
 
-    class Sink(BlockBasedFileDatasink):  # type: ignore[misc]
+    class Sink(BlockBasedFileDatasink):
         def write_block_to_file(self, block: Any, file: Any) -> None:
             file.write(_encode(block.to_arrow(), fmt))
 
@@ -153,7 +162,7 @@ def _decode(batch: Any, *, columns: Columns) -> Any:
     for data in batch.column("bytes").to_pylist():
         pieces = data.split(b"\n")
         lines.extend(pieces[:-1] if pieces and not pieces[-1] else pieces)
-    return table.pa.Table.from_batches([decode_lines(lines, columns, first=0)])
+    return pa.Table.from_batches([decode_lines(lines, columns, first=0)])
 
 
 def audit_files(paths: Sequence[str], *, address: str | None = None, **options: Any) -> Any:
@@ -165,6 +174,7 @@ def audit_files(paths: Sequence[str], *, address: str | None = None, **options: 
     def run(names: list[str]) -> list[Any]:
         init(address)
         task = _ray().remote(audit_task)
-        return _ray().get([task.remote(name, options) for name in names])
+        reports: list[Any] = _ray().get([task.remote(name, options) for name in names])
+        return reports
 
     return audit_across(paths, run)

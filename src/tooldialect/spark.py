@@ -17,13 +17,18 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from . import table
 from .errors import MissingDependencyError
 from .tablecells import BATCH_BYTES, batch_slices
 from .tableio import Columns, decode_lines
+from .toolset import Toolset
+
+# isort: split
+# pyarrow after .table, which says what to install when it is missing
+import pyarrow as pa
 
 __all__ = [
     "audit_dataframe",
@@ -36,8 +41,16 @@ __all__ = [
     "write",
 ]
 
-_FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": table.render_batch}
-_SCHEMAS = {"parse": table.parse_schema, "audit": table.audit_schema, "render": table.render_schema}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "parse": table.parse_batch,
+    "audit": table.audit_batch,
+    "render": table.render_batch,
+}
+_SCHEMAS: dict[str, Callable[[Any, Sequence[str]], Any]] = {
+    "parse": table.parse_schema,
+    "audit": table.audit_schema,
+    "render": table.render_schema,
+}
 
 
 def _pyspark() -> Any:
@@ -74,7 +87,7 @@ def _portable(options: dict[str, Any]) -> dict[str, Any]:
     """The options as workers receive them: a tool list as its JSON text (built once per worker)."""
     tools = options.get("tools")
     if tools is not None and not isinstance(tools, str):
-        if isinstance(tools, table.Toolset):
+        if isinstance(tools, Toolset):
             raise table.TableError("pass tools as a tool list or its JSON text: workers build their own toolset")
         options = {**options, "tools": table._json(list(tools))}
     return options
@@ -159,7 +172,7 @@ def read_jsonl(spark: Any, paths: Sequence[str], columns: Columns) -> Any:
 
 def _decode(columns: Columns, batches: Iterable[Any]) -> Iterator[Any]:
     for batch in batches:  # the lines' bytes as they are: a line that is not UTF-8 is a row saying so
-        yield decode_lines(batch.column(0).cast(table.pa.binary()).to_pylist(), columns, first=0)
+        yield decode_lines(batch.column(0).cast(pa.binary()).to_pylist(), columns, first=0)
 
 
 def audit_files(paths: Sequence[str], *, master: str = "local[*]", **options: Any) -> Any:
@@ -170,6 +183,7 @@ def audit_files(paths: Sequence[str], *, master: str = "local[*]", **options: An
 
     def run(names: list[str]) -> list[Any]:
         work = session(master).sparkContext.parallelize(names, len(names))
-        return work.map(functools.partial(audit_task, options=options)).collect()
+        reports: list[Any] = work.map(functools.partial(audit_task, options=options)).collect()
+        return reports
 
     return audit_across(paths, run)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from . import dialects
 from . import families as registry
@@ -123,15 +123,19 @@ _CACHE_SIZE = 256
 # -- worker-side state: built once per process, per distinct value --------------------------
 
 
-class _Lru:
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Lru(Generic[_K, _V]):
     """A small least-recently-used map; ``builds`` counts the misses (what was built)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.items: OrderedDict[Any, Any] = OrderedDict()
+        self.items: OrderedDict[_K, _V] = OrderedDict()
         self.builds = 0
 
-    def get(self, key: Any, build: Callable[[Any], Any]) -> Any:
+    def get(self, key: _K, build: Callable[[_K], _V]) -> _V:
         try:
             self.items.move_to_end(key)
             return self.items[key]
@@ -144,8 +148,9 @@ class _Lru:
         return value
 
 
-_TOOLSETS = _Lru(_CACHE_SIZE)  # tools JSON text -> Toolset, or the error text
-_PROFILES = _Lru(_CACHE_SIZE)  # (model id, families, policy JSON) -> (families, policy)
+_TOOLSETS: _Lru[str, Toolset | str] = _Lru(_CACHE_SIZE)  # tools JSON text -> Toolset, or the error text
+# (model id, families, policy JSON) -> (families, policy)
+_PROFILES: _Lru[tuple[str, tuple[str, ...] | None, str | None], tuple[Any, Policy | None]] = _Lru(_CACHE_SIZE)
 
 
 def clear_caches() -> None:
@@ -433,8 +438,11 @@ def render_batch(
         raise TableError("give one of dialect= (a td.dialects name) or family= (a family name)")
     if tools is not None and tools_column is not None:
         raise TableError("give tools= (one toolset for every row) or tools_column=, not both")
-    speaker: Any = dialects.get(dialect) if dialect is not None else registry.get(family or "")
-    if family is not None:
+    speaker: dialects.TextDialect | dialects.Native | registry.Family
+    if dialect is not None:
+        speaker = dialects.get(dialect)
+    else:
+        speaker = registry.get(family or "")
         speaker.writer(variant)  # an unknown variant is the caller's mistake, raised before any row
     fixed = _tools_arg(tools)
     schema = output_schema(data, keep, RENDER_COLUMNS)
@@ -474,7 +482,13 @@ class _RowError(Exception):
         self.kind, self.error = kind, error
 
 
-def _render_row(cell: Any, tools: Toolset | None, speaker: Any, variant: str | None, choice: Any) -> tuple[Any, ...]:
+def _render_row(
+    cell: Any,
+    tools: Toolset | None,
+    speaker: dialects.TextDialect | dialects.Native | registry.Family,
+    variant: str | None,
+    choice: Any,
+) -> tuple[Any, ...]:
     if isinstance(cell, str):
         try:
             cell = json.loads(cell)

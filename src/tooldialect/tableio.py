@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .audit import RecordError, open_lines
-from .table import TableError, pa
+from .table import TableError
 from .tablecells import BATCH_BYTES, SURROGATE, batch_slices, read_column
+
+# isort: split
+# pyarrow after .table, which says what to install when it is missing
+import pyarrow as pa
 
 __all__ = [
     "BATCH_BYTES",
@@ -221,7 +225,7 @@ def parquet_batch_rows(path: Path, columns: Sequence[str] | None, batch_rows: in
             chunk = group.column(j)
             if wanted is None or chunk.path_in_schema.split(".")[0] in wanted:
                 total += chunk.total_uncompressed_size
-    per_row = max(1, total // max(1, meta.num_rows))
+    per_row: int = max(1, total // max(1, meta.num_rows))
     return max(1, min(batch_rows, batch_bytes // per_row))
 
 

@@ -18,7 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .table import TableError, pa
+from .table import TableError
+
+# isort: split
+# pyarrow after .table, which says what to install when it is missing
+import pyarrow as pa
 
 __all__ = ["ENGINE_FORMATS", "FORMATS", "TableWriter", "count_rows", "flat", "flat_schema", "output_format"]
 

@@ -18,14 +18,22 @@ from typing import Any
 
 from . import table
 from .errors import ToolDialectError
-from .table import TableError, pa
+from .table import TableError
 from .tablecells import BATCH_BYTES
 from .tableio import BATCH_ROWS, ERROR_COLUMN, Columns, input_files, is_parquet, parquet_batch_rows, read_batches
 from .tableout import TableWriter, claim_output, count_rows, output_format
 
+# isort: split
+# pyarrow after .table, which says what to install when it is missing
+import pyarrow as pa
+
 __all__ = ["Job", "run"]
 
-_FUNCTIONS = {"parse": table.parse_batch, "audit": table.audit_batch, "render": table.render_batch}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "parse": table.parse_batch,
+    "audit": table.audit_batch,
+    "render": table.render_batch,
+}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Z]\w*(?:Error|Exception)): (.+)$")
 

@@ -193,11 +193,11 @@ class Detokenizer:
         if not self._held:
             return ""
         ctx = self._context[-CONTEXT:]
-        before = self._tok.decode(ctx) if ctx else ""
-        whole = self._tok.decode(ctx + self._held)
+        before: str = self._tok.decode(ctx) if ctx else ""
+        whole: str = self._tok.decode(ctx + self._held)
         if not final and whole.endswith("\ufffd") and len(self._held) < MAX_HELD:
             return ""
-        text = whole[len(before) :] if whole.startswith(before) else self._tok.decode(self._held)
+        text: str = whole[len(before) :] if whole.startswith(before) else self._tok.decode(self._held)
         self._context = (ctx + self._held)[-CONTEXT:]
         self._held = []
         return text

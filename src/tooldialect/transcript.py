@@ -272,8 +272,8 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
     each ``tool`` message a :class:`ToolResults` (its tool's name taken from the call it
     answers when it has none), every other message a :class:`Chat`.  Arguments given as a
     JSON value are written as compact JSON with sorted keys.  A message that is not an
-    object, a content that is not text, or a role ``Chat`` does not take raises
-    :class:`~tooldialect.PolicyError`."""
+    object, a content that is not text, a tool call (or its ``function``) that is not an
+    object, or a role ``Chat`` does not take raises :class:`~tooldialect.PolicyError`."""
     names: dict[str, str] = {}
     out: list[Any] = []
     for n, msg in enumerate(messages):
@@ -284,12 +284,21 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
         content = _openai_content(msg.get("content"))
         if role == "assistant" and msg.get("tool_calls"):
             calls = []
-            for call in msg["tool_calls"]:
-                fn: Any = (call.get("function") if isinstance(call, dict) else None) or {}
+            for k, call in enumerate(_tool_calls(msg["tool_calls"], n)):
+                if not isinstance(call, dict):
+                    raise PolicyError(f"message #{n}: tool call #{k} is {type(call).__name__}, not an object{_CALL}")
+                fn: Any = call.get("function") or {}
+                if not isinstance(fn, dict):
+                    raise PolicyError(
+                        f"message #{n}: tool call #{k}'s function is {type(fn).__name__}, not an object{_CALL}"
+                    )
+                # the members as they are: AssistantCall checks them
+                cid: Any = call.get("id")
+                fn_name: Any = fn.get("name")
                 args = fn.get("arguments", "{}")
                 args = args if isinstance(args, str) else compact_json(args)
-                calls.append(AssistantCall(id=call.get("id"), name=fn.get("name"), arguments=args))
-                names[call.get("id")] = fn.get("name")
+                calls.append(AssistantCall(id=cid, name=fn_name, arguments=args))
+                names[cid] = fn_name
             out.append(
                 AssistantToolCalls(
                     tool_calls=calls, content=content or None, reasoning_content=msg.get("reasoning_content")
@@ -302,6 +311,17 @@ def from_openai(messages: Sequence[Any]) -> list[Entry]:
         else:
             out.append(Chat(role, content))  # a role Chat does not take raises PolicyError
     return out
+
+
+#: What an OpenAI tool call looks like, for the errors about one that does not.
+_CALL = ' (an OpenAI tool call: {"id": …, "type": "function", "function": {"name": …, "arguments": …}})'
+
+
+def _tool_calls(tool_calls: Any, n: int) -> Iterable[Any]:
+    """An assistant message's ``tool_calls``: a list of tool calls, else PolicyError."""
+    if isinstance(tool_calls, (str, bytes, Mapping)) or not isinstance(tool_calls, Iterable):
+        raise PolicyError(f"message #{n}: tool_calls is {type(tool_calls).__name__}, not a list of tool calls{_CALL}")
+    return tool_calls
 
 
 def _openai_content(content: Any) -> str:

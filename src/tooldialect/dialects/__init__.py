@@ -20,7 +20,9 @@ from .text import PFormat, Python, TypeScript, Xml
 
 __all__ = ["CONTINUATION", "Dialect", "Native", "PFormat", "Python", "TextDialect", "TypeScript", "Xml", "get", "names"]
 
-_BY_NAME: dict[str, type[Dialect]] = {cls.name: cls for cls in (Xml, PFormat, Python, TypeScript, Native)}
+_BY_NAME: dict[str, type[TextDialect] | type[Native]] = {
+    cls.name: cls for cls in (Xml, PFormat, Python, TypeScript, Native)
+}
 
 
 def names() -> list[str]:
@@ -28,7 +30,7 @@ def names() -> list[str]:
     return list(_BY_NAME)
 
 
-def get(name: str, *, host_renders_catalogue: bool = False) -> Dialect:
+def get(name: str, *, host_renders_catalogue: bool = False) -> TextDialect | Native:
     """The dialect called ``name``: ``"xml" | "pformat" | "python" | "typescript" | "native"``."""
     cls = _BY_NAME.get(name) if isinstance(name, str) else None
     if cls is None:

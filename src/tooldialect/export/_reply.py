@@ -279,8 +279,11 @@ class ReplyBuilder:
     def literal_prefix(self, parts: tuple[sh.Part, ...]) -> tuple[str, tuple[sh.Part, ...]]:
         text = ""
         i = 0
-        while i < len(parts) and isinstance(parts[i], sh.Lit):
-            text += parts[i].text  # type: ignore[union-attr]
+        while i < len(parts):
+            part = parts[i]
+            if not isinstance(part, sh.Lit):
+                break
+            text += part.text
             i += 1
         return text, parts[i:]
 

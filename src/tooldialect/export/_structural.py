@@ -96,14 +96,22 @@ def _tag(builder: ReplyBuilder, tool: Any) -> dict[str, Any]:
     parts = builder.shape.call
     begin = ""
     i = 0
-    while i < len(parts) and isinstance(parts[i], (sh.Lit, sh.Name)):
+    while i < len(parts):
         part = parts[i]
-        begin += part.text if isinstance(part, sh.Lit) else builder.name(tool.name, part.encoding)
+        if isinstance(part, sh.Lit):
+            begin += part.text
+        elif isinstance(part, sh.Name):
+            begin += builder.name(tool.name, part.encoding)
+        else:
+            break
         i += 1
     j = len(parts)
     end = ""
-    while j > i and isinstance(parts[j - 1], sh.Lit):
-        end = parts[j - 1].text + end  # type: ignore[union-attr]
+    while j > i:
+        last = parts[j - 1]
+        if not isinstance(last, sh.Lit):
+            break
+        end = last.text + end
         j -= 1
     middle = parts[i:j]
     if len(middle) == 1 and isinstance(middle[0], sh.Arguments) and middle[0].syntax == "json":

@@ -184,7 +184,8 @@ class Family:
     def shape(self) -> Shape:
         """How the family writes a call (its grammar's ``// write`` lines), for
         :meth:`render_call` and ``td.export``: the first variant's spelling."""
-        return self.writer().shape
+        shape: Shape = self.writer().shape
+        return shape
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -215,7 +216,8 @@ class Family:
         ``tools`` gives the parameter order of P-Format and code calls (without it, the
         arguments' own order); ``variant`` one of :attr:`variants` (default: the first).
         A call the syntax cannot say raises ``PolicyError``."""
-        return self.writer(variant).render([call], tools)
+        text: str = self.writer(variant).render([call], tools)
+        return text
 
     def render_calls(self, calls: Any, tools: Any = None, *, variant: str | None = None) -> str:
         """Several calls written as one reply of this family (its block and separator)."""
@@ -223,7 +225,8 @@ class Family:
             from ..errors import PolicyError
 
             raise PolicyError(f"render_calls() takes a list of calls, got {type(calls).__name__}")
-        return self.writer(variant).render(list(calls), tools)
+        text: str = self.writer(variant).render(list(calls), tools)
+        return text
 
     def writer(self, variant: str | None = None) -> Any:
         """The writer the grammar's ``// write`` lines describe (built once, on first use);

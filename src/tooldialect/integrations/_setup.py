@@ -289,7 +289,7 @@ def record_entry(parser: Any, entry: Mapping[str, Any]) -> str:
     ``streamed_args_for_tool``, which both servers read at the end of a stream) for one
     ``td.openai`` tool-call entry; the argument fragment it carries."""
     slot = entry["index"]
-    fragment = entry["function"].get("arguments", "")
+    fragment: str = entry["function"].get("arguments", "")
     if "id" in entry:  # the call's first entry: id, type and name, once
         parser.prev_tool_call_arr.append({"name": entry["function"]["name"], "arguments": ""})
         parser.streamed_args_for_tool.append("")

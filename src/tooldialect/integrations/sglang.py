@@ -150,7 +150,9 @@ class ToolDialectDetector(BaseFormatDetector):
         families = self.setup.families
         return families[0] if families is not None and len(families) == 1 else None
 
-    def structural_tag_dict(self, tools: Any, tool_choice: Any = "auto", parallel: bool = True) -> dict | None:
+    def structural_tag_dict(
+        self, tools: Any, tool_choice: Any = "auto", parallel: bool = True
+    ) -> dict[str, Any] | None:
         """``td.export.structural_tag`` for the one configured family (None with several
         families, or where the family cannot be exported as a structural tag)."""
         family = self._family()

@@ -54,7 +54,7 @@ try:  # vLLM with entrypoints/generate (the protocol shared by chat and response
         ToolCall,
     )
 except ImportError:  # older vLLM: one protocol module for the OpenAI server
-    from vllm.entrypoints.openai.protocol import (  # type: ignore[no-redef]
+    from vllm.entrypoints.openai.protocol import (
         DeltaFunctionCall,
         DeltaMessage,
         DeltaToolCall,
@@ -65,16 +65,16 @@ except ImportError:  # older vLLM: one protocol module for the OpenAI server
 try:
     from vllm.tool_parsers import ToolParser, ToolParserManager
 except ImportError:  # older vLLM
-    from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager  # type: ignore[no-redef]
+    from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager
 try:
     from vllm.reasoning import ReasoningParser, ReasoningParserManager
 except ImportError:  # a vLLM without pluggable reasoning parsers
-    ReasoningParser = None  # type: ignore[assignment,misc]
-    ReasoningParserManager = None  # type: ignore[assignment,misc]
+    ReasoningParser = None
+    ReasoningParserManager = None
 try:  # what vLLM's server answers with 400 Bad Request, naming the parameter
     from vllm.exceptions import VLLMValidationError
 except ImportError:  # older vLLM: a ValueError is a 400 there
-    VLLMValidationError = None  # type: ignore[assignment,misc]
+    VLLMValidationError = None
 
 __all__ = ["NAME", "ToolDialectReasoningParser", "ToolDialectToolParser"]
 
@@ -260,7 +260,7 @@ ToolParserManager.register_module(NAME, force=True, module=ToolDialectToolParser
 
 if ReasoningParser is not None:
 
-    class ToolDialectReasoningParser(ReasoningParser):  # type: ignore[valid-type,misc]
+    class ToolDialectReasoningParser(ReasoningParser):
         """vLLM ``ReasoningParser`` to pair with the tool parser: it hands every character
         to the tool parser, which reads reasoning, text and calls in one pass and streams
         the reasoning in the ``reasoning`` field; for a whole reply it reports the
@@ -321,4 +321,4 @@ if ReasoningParser is not None:
 
     ReasoningParserManager.register_module(NAME, force=True, module=ToolDialectReasoningParser)
 else:  # pragma: no cover - a vLLM without reasoning parsers
-    ToolDialectReasoningParser = None  # type: ignore[assignment,misc]
+    ToolDialectReasoningParser = None  # type: ignore[assignment, misc]  # the class name, bound to None: no class here
