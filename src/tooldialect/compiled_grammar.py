@@ -14,7 +14,7 @@ from typing import Protocol
 from .errors import GrammarError
 from .header import Header
 from .lalr import Tables
-from .markers import MarkerPattern
+from .markers import NO_MARKER, MarkerPattern
 
 __all__ = [
     "CANONICAL",
@@ -83,6 +83,8 @@ class Terminal:
     stem: str = field(init=False, repr=False, compare=False)  # X: without FURNITURE_ and _OPEN or _CLOSE
     # a name-like token: a pattern that is not a literal, neither an opener nor a closer
     bare: bool = field(init=False, repr=False, compare=False)
+    # the pattern, never None: an external terminal's matches nothing (markers.NO_MARKER)
+    marker: MarkerPattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         name = str(self.name)  # never a lark Token: names are compared per token
@@ -99,6 +101,7 @@ class Terminal:
         set_(self, "is_close", is_close)
         set_(self, "stem", stem)
         set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
+        set_(self, "marker", NO_MARKER if pattern is None else pattern)
 
     @property
     def closer(self) -> bool:

@@ -268,8 +268,8 @@ def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote, stopped: 
     """Why ``c`` won or lost, in the arbitration order of docs/decisions.md #7 (``stopped``:
     the block's ``malformed_block``, which the winner's line agrees with)."""
     if c.failure is not None:
-        pos = c.at if c.failure == "syntax" and c.at >= 0 else c.fail_pos  # where the grammar stopped
-        where = f" at offset {pos}" if pos >= 0 else ""
+        pos = c.at if c.failure == "syntax" and c.at is not None else c.fail_pos  # where the grammar stopped
+        where = f" at offset {pos}" if pos is not None and pos >= 0 else ""
         read = f"could not read the block ({c.failure}{where})"
         reason = f"{read}: {c.reason}" if c.reason else read
     elif c.calls == 0 and c is won and stopped is not None:

@@ -12,7 +12,7 @@ from ..catalog import Marker
 from ..compiled_grammar import CompiledGrammar
 from ..lalr import Tok
 from ..records import Issue, excerpt
-from .cand import Block, Cand, furthest
+from .cand import Block, Cand, failed, furthest
 from .events import Sink
 from .kinds import Channel, Failure, Item, Kind, Phase, Reading, Verdict
 from .ledger import Ledger, may_be_quoted
@@ -215,8 +215,8 @@ class Arbiter:
             # but a call found by passing over text loses to a committed candidate that read
             # that text as its own body and found it broken or cut off: the block is that
             # candidate's, malformed or truncated
-            if winner.skip_at >= 0:
-                deeper = self._deeper(b, winner)
+            if winner.skip_at is not None:
+                deeper = self._deeper(b, winner, winner.skip_at)
             if not deeper:
                 if b.inline and self._quoted(winner):
                     b.winner = winner
@@ -240,7 +240,7 @@ class Arbiter:
         if winner.state is Reading.DONE:  # structurally fine, but no call in it
             if winner.has_issue():
                 return self._accept(b, winner, winner.last_end)
-            body = winner.body_at if winner.body_at >= 0 else b.opener_end  # where a call was to be
+            body = winner.body_at if winner.body_at is not None else b.opener_end  # where a call was to be
             issue = Issue(
                 "malformed_block",
                 {
@@ -254,19 +254,23 @@ class Arbiter:
             winner.items.append(Item(Kind.ISSUE, issue, None))
             return self._accept(b, winner, winner.last_end)
         b.phase = Phase.RECOVER
-        b.rpos = winner.at  # a closer the grammar read before it was its own text
+        b.rpos = failed(winner).at  # a closer the grammar read before it was its own text
         return Verdict.ON
 
-    def _deeper(self, b: Block, winner: Cand) -> list[Cand]:
+    def _deeper(self, b: Block, winner: Cand, skip_at: int) -> list[Cand]:
         """Committed candidates that read, as their own body, text ``winner`` passed over,
         and found it broken or cut off."""
         return [
             c
             for c in b.cands
             if not c.soft
-            and c.progress > winner.skip_at
+            and c.progress > skip_at
             and (
-                (c.state is Reading.FAILED and c.fail_kind is not Failure.LIMIT and c.fail_pos > winner.body_at)
+                (
+                    c.state is Reading.FAILED
+                    and c.fail_kind is not Failure.LIMIT
+                    and (winner.body_at is None or failed(c).pos > winner.body_at)
+                )
                 or (c.state is Reading.DONE and not c.calls and c.has_issue())
             )
         ]
@@ -297,7 +301,7 @@ class Arbiter:
 
     def _decline(self, b: Block) -> Verdict:
         """No candidate took the block: the opener is text (a reply attempt leaves nothing)."""
-        far = max([c.fail_pos for c in b.cands if c.state is Reading.FAILED] + [b.opener_end])
+        far = max([failed(c).pos for c in b.cands if c.state is Reading.FAILED] + [b.opener_end])
         self.soft_floor = max(self.soft_floor, far)
         if b.reply:
             self.window.rewind(b.start)  # scan the reply as prose from its first character

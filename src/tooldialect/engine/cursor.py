@@ -1,8 +1,8 @@
 """The candidate cursor: each candidate reads the block's text token by token, as its
 grammar accepts them — terminals by longest match, payloads through external scanners
 (JSON, quoted strings), text values (values.py) — and resynchronises after damage.
-It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``sp*``,
-``resync*``, ``body_at``, ``payload_at``)."""
+It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``stream``,
+``resync``, ``body_at``, ``payload_at``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds
 from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
-from .cand import Block, Cand, body_closed, resumed
+from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
 from .kinds import Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .ledger import Ledger
 from .shared import Shared
@@ -99,14 +99,14 @@ class Cursor:
         if c.state is not Reading.WAIT or c.pos != at:
             return False
         sc = c.scanner
-        sp = c.sp
+        stream = c.stream
         if sc is None:
-            first = c.text_first[0]
-            if c.text_start < 0 or first is None or first.search(delta) is not None:
+            t = c.text
+            if t is None or t.first[0] is None or t.first[0].search(delta) is not None:
                 return False
-            if "\\" in delta and ESCAPE_GROUP in c.text_rx.groupindex:
+            if "\\" in delta and t.rx is not None and ESCAPE_GROUP in t.rx.groupindex:
                 return False
-        elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+        elif stream is not None and (stream.fed != at or not stream.prefix.in_plain_string()):
             return False
         loop = b.loop
         if loop is not None and (loop.pos != at or not loop.rx.pats or loop.rx.first.search(delta) is not None):
@@ -124,9 +124,9 @@ class Cursor:
             sc.read_run(delta, pending)
             if b.early and len(sc.names) > b.sniffed:
                 self.ledger.sniffed(b, c)
-            if sp is not None:
-                sp.feed(delta)
-                c.sp_fed = end
+            if stream is not None:
+                stream.prefix.feed(delta)
+                stream.fed = end
                 if b.early and b.leader is c:
                     self.ledger.stream_args(b, c)
         if loop is not None:
@@ -144,9 +144,9 @@ class Cursor:
                 return  # the block is over the cap; _over_limit releases it
             if c.scanner is not None:
                 go_on = self._read_payload(b, c, cap)
-            elif c.text_start >= 0:
+            elif c.text is not None:
                 go_on = self.values.scan_text(b, c)
-            elif c.resync >= 0:
+            elif c.resync is not None:
                 go_on = self._resync(b, c)
             else:
                 go_on = self._read_token(b, c)
@@ -166,17 +166,18 @@ class Cursor:
         if status == DONE and first_look:
             # the whole payload was here when its reading began: its calls are announced
             # complete, as when it is read in one step (_whole_payload)
-            c.sp = None
+            c.stream = None
         elif b.early and len(sc.names) > b.sniffed:
             self.ledger.sniffed(b, c)
-        if c.sp is not None:
-            if base + p > c.sp_fed:
-                c.sp.feed(win[c.sp_fed - base : p])
-                c.sp_fed = base + p
+        stream = c.stream
+        if stream is not None:
+            if base + p > stream.fed:
+                stream.prefix.feed(win[stream.fed - base : p])
+                stream.fed = base + p
             if b.early and b.leader is c and status != CUT:
                 self.ledger.stream_args(b, c)
             if status != MORE:
-                c.sp = None
+                c.stream = None
         if status == MORE:
             c.pos = base + p
             c.state = Reading.WAIT
@@ -194,7 +195,7 @@ class Cursor:
             # a JSON payload cut off, or a value inside a call the grammar spells; a closer
             # the payload read is its own text, unless it is in the string still open
             c.cut_json = c.ext_type in JSON_EXTERNALS
-            at = (sc.lit_at if sc.quote or sc.comment else base + p) if isinstance(sc, JsonScanner) else -1
+            at = (sc.lit_at if sc.quote or sc.comment else base + p) if isinstance(sc, JsonScanner) else None
             c.fail(c.tok_start, Failure.CUT, "payload cut off by the end of the text", at)
             return False
         if reason.startswith("nesting"):
@@ -203,12 +204,10 @@ class Cursor:
             return False
         if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
             # payloads may follow one another: look for the next one after the damage
-            c.resync = max(base + p, c.tok_start + 1)
-            c.resync_tok = c.tok_start
-            c.resync_reason = reason
-            c.resync_mode = Resync.PAYLOAD
-            c.resync_nest = Resume(c.resync, len(sc.stack), self._line_begins(c.tok_start, c.resync))
-            c.pos = c.resync
+            at = max(base + p, c.tok_start + 1)
+            nest = Resume(at, len(sc.stack), self._line_begins(c.tok_start, at))
+            c.resync = Resyncing(at, c.tok_start, reason, Resync.PAYLOAD, nest)
+            c.pos = at
             return True
         self._no_token(c, c.tok_start, reason, base + p)
         return c.state is Reading.RUN  # the block may go on after the junk
@@ -217,7 +216,6 @@ class Cursor:
         """The payload a scanner read ends at ``end``: it is one token."""
         start = c.tok_start
         c.scanner = None
-        c.tok_start = -1
         c.shift(Tok(c.ext_type, self.window.slice(start, end), start, end), c.g.terminals.get(c.ext_type))
         c.pos = c.last_end = end
         c.state = Reading.RUN
@@ -242,9 +240,9 @@ class Cursor:
                 return lp  # nothing ignored can begin here (nor be arriving)
             skipped = False
             for ig in c.g.ignore:
-                if lp < n and ig.pattern.first is not None and win[lp] not in ig.pattern.first:
+                if lp < n and ig.marker.first is not None and win[lp] not in ig.marker.first:
                     continue  # it cannot begin here (nor be arriving)
-                m = ig.pattern.regex.match(win, lp)
+                m = ig.marker.regex.match(win, lp)
                 end = lp if m is None else m.end()
                 if end > lp and (end < n or self.window.eof or not resumed(ig, win, lp)):
                     lp = end
@@ -284,18 +282,16 @@ class Cursor:
         if wait:
             c.state = Reading.WAIT
             return False
-        if c.body_at < 0 and (best is not None or external is not None or text_ok):
+        if c.body_at is None and (best is not None or external is not None or text_ok):
             c.body_at = base + lp
         if best is not None:
             return self._shift_token(b, c, best[2], lp, best[0])
         if external is not None:
             return self._begin_payload(b, c, external, lp)
         if text_ok:
-            if c.payload_at < 0:
+            if c.payload_at is None:
                 c.payload_at = base + lp
-            c.text_start = base + lp
-            c.text_stops, c.text_rx, c.text_first = self.values.stops(c)
-            c.text_tentative = None
+            c.text = self.values.begin(c, base + lp)
             return True
         return self.unexpected(c, lp)
 
@@ -319,7 +315,7 @@ class Cursor:
             if term.external:
                 external = term
                 continue
-            pat = term.pattern
+            pat = term.marker
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
             m = pat.regex.match(win, lp)
@@ -356,7 +352,7 @@ class Cursor:
         c.ext_type = external.name
         b.sniffed = 0
         c.tok_start = at
-        if c.payload_at < 0:
+        if c.payload_at is None:
             c.payload_at = at
         if external.name not in JSON_EXTERNALS:
             c.scanner = StringScanner()
@@ -366,15 +362,13 @@ class Cursor:
             if end >= 0:
                 return self._payload_done(b, c, self.window.base + end)
         c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
-        c.sp = None
+        c.stream = None
         obj = c.current_name is None  # a payload of call objects, else arguments
         if first == "{" or (obj and first == "["):
             coarse = self.policy.truncated == "keep"
-            c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
-            c.sp_from = c.sp_fed = at
-            c.sp_obj = obj
-            c.sp_key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
-            c.sp_done = 0
+            prefix = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+            key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
+            c.stream = ArgStream(prefix, at, at, obj, key)
         return True
 
     def whole_payload(self, c: Cand, lp: int, cap: int) -> int:
@@ -406,7 +400,7 @@ class Cursor:
                 return
         c.state = Reading.DONE
 
-    def _no_token(self, c: Cand, pos: int, reason: str, at: int = -1) -> None:
+    def _no_token(self, c: Cand, pos: int, reason: str, at: int | None = None) -> None:
         """Nothing the grammar accepts can be read at ``pos`` (a payload's first character,
         when ``at`` says where in it the grammar stopped)."""
         at_end = pos >= self.window.base + len(self.window.win)
@@ -451,10 +445,7 @@ class Cursor:
                 return
             if not at_end and not c.soft and c.rule == "start" and c.open_closers():
                 # unexpected text inside a structure still open: its closer may come later
-                c.resync = pos
-                c.resync_tok = pos
-                c.resync_reason = reason
-                c.resync_mode = Resync.JUNK
+                c.resync = Resyncing(pos, pos, reason, Resync.JUNK)
                 c.pos = pos
                 c.state = Reading.RUN
                 return
@@ -476,27 +467,27 @@ class Cursor:
         if lp < 0 or len(self.window.win) - lp > self.cat.max_width:
             return False
         return any(
-            t.pattern.needs_more(self.window.win, lp)
+            t.marker.needs_more(self.window.win, lp)
             for t in c.g.terminals.values()
-            if t.pattern is not None and (t.pattern.literal is not None or t.is_open or t.is_close)
+            if t.pattern is not None and (t.marker.literal is not None or t.is_open or t.is_close)
         )
 
-    def done(self, c: Cand, trail: bool, at: int = -1) -> None:
+    def done(self, c: Cand, trail: bool, at: int | None = None) -> None:
         """The block ends after its last token (``trail``: it stopped at text it could not
-        read, at ``at``)."""
+        read, at ``at``, or where its last token ended)."""
         if not c.parser.finished:
             c.parser.end()
         c.trail = trail
-        if trail and c.skip_at < 0:
-            c.skip_at = at if at >= 0 else c.last_end
+        if trail and c.skip_at is None:
+            c.skip_at = c.last_end if at is None else at
         c.state = Reading.DONE
 
     def cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
         """Earliest position in ``[lo, hi)`` where ``g``'s closer or any marker may be
         starting but is cut off by the end of ``win`` (-1 when none)."""
         for p in range(max(lo, len(win) - self.cat.max_width), hi):
-            if any(t.pattern.needs_more(win, p) for t in g.closers) or any(
-                mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+            if any(t.marker.needs_more(win, p) for t in g.closers) or any(
+                mk.terminal.marker.needs_more(win, p) for mk in self.cat.at(win, p)
             ):
                 return p
         return -1
@@ -511,6 +502,8 @@ class Cursor:
         with the block.  Anything else first (another marker, the end of the text) and the
         block ends where the damage began.
         """
+        r = c.resync
+        assert r is not None
         if c.pos < self.window.base:
             self.window.rewind(c.pos)  # the damage began in text already moved out of the window
         win = self.window.win
@@ -518,11 +511,12 @@ class Cursor:
         bound = b.start + self.policy.max_block_chars + 1 - self.window.base
         if bound < len(win):
             win = win[:bound]  # never look past the cap (same answer at every chunking)
-        payload = c.resync_mode is Resync.PAYLOAD
+        payload = r.mode is Resync.PAYLOAD
         m_mark = self.cat.recovery(c.g).search(win, lp)
         q_mark = m_mark.start() if m_mark else len(win)
         # (no further than the next marker: what lies past it is not looked at, nor again)
-        found = c.resync_nest.scan(win, self.window.base, EXTERNALS[c.ext_type], q_mark) if payload else -1
+        nest = r.nest
+        found = nest.scan(win, self.window.base, EXTERNALS[c.ext_type], q_mark) if nest is not None else -1
         q_ext = found - self.window.base if found >= 0 else len(win)
         q = min(q_ext, q_mark)
         if q == len(win) and len(win) < len(self.window.win):
@@ -542,37 +536,38 @@ class Cursor:
         closer = (
             q < len(win)
             and q == q_mark
-            and any((e := t.pattern.match_end(win, q)) is not None and e > q for t in targets)
+            and any((e := t.marker.match_end(win, q)) is not None and e > q for t in targets)
         )
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
             c.items.append(Item(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
-            c.skip_at = c.last_end if c.skip_at < 0 else c.skip_at
+            if c.skip_at is None:
+                c.skip_at = c.last_end
             c.pos = self.window.base + q
-            c.resync = -1
+            c.resync = None
             c.state = Reading.RUN
             return True
         if q < len(win) and ((payload and q == q_ext) or closer):
-            junk = self.window.slice(c.resync_tok, self.window.base + q)
-            c.skip_at = c.resync_tok if c.skip_at < 0 else c.skip_at
-            reason = c.resync_reason
+            junk = self.window.slice(r.tok, self.window.base + q)
+            if c.skip_at is None:
+                c.skip_at = r.tok
+            reason = r.reason
             issue = Issue(
                 "malformed_block",
-                {"reason": reason, "excerpt": excerpt(junk.strip()), "at": c.resync},
-                (c.resync_tok, self.window.base + q),
+                {"reason": reason, "excerpt": excerpt(junk.strip()), "at": r.at},
+                (r.tok, self.window.base + q),
                 f"{reason}; removed with the block",
             )
             # a broken payload: the calls announced from it end here
-            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, c.resync_tok) if payload else None))
+            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, r.tok) if payload else None))
             c.pos = self.window.base + q
-            c.resync = -1
+            c.resync = None
             c.state = Reading.RUN
             return True
-        at = c.resync
-        c.resync = -1
+        c.resync = None
         c.reach = max(c.reach, self.window.base + q)
         if payload:
-            self._no_token(c, c.resync_tok, c.resync_reason, at)
+            self._no_token(c, r.tok, r.reason, r.at)
             return c.state is Reading.RUN  # junk mode: the block may go on at a closer after the damage
-        self.done(c, trail=True, at=c.resync_tok)
+        self.done(c, trail=True, at=r.tok)
         return False

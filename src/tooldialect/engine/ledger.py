@@ -13,7 +13,7 @@ from ..binding import Binder, Typed
 from ..compiled_grammar import LINE_RULE
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
-from .cand import Block, Cand
+from .cand import Block, Cand, failed
 from .events import Sink, arguments_delta, call_abort, call_end, call_start
 from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source, item_end
 from .observe import Observer
@@ -93,17 +93,18 @@ class Ledger:
         if lead.soft or lead.g.header.gated:  # (a gated body is all or nothing: decided whole)
             b.early = False
             return
-        if lead.body_at < 0:
+        body_at = lead.body_at
+        if body_at is None:
             return
         for o in b.cands:  # (a loop: asked at every step of a block of several candidates)
-            if o is not lead and (o.state is not Reading.FAILED or o.fail_pos > lead.body_at):
+            if o is not lead and (o.state is not Reading.FAILED or failed(o).pos > body_at):
                 b.early = False
                 return
         b.early = True
         b.leader = lead
         if lead.scanner is not None and lead.scanner.names:
             self.sniffed(b, lead)
-            if lead.sp is not None:
+            if lead.stream is not None:
                 self.stream_args(b, lead)
 
     def sniffed(self, b: Block, c: Cand) -> None:
@@ -153,20 +154,21 @@ class Ledger:
 
     def stream_args(self, b: Block, c: Cand) -> None:
         """Send the JSON arguments of started calls up to their last safe point."""
-        sp = c.sp
-        if sp is None:
+        stream = c.stream
+        if stream is None:
             return
-        if not c.sp_obj:
-            self._stream_region(b, c.sp_key, c.sp_from, c.sp_from + sp.safe)
+        sp = stream.prefix
+        if not stream.objects:
+            self._stream_region(b, stream.key, stream.start, stream.start + sp.safe)
             return
         # call objects: the one being read, and any finished since the last look
-        for elem in range(c.sp_done, sp.elem + 1):
+        for elem in range(stream.done, sp.elem + 1):
             span = sp.args.get(elem)
             if span is not None:
                 end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
-                key = c.sp_key
-                self._stream_region(b, _make(Key, (key[0], key[1], elem)), c.sp_from + span[0], c.sp_from + end)
-        c.sp_done = sp.elem
+                key = stream.key
+                self._stream_region(b, _make(Key, (key[0], key[1], elem)), stream.start + span[0], stream.start + end)
+        stream.done = sp.elem
 
     def _stream_region(self, b: Block, key: Key, lo: int, hi: int) -> None:
         """Send ``[lo, hi)`` of a started call's JSON arguments, from what was sent so far."""

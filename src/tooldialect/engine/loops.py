@@ -128,7 +128,7 @@ class Loops:
         key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
         got = self.cache.get(key)
         if got is None:
-            opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
+            opens = {mk.terminal.marker.source for mk in openers if mk.terminal.pattern is not None}
             stems = {mk.terminal.stem for mk in openers}
             pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
             closers = [t.pattern for c in cands for t in c.g.closers if t.pattern is not None and t.stem in stems]

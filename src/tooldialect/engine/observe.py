@@ -98,12 +98,12 @@ class CandidateNote:
     tentative: bool
     trail: bool  # stopped at text it could not read before any closer
     junk: int  # issues and stray text it read
-    skip_at: int
+    skip_at: int | None  # where it first passed over text it could not read
     failure: str | None
-    fail_pos: int
+    fail_pos: int | None
     reason: str
     progress: int
-    at: int = -1  # where its grammar stopped (Cand.fail)
+    at: int | None = None  # where its grammar stopped (Cand.fail)
 
 
 @dataclass
@@ -227,11 +227,11 @@ class Recorder:
                 c.trail,
                 c.junk,
                 c.skip_at,
-                c.fail_kind.value if c.fail_kind is not None else None,
-                c.fail_pos,
-                c.fail_reason,
+                c.failed.kind.value if c.failed is not None else None,
+                c.failed.pos if c.failed is not None else None,
+                c.failed.reason if c.failed is not None else "",
                 c.progress,
-                c.at,
+                c.failed.at if c.failed is not None else None,
             )
             for c in b.cands
         ]

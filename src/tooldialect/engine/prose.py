@@ -307,9 +307,9 @@ class Prose:
         if not roles and self.policy.bare_json and self.cat.reply_furniture:
             # a header the prompt left open (a recipient line): framing, then the reply goes on
             for term in self.cat.reply_furniture:
-                if not self.window.eof and term.pattern.needs_more(self.window.win, q):
+                if not self.window.eof and term.marker.needs_more(self.window.win, q):
                     return None
-                end = term.pattern.match_end(self.window.win, q)
+                end = term.marker.match_end(self.window.win, q)
                 if end is not None and end > q:
                     self.reply_started = True
                     self.window.cur = end
@@ -340,7 +340,7 @@ class Prose:
             if term.external:
                 if ch in EXTERNALS[term.name]:
                     return True
-            elif term.pattern.first is None or ch in term.pattern.first:
+            elif term.marker.first is None or ch in term.marker.first:
                 return True
         return False
 
@@ -351,7 +351,7 @@ class Prose:
         best = None
         for mk in self.cat.markers:
             if mk.role == REND and self.rclose in ("*", mk.pair):
-                m = mk.terminal.pattern.regex.search(self.window.win, start, end)
+                m = mk.terminal.marker.regex.search(self.window.win, start, end)
                 if m is not None and (best is None or m.start() < best):
                     best = m.start()
         return best
@@ -363,6 +363,6 @@ class Prose:
         lo = max(start, len(win) - self.cat.max_width)
         for p in range(lo, min(end, len(win))):
             for mk in self.cat.at(win, p):
-                if mk.role == REND and mk.terminal.pattern.needs_more(win, p):
+                if mk.role == REND and mk.terminal.marker.needs_more(win, p):
                     return p
         return -1

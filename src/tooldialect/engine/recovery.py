@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ..catalog import OPEN
 from ..compiled_grammar import CompiledGrammar
 from ..records import Issue, RawCall, excerpt
-from .cand import Block, Cand
+from .cand import Block, Cand, failed
 from .cursor import Cursor
 from .events import Sink
 from .kinds import Channel, Failure, Item, Key, Kind, Source, Verdict
@@ -149,7 +149,7 @@ class Recovery:
         if m is not None and not opener:
             q = m.start()
             closer_end = max(
-                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
+                (e for t in c.g.closers if (e := t.marker.match_end(win, q)) is not None and e > q), default=None
             )
             if closer_end is not None:
                 return self._malformed(b, c, self.window.base + q, self.window.base + closer_end)
@@ -161,11 +161,11 @@ class Recovery:
 
     def _malformed(self, b: Block, c: Cand, q: int, closer_end: int) -> Verdict:
         """A broken block up to a closer of its grammar: removed with the closer, reported."""
-        junk = self.window.slice(max(c.fail_pos, b.start), q)
+        junk = self.window.slice(max(failed(c).pos, b.start), q)
         detail = {
-            "reason": c.fail_reason,
+            "reason": failed(c).reason,
             "excerpt": excerpt(junk.strip() or self.window.slice(b.start, q)),
-            "at": c.at,
+            "at": failed(c).at,
         }
         # the calls read before the damage stand, but not in a registry-gated body (all or nothing)
         self.ledger.emit_pending(b, c, issues_only=c.g.header.gated)
@@ -175,7 +175,7 @@ class Recovery:
                 "malformed_block",
                 detail,
                 (b.start, closer_end),
-                f"block is not a valid call ({c.fail_reason}); removed from the text",
+                f"block is not a valid call ({failed(c).reason}); removed from the text",
             ),
             c.g.name,
         )
@@ -193,9 +193,13 @@ class Recovery:
             self.sink.diag(
                 Issue(
                     "malformed_block",
-                    {"reason": c.fail_reason, "excerpt": excerpt(self.window.slice(calls_end, c.last_end)), "at": c.at},
+                    {
+                        "reason": failed(c).reason,
+                        "excerpt": excerpt(self.window.slice(calls_end, c.last_end)),
+                        "at": failed(c).at,
+                    },
                     (calls_end, c.last_end),
-                    f"a call broken off after the block's calls ({c.fail_reason}); removed from the text",
+                    f"a call broken off after the block's calls ({failed(c).reason}); removed from the text",
                 ),
                 c.g.name,
             )
@@ -210,7 +214,9 @@ class Recovery:
         if b.balance is None:
             # a JSON payload is counted from its first bracket; a grammar's nested rules
             # (a literal list inside a list …) from the first token of the block's body
-            b.balance = Balance(c.fail_pos if c.cut_json else max(c.body_at, b.opener_end))
+            b.balance = Balance(
+                failed(c).pos if c.cut_json else max(b.opener_end if c.body_at is None else c.body_at, b.opener_end)
+            )
         bal = b.balance
         if bal.pos < self.window.base:
             self.window.rewind(bal.pos)
@@ -226,7 +232,7 @@ class Recovery:
                 # the closers right after it go with it (_absorb)
                 rx = self.cat.closers(c.g)
                 m = (
-                    rx.search(win, max(lp, c.fail_pos - self.window.base), horizon)
+                    rx.search(win, max(lp, failed(c).pos - self.window.base), horizon)
                     if rx is not None and horizon > lp
                     else None
                 )
@@ -243,18 +249,18 @@ class Recovery:
             bal.end = bal.pos
         end = bal.end - self.window.base
         q = _WS.match(win, end).end()
-        if not self.window.eof and (q >= len(win) or any(t.pattern.needs_more(win, q) for t in c.g.closers)):
+        if not self.window.eof and (q >= len(win) or any(t.marker.needs_more(win, q) for t in c.g.closers)):
             return Verdict.WAIT  # a closer may still follow the payload
-        close = max((e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None)
+        close = max((e for t in c.g.closers if (e := t.marker.match_end(win, q)) is not None and e > q), default=None)
         stop = self.window.base + (close if close is not None else end)
         self.ledger.emit_pending(b, c)
         self.ledger.abort_started(b, "limit_exceeded")
         self.sink.diag(
             Issue(
                 "limit_exceeded",
-                {"reason": c.fail_reason, "limit": "max_depth", "value": self.policy.max_depth},
+                {"reason": failed(c).reason, "limit": "max_depth", "value": self.policy.max_depth},
                 (b.start, stop),
-                f"block is not a valid call ({c.fail_reason}); removed from the text",
+                f"block is not a valid call ({failed(c).reason}); removed from the text",
             ),
             c.g.name,
         )
@@ -270,7 +276,7 @@ class Recovery:
         key = ("bracketed", g.name)
         got = self.cache.get(key)
         if got is None:
-            got = any(t.pattern is not None and t.pattern.literal in _OPENING for t in g.terminals.values())
+            got = any(t.pattern is not None and t.marker.literal in _OPENING for t in g.terminals.values())
             self.cache[key] = got
         return got
 
@@ -289,11 +295,9 @@ class Recovery:
                 if self.window.eof:
                     break
                 return Verdict.WAIT  # white space so far: a closer may follow
-            if not self.window.eof and any(t.pattern.needs_more(win, q) for t in c.g.closers):
+            if not self.window.eof and any(t.marker.needs_more(win, q) for t in c.g.closers):
                 return Verdict.WAIT
-            end = max(
-                (e for t in c.g.closers if (e := t.pattern.match_end(win, q)) is not None and e > q), default=None
-            )
+            end = max((e for t in c.g.closers if (e := t.marker.match_end(win, q)) is not None and e > q), default=None)
             if end is None:
                 break
             opens = self._opens_fence(win, end)
@@ -309,7 +313,7 @@ class Recovery:
     def _opener_at(self, win: str, q: int) -> bool:
         """Whether a block's opener (a marker) begins at ``q``."""
         return any(
-            mk.role == OPEN and (e := mk.terminal.pattern.match_end(win, q)) is not None and e > q
+            mk.role == OPEN and (e := mk.terminal.marker.match_end(win, q)) is not None and e > q
             for mk in self.cat.at(win, q)
         )
 
@@ -333,7 +337,7 @@ class Recovery:
         self.sink.diag(
             Issue(
                 "unterminated_block",
-                {"reason": c.fail_reason, "excerpt": excerpt(self.window.slice(b.start, stop))},
+                {"reason": failed(c).reason, "excerpt": excerpt(self.window.slice(b.start, stop))},
                 (b.start, stop),
                 "an opener with no valid body and no closer; kept as text",
             ),
@@ -354,7 +358,7 @@ class Recovery:
         removed_from = max([b.start] + [call.span[1] for call in c.call_items()] + done)
         cut_key = Key(Source.NAMED, c.named_done)
         if c.cut_json and c.named_begun <= c.named_done:  # a payload, not a named call's arguments
-            cut_key = Key(Source.PAYLOAD, c.fail_pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
+            cut_key = Key(Source.PAYLOAD, failed(c).pos, raw.elem if raw is not None and raw.elem >= 0 else c.cut_elem)
         started = b.started.get(cut_key)
         if name is None and started is not None and kind == "truncated":
             name = started[1]
@@ -365,7 +369,7 @@ class Recovery:
             self.ledger.emit_item(b, Item(Kind.CALL, raw, cut_key))
             span = raw.span  # DESIGN §7: a kept call's diagnostic is about the call
         self.ledger.abort_started(b, kind)
-        detail: dict[str, Any] = {"reason": c.fail_reason, "policy": self.policy.truncated}
+        detail: dict[str, Any] = {"reason": failed(c).reason, "policy": self.policy.truncated}
         if name is not None:
             detail["name"] = name
         if span != (removed_from, end):
@@ -379,7 +383,7 @@ class Recovery:
                 kind,
                 detail,
                 span,
-                f"payload cut off ({c.fail_reason}); "
+                f"payload cut off ({failed(c).reason}); "
                 + ("returned with its complete arguments only" if kept else "the call is not returned"),
             ),
             c.g.name,
@@ -394,9 +398,9 @@ class Recovery:
         if c.fail_kind is not Failure.CUT:
             return []
         if c.cut_json and c.named_begun <= c.named_done:
-            text = self.window.slice(c.fail_pos, self.window.end)
-            calls, issues = c.reader.cut_elements(text, c.fail_pos, bare=c.rule == "reply")
-            key = Key(Source.PAYLOAD, c.fail_pos)
+            text = self.window.slice(failed(c).pos, self.window.end)
+            calls, issues = c.reader.cut_elements(text, failed(c).pos, bare=c.rule == "reply")
+            key = Key(Source.PAYLOAD, failed(c).pos)
             items = sorted(
                 [Item(Kind.CALL, x, key.element(x.elem)) for x in calls]
                 + [Item(Kind.ISSUE, x, key.element(x.elem)) for x in issues],
@@ -422,9 +426,9 @@ class Recovery:
             if raw is not None:  # a cut-off call's text runs to the end of the text
                 raw.span = (raw.span[0], self.window.end)
             return name, raw
-        if c.fail_pos < 0 or not c.ext_type:
+        if failed(c).pos < 0 or not c.ext_type:
             return None, None
-        text = self.window.slice(c.fail_pos, self.window.end)
+        text = self.window.slice(failed(c).pos, self.window.end)
         if c.named_begun > c.named_done:
             # the arguments of a call whose name the grammar read (Kimi, DeepSeek)
             name, raw = c.reader.cut_arguments(c.parser.values, text, self.window.end)
@@ -433,4 +437,4 @@ class Recovery:
             return name, raw
         if text[:1] not in ("{", "["):
             return None, None
-        return c.reader.cut_call(text, c.fail_pos, bare=c.rule == "reply")
+        return c.reader.cut_call(text, failed(c).pos, bare=c.rule == "reply")

@@ -228,9 +228,9 @@ class WholeBlocks:
         end of the window, or the first that may end it is undecided (more text, the tool
         being called) or only a fallback (``Stop.MAYBE``)."""
         probe.parser.stack[:] = plan.stack
-        probe.text_stops, probe.text_rx, probe.text_first = self.values.stops(probe)
+        text = self.values.begin(probe, self.window.base + lp)
         end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
-        q, verdict, _ = self.values.next_stop(probe, lp, end, blind=True)
+        q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
     def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
@@ -309,15 +309,15 @@ class WholeBlocks:
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
             lead = len(objs)
-        payload_at = -1
+        payload_at: int | None = None
         for term, start, end in read:
             objs.append(Tok(term.name, win[start:end], base + start, base + end))
-            if term.external and payload_at < 0:
+            if term.external and payload_at is None:
                 payload_at = base + start
         # what _read_token and _begin_payload note as the tokens are read
         if plan.base is None:
             c.body_at = objs[1].start
-        if c.payload_at < 0:
+        if c.payload_at is None:
             c.payload_at = payload_at
         c.loose = None
         b.sniffed = 0
