@@ -190,7 +190,7 @@ def test_loop_watch_counts_openers_without_a_closer_between():
     text = "<a>" + "x<a>" * 3
     w = _watch()
     assert not w.scan(text, 0, len(text), 8, 5, lambda at: _Lead())
-    assert w.repeats == 4 and w.at == -1
+    assert w.repeats == 4 and w.at is None  # no loop yet
     text2 = text + "x<a>x<a>"
     assert w.scan(text2, 0, len(text2), 8, 5, lambda at: _Lead())
     assert w.repeats == 6 and w.at == len(text2) and w.first == 0

@@ -182,7 +182,7 @@ def _verdicts(
         stopped = next((result.diagnostics[i] for i in diags if result.diagnostics[i].kind == "malformed_block"), None)
         if outcome == "text" and not diags:
             continue  # an opener no family took, kept as text: nothing to explain
-        anchor = max(note.opener_end, note.accepted_to)
+        anchor = note.opener_end if note.accepted_to is None else max(note.opener_end, note.accepted_to)
         for i in calls:
             anchor = max(anchor, result.calls[i].span[1])
         for i in diags:

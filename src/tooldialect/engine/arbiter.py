@@ -66,7 +66,7 @@ class Arbiter:
         self.recovery = recovery
         self.observer = observer
         self.block: Block | None = None  # the block being read
-        self.soft_floor = -1  # a tentative opener before this is text
+        self.soft_floor = 0  # a tentative opener before this is text
 
     # -- a block's life ----------------------------------------------------------------------------
 

@@ -367,7 +367,7 @@ class Cand:
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name in _CALL_NODES:
-            key = Key(Source.UNNAMED, node.start)  # its name announced nothing
+            key = Key(Source.UNNAMED, self.pos if node.start is None else node.start)  # its name announced nothing
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
@@ -489,9 +489,9 @@ class Block:
         self.emitted = 0
         self.phase = Phase.LEX
         self.winner: Cand | None = None
-        self.rpos = -1
+        self.rpos = start  # where recovery, or prose quoting the format, reads on
         self.sniffed = 0
-        self.absorb = -1  # after a broken block's closer: where following closers are sought
+        self.absorb: int | None = None  # after a broken block's closer: where following closers are sought
         self.loop: Any = None  # the repetition-loop watch (loops.LoopWatch), when there is one
         # a payload deeper than max_depth: its brackets counted to find where it ends
         self.balance: Any = None

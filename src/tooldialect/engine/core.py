@@ -200,7 +200,7 @@ class Engine:
                 if c.state.live and c.pos < look_from:
                     look_from = c.pos
             if b.phase is Phase.RECOVER or b.phase is Phase.INLINE:
-                look_from = min(look_from, b.absorb if b.absorb >= 0 else b.rpos)
+                look_from = min(look_from, b.absorb if b.absorb is not None else b.rpos)
             elif b.loop is not None and b.loop.pos < look_from:
                 look_from = b.loop.pos
             # a loop is removed whole: none of its text is kept

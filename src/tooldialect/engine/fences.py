@@ -38,7 +38,7 @@ class CodeSpan:
     run: int  # its length
     search: int  # the closing run is looked for from here
     tail: str  # the four characters before ``start``
-    blank: int = -1  # a line break read so far followed only by spaces (a blank line may follow)
+    blank: int | None = None  # a line break read so far followed only by spaces (a blank line may follow)
     in_run: bool = False  # inside a backtick run already longer than the opening one
     held: Held = field(init=False)
 
@@ -59,7 +59,7 @@ class Fences:
         self.observer = observer
         self.fence: tuple[str, int] | None = None  # an open fence: its character and run length
         self.span: CodeSpan | None = None  # an open inline code span
-        self.inline_floor = -1  # a backtick before this opens no code span (its span ended at a blank line)
+        self.inline_floor = 0  # a backtick before this opens no code span (its span ended at a blank line)
         self.long_run = ""  # inside a backtick or tilde run that is plain text (see MAX_RUN)
 
     def _text(self, s: str) -> None:
@@ -184,14 +184,14 @@ class Fences:
                 span.search = self.window.base + pos
                 return None
             span.in_run = False
-        if blank >= 0:
+        if blank is not None:
             # a line break followed so far only by spaces and tabs (read already): a blank
             # line if the next other character is a line break
             q = _SPACES.match(win, pos, rm if rm is not None else limit).end()
             if q < limit and q != rm:
                 if win[q] == "\n":
                     return self._inline_done(start, blank, False)
-                span.blank = -1
+                span.blank = None
                 pos = q
             elif rm is None and not self.window.eof:
                 span.search = self.window.base + q

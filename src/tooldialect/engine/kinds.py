@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "NEVER",
     "Channel",
+    "Closer",
     "Failure",
     "Item",
     "Key",
@@ -85,6 +86,13 @@ class Verdict(enum.Enum):
     OVER_CAP = "over cap"  # the block reads past max_block_chars: it is released as text
 
 
+class Closer(enum.Enum):
+    """A reasoning closer that ends the reasoning whatever wrapper opened it (the template
+    opened it in the prompt: ``Policy.start_in_reasoning``)."""
+
+    ANY = "any"
+
+
 class Phase(enum.Enum):
     """What a block is doing."""
 
@@ -125,14 +133,14 @@ class Key(NamedTuple):
 
     source: Source
     at: int  # NAMED: the call's ordinal; UNNAMED and PAYLOAD: an offset in the text
-    elem: int = -1  # PAYLOAD: the call object's place in it (-1: the payload itself)
+    elem: int | None = None  # PAYLOAD: the call object's place in it (None: the payload itself)
 
     def element(self, elem: int) -> Key:
         return _make(Key, (self[0], self[1], elem))  # (asked per delta: no keyword parsing)
 
     def payload(self) -> Key:
         """The whole payload this call object is part of."""
-        return _make(Key, (self[0], self[1], -1))
+        return _make(Key, (self[0], self[1], None))
 
 
 _make = tuple.__new__

@@ -267,7 +267,7 @@ class Ledger:
         started = b.started.pop(key, None)
         if started is not None:
             self.sink.event(call_abort(started[0], issue.kind))
-        elif key is not None and key.source is Source.PAYLOAD and key.elem < 0:
+        elif key is not None and key.source is Source.PAYLOAD and key.elem is None:
             # the whole payload at this offset failed: every call announced from it ends
             for k in sorted(k for k in b.started if k.source is Source.PAYLOAD and k.at == key.at):
                 b.sent.pop(k, None)

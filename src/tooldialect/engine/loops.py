@@ -35,13 +35,13 @@ class LoopWatch:
         self.pos = opener_end  # everything before this was counted
         self.repeats = 1  # openers in the current run (the block's own included)
         self.first = start  # where the current run began (once a loop: where what it removes begins)
-        self.at = -1  # end of the opener that made the run a loop (-1: no loop)
+        self.at: int | None = None  # end of the opener that made the run a loop (None: no loop)
         self.clear = opener_end  # no loop before this: items ending here may be emitted
         # one marker width before what the scan has read (or the end of its last match):
         # what ``clear`` follows, so that calls are released at the same points whatever
         # ``pos`` skips
         self.seen = opener_end
-        self.scanned = -1  # the end of the text the last scan was given
+        self.scanned: int | None = None  # the end of the text the last scan was given
 
     def quiet(self, text: str) -> bool:
         """Whether ``text`` holds no character an opener or closer begins with (the watch
@@ -178,6 +178,7 @@ class Loops:
         the block, up to a closer of its opener or the end of the text, is the loop (the
         block goes on in ``Phase.LOOP``: :meth:`step`)."""
         at = b.loop.at
+        assert at is not None
         c0 = self.lead(b, at)
         if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
             b.emitted = 0

@@ -118,7 +118,7 @@ class BlockNote:
     candidates: list[CandidateNote] = field(default_factory=list)
     winner: str | None = None
     decided: bool = False
-    accepted_to: int = -1  # where the block ended when a candidate's reading was accepted
+    accepted_to: int | None = None  # where the block ended when a candidate's reading was accepted
     quoted: bool = False  # prose quoting the format (decisions, "Prose that quotes the format")
     events: list[Event] = field(default_factory=list)
     block: Any = field(default=None, repr=False, compare=False)  # the engine's Block, while it reads

@@ -11,7 +11,7 @@ from ..compiled_grammar import EXTERNALS, LINE_RULE, CompiledGrammar
 from .arbiter import Arbiter
 from .cand import Block
 from .events import Sink
-from .kinds import Channel, Mode
+from .kinds import Channel, Closer, Mode
 from .ledger import Ledger
 from .search import RUNS, SHORT, Skipping
 from .shared import Shared
@@ -47,11 +47,11 @@ class Prose:
         self.marker_search = Skipping(catalog.prose, catalog.first_rx)
         self.marker_search_short = Skipping(catalog.prose, catalog.lead_rx)
         self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
-        # the closer that ends the reasoning ("*": any, when the template opened it)
-        self.rclose: str | None = "*" if policy.start_in_reasoning else None
+        # the wrapper whose closer ends the reasoning (any, when the template opened it)
+        self.rclose: str | Closer | None = Closer.ANY if policy.start_in_reasoning else None
         self.reply_started = False
         self.settled = 0  # no marker can be arriving at a position before this (_partial_before)
-        self.line_tried = -1  # where a line start was last tried (_line_start)
+        self.line_tried: int | None = None  # where a line start was last tried (_line_start)
         self.nl_seen = (0, -1, 0)  # the last search for a line break (_line_break)
 
     def text(self, s: str) -> None:
@@ -280,7 +280,7 @@ class Prose:
                 self.window.cur = end
                 return Mode.PROSE
             if mk.role == REND:
-                if self.channel is Channel.REASONING and self.rclose in ("*", mk.pair):
+                if self.channel is Channel.REASONING and (self.rclose is Closer.ANY or self.rclose == mk.pair):
                     self.channel = Channel.TEXT
                     self.rclose = None
                     self.window.cur = end
@@ -350,7 +350,7 @@ class Prose:
             return None
         best = None
         for mk in self.cat.markers:
-            if mk.role == REND and self.rclose in ("*", mk.pair):
+            if mk.role == REND and (self.rclose is Closer.ANY or self.rclose == mk.pair):
                 m = mk.terminal.marker.regex.search(self.window.win, start, end)
                 if m is not None and (best is None or m.start() < best):
                     best = m.start()

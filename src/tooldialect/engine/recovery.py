@@ -40,7 +40,7 @@ class Balance:
         self.quote = ""  # the quote of the string being read ("" outside strings)
         self.escape = False
         self.pos = pos  # absolute: everything before it was counted
-        self.end = -1  # absolute: just after the bracket that closed the payload, once found
+        self.end: int | None = None  # absolute: just after the bracket that closed the payload, once found
 
     def scan(self, text: str, lo: int, hi: int) -> int:
         """Count ``text[lo:hi]``; the index just after the bracket that closes the payload,
@@ -103,7 +103,7 @@ class Recovery:
             # inside reasoning a broken block is just reasoning text
             self.ledger.release(b, b.opener_end)
             return Verdict.CLOSED
-        if b.absorb >= 0:
+        if b.absorb is not None:
             return self._absorb(b, c)
         if c.fail_kind is Failure.LIMIT:
             return self._recover_limit(b, c)
@@ -222,7 +222,7 @@ class Recovery:
             self.window.rewind(bal.pos)
         win = self.window.win
         lp = bal.pos - self.window.base
-        if bal.end < 0:
+        if bal.end is None:
             horizon = min(len(win), b.start + self.policy.max_block_chars - self.window.base)
             if c.cut_json or self._bracketed(c.g):
                 found = bal.scan(win, lp, horizon) if horizon > lp else -1
@@ -283,9 +283,11 @@ class Recovery:
     def _absorb(self, b: Block, c: Cand) -> Verdict:
         """After a broken block's closer, the closers of the structures around it (white
         space between) belong to the block too: ``</function>\n</tool_call>``."""
-        lp = b.absorb - self.window.base
+        absorb = b.absorb
+        assert absorb is not None
+        lp = absorb - self.window.base
         if lp < 0:
-            self.window.rewind(b.absorb)
+            self.window.rewind(absorb)
             lp = 0
         win = self.window.win
         while True:
@@ -306,8 +308,8 @@ class Recovery:
             if opens:
                 break  # the next fence's opener (```` ```xml ````): not this block's
             lp = end
-            b.absorb = self.window.base + end
-        self.window.rewind(b.absorb)
+            b.absorb = absorb = self.window.base + end
+        self.window.rewind(absorb)
         return Verdict.CLOSED
 
     def _opener_at(self, win: str, q: int) -> bool:
@@ -402,8 +404,8 @@ class Recovery:
             calls, issues = c.reader.cut_elements(text, failed(c).pos, bare=c.rule == "reply")
             key = Key(Source.PAYLOAD, failed(c).pos)
             items = sorted(
-                [Item(Kind.CALL, x, key.element(x.elem)) for x in calls]
-                + [Item(Kind.ISSUE, x, key.element(x.elem)) for x in issues],
+                [Item(Kind.CALL, x, key.element(x.elem) if x.elem >= 0 else key) for x in calls]
+                + [Item(Kind.ISSUE, x, key.element(x.elem) if x.elem >= 0 else key) for x in issues],
                 key=lambda item: item.obj.span[0] if item.obj.span else -1,
             )
         else:
