@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from .errors import GrammarError
 from .header import Header
@@ -147,12 +147,12 @@ class NodeReads(Protocol):
     reads")."""
 
     #: nodes that yield calls
-    call_nodes: frozenset[str]
+    call_nodes: ClassVar[frozenset[str]]
     #: every node the reader reads: the call nodes and the parts it reads in them
-    read_nodes: frozenset[str]
+    read_nodes: ClassVar[frozenset[str]]
     #: nodes whose children the reader picks by name (a child node it does not read is
     #: dropped), each with the children one of which it must hold (a call's ``name``)
-    picked_nodes: Mapping[str, frozenset[str]]
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]]
 
 
 def assign_roles(compiled: CompiledGrammar) -> None:

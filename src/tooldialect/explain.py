@@ -335,15 +335,15 @@ def _regions(
         if d.kind in _DROPPING and d.span is not None:
             fill(d.span[0], d.span[1], code("dropped", None, diag_block.get(i)))
     for i, call in enumerate(result.calls):
-        b = call_block.get(i)
+        owner = call_block.get(i)
         a, z = call.span
-        fill(a, z, code("call", i, b))
+        fill(a, z, code("call", i, owner))
         name = _find(text, a, z, call.name)
         if name is not None:
-            fill(name[0], name[1], code("call_name", i, b))
+            fill(name[0], name[1], code("call_name", i, owner))
         args = _arguments(text, a, z, call.arguments_json, name[1] if name is not None else a)
         if args is not None:
-            fill(args[0], args[1], code("call_arguments", i, b))
+            fill(args[0], args[1], code("call_arguments", i, owner))
     for note in observer.texts:
         kind = "reasoning" if note.reasoning else ("example" if note.example else "text")
         fill(note.start, note.end, code(kind, None, None))
@@ -351,8 +351,8 @@ def _regions(
     pos = 0
     for c, run in itertools.groupby(codes):
         length = sum(1 for _ in run)
-        kind, call, block = labels[c]
-        regions.append(Region.model_construct(kind=kind, start=pos, end=pos + length, call=call, block=block))
+        kind, call_no, block_no = labels[c]
+        regions.append(Region.model_construct(kind=kind, start=pos, end=pos + length, call=call_no, block=block_no))
         pos += length
     return regions
 

@@ -136,9 +136,11 @@ class Arbiter:
             for i, c in enumerate(cands):
                 if self.whole.whole_block(b, c) is False:
                     # the reader refused the block read in one step: read it token by token
-                    b.cands[i] = self._cand(made[i][1], made[i][2], q, end, made[i][3])
+                    again = self._cand(made[i][1], made[i][2], q, end, made[i][3])
+                    assert again is not None  # (it read the same opener before)
+                    b.cands[i] = again
                     if b.leader is c:
-                        b.leader = b.cands[i]
+                        b.leader = again
         return True
 
     def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok) -> Cand | None:
@@ -290,7 +292,9 @@ class Arbiter:
         if b.rpos < self.window.base:
             self.window.rewind(b.rpos)  # the candidates read past the block's end
         lp = b.rpos - self.window.base
-        end = _SPACES.match(self.window.win, lp).end()
+        run = _SPACES.match(self.window.win, lp)
+        assert run is not None  # (a run: it matches, empty or not)
+        end = run.end()
         b.rpos = self.window.base + end
         if end >= len(self.window.win) and not self.window.eof and b.rpos - b.start <= self.policy.max_block_chars:
             return Verdict.WAIT

@@ -42,7 +42,7 @@ def resumed(ig: Terminal, text: str, pos: int) -> bool:
     """Whether an ignored token at ``pos`` (or its start) may still grow into a longer match
     once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
     unbounded white space is skipped as it comes, so a long run is never read twice."""
-    pat = ig.pattern
+    pat = ig.marker
     if pat.max_width > MAX_MARKER_WIDTH:
         return False
     if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
@@ -262,8 +262,9 @@ class Cand:
     def _last_kind(self) -> Kind | None:
         """The kind of the last item that is not a parameter (None when there is none)."""
         for item in reversed(self.items):
-            if item.kind is not Kind.PARAM:
-                return item.kind
+            kind: Kind = item.kind
+            if kind is not Kind.PARAM:
+                return kind
         return None
 
     def unloose(self) -> bool:
@@ -314,14 +315,14 @@ class Cand:
         if self.current_name is not None and node.name == "param":
             self.items.append(Item(Kind.PARAM, node, Key(Source.NAMED, self.named_begun - 1)))
         elif self.current_name is not None and node.name in self.reader.member_nodes:
-            got = self.reader.literal_member(node, self.parser.values)
-            if got is not None:
-                self.items.append(Item(Kind.PARAM, got, Key(Source.NAMED, self.named_begun - 1)))
-        got = self.reader.read(node)
-        if got is None:
+            member = self.reader.literal_member(node, self.parser.values)
+            if member is not None:
+                self.items.append(Item(Kind.PARAM, member, Key(Source.NAMED, self.named_begun - 1)))
+        read = self.reader.read(node)
+        if read is None:
             return
         self.loose = None  # the bare tokens completed something
-        calls, issues = got
+        calls, issues = read
         if self.g.header.gated:
             for call in calls:
                 call.gated = True  # bound by exact name, never repaired

@@ -174,7 +174,8 @@ class Engine:
             self.ledger.update_early(b)
         if b.loop is not None and self.loops.scan(b):
             return Verdict.LOOP
-        if b.early and b.emitted < len(b.leader.items) and b.unheld():  # type: ignore[union-attr]
+        leader = b.leader
+        if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
             self.ledger.early(b)
         # the cap depends only on how far the candidates read, so every chunking agrees
         if self.arbiter.over_limit(b) is Verdict.CLOSED:

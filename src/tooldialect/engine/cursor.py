@@ -90,8 +90,8 @@ class Cursor:
             return False
         if len(b.cands) == 1:
             c = b.cands[0]
-        elif b.early:
-            c = b.leader  # early with several: every other candidate has failed (_update_early)
+        elif b.early and b.leader is not None:
+            c = b.leader  # early with several: every other candidate has failed (update_early)
         else:
             return False
         w = self.window
@@ -131,7 +131,7 @@ class Cursor:
                     self.ledger.stream_args(b, c)
         if loop is not None:
             loop.passed(end, self.cat.max_width)  # no marker begins in the delta
-        if b.early and b.emitted < len(b.leader.items) and b.unheld():
+        if b.early and b.emitted < len(c.items) and b.unheld():  # (c is the leader)
             self.ledger.early(b)
         self.window.compact(end, b.start)  # what _compact finds: one candidate, at the end
         return True
@@ -159,6 +159,7 @@ class Cursor:
         win, base = w.win, w.base
         n = len(win)
         sc = c.scanner
+        assert sc is not None
         # a candidate never reads past the cap, so every chunking sees the same thing
         end = min(n, cap + 1 - base)
         first_look = c.pos == c.tok_start
@@ -223,7 +224,8 @@ class Cursor:
             c.reach = max(c.reach, end)
             c.fail(start, Failure.SYNTAX, c.bad_reason)
             return False
-        if b.early and b.emitted < len(b.leader.items) and b.unheld():
+        leader = b.leader
+        if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
             self.ledger.early(b)
         return True
 
@@ -276,8 +278,12 @@ class Cursor:
             return self.unexpected(c, lp)  # nothing the parser accepts can begin here
         best, external, wait = self.longest(terms, win, lp)
         specials = w.specials
-        special_only = specials is not None and c.g.header.special_tokens == "only"
-        if best is not None and special_only and specials.ordinary(base + lp, win[lp : best[0]]):
+        if (
+            best is not None
+            and specials is not None
+            and c.g.header.special_tokens == "only"
+            and specials.ordinary(base + lp, win[lp : best[0]])
+        ):
             best = None  # a marker of this family spelled in ordinary tokens is not its marker
         if wait:
             c.state = Reading.WAIT

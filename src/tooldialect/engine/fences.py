@@ -69,7 +69,9 @@ class Fences:
         """A backtick or tilde run too long to open anything: text to its end."""
         w = self.window
         win = w.win
-        end = RUNS[self.long_run].match(win, w.cur).end()
+        run = RUNS[self.long_run].match(win, w.cur)
+        assert run is not None  # (a run: it matches, empty or not)
+        end = run.end()
         self._text(win[w.cur : end])
         w.move(end)
         if end == len(win) and not w.eof:
@@ -99,7 +101,9 @@ class Fences:
     def _at_run(self, q: int) -> Mode | None:
         win = self.window.win
         ch = win[q]
-        run_end = RUNS[ch].match(win, q, min(len(win), q + MAX_RUN + 1)).end()
+        run = RUNS[ch].match(win, q, min(len(win), q + MAX_RUN + 1))
+        assert run is not None  # (a run: it matches, empty or not)
+        run_end = run.end()
         if run_end - q > MAX_RUN:
             self.long_run = ch  # plain text to the end of the run (step_run)
             self.window.move(q)
@@ -179,7 +183,9 @@ class Fences:
         rm = self.prose.reasoning_close_in(pos, limit)
         if in_run:
             # the rest of a backtick run already longer than the opening one: not a closer
-            pos = RUNS["`"].match(win, pos, rm if rm is not None else limit).end()
+            run = RUNS["`"].match(win, pos, rm if rm is not None else limit)
+            assert run is not None  # (a run: it matches, empty or not)
+            pos = run.end()
             if pos == limit and not self.window.eof:
                 span.search = self.window.base + pos
                 return None
@@ -187,7 +193,9 @@ class Fences:
         if blank is not None:
             # a line break followed so far only by spaces and tabs (read already): a blank
             # line if the next other character is a line break
-            q = _SPACES.match(win, pos, rm if rm is not None else limit).end()
+            run = _SPACES.match(win, pos, rm if rm is not None else limit)
+            assert run is not None  # (a run: it matches, empty or not)
+            q = run.end()
             if q < limit and q != rm:
                 if win[q] == "\n":
                     return self._inline_done(start, blank, False)
@@ -217,7 +225,9 @@ class Fences:
         if rm is not None or self.window.eof:
             return self._inline_done(start, self.window.base + (rm if rm is not None else limit), False)
         nl = win.rfind("\n", pos)
-        if nl >= 0 and _SPACES.match(win, nl + 1).end() == limit:
+        run = _SPACES.match(win, nl + 1)
+        assert run is not None  # (a run: it matches, empty or not)
+        if nl >= 0 and run.end() == limit:
             # the text ends in a line break and white space: read on from the end, and
             # remember where the possible blank line began (never read that run again)
             span.search = self.window.base + limit

@@ -11,6 +11,7 @@ from typing import Any
 from ..argstream import member
 from ..binding import Binder, Typed
 from ..compiled_grammar import LINE_RULE
+from ..jsonscan import JsonScanner
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand, failed
@@ -112,8 +113,10 @@ class Ledger:
         for item in c.items[b.emitted :]:
             if (item.kind is Kind.CALL or item.kind is Kind.START) and item.key not in b.started:
                 return  # a call read before this payload is announced first: indices follow the text
-        names = c.scanner.names
-        root = c.scanner.stack[:1]
+        sc = c.scanner
+        assert isinstance(sc, JsonScanner)  # (only a JSON payload's scanner reads names)
+        names = sc.names
+        root = sc.stack[:1]
         while b.sniffed < len(names):
             ordinal, name = names[b.sniffed]
             b.sniffed += 1
@@ -225,14 +228,17 @@ class Ledger:
 
     def emit_item(self, b: Block, item: Item) -> None:
         kind = item.kind
+        key = item.key
         if kind is Kind.CALL:
-            self._emit_call(b, item.obj, item.key)
+            self._emit_call(b, item.obj, key)
         elif kind is Kind.START:
-            self._emit_start(b, item.obj, item.key)
+            assert key is not None  # (a call's name read first is keyed)
+            self._emit_start(b, item.obj, key)
         elif kind is Kind.PARAM:
-            if item.key in b.deferred:
-                self._emit_start(b, b.deferred[item.key], item.key)
-            self._stream_param(b, b.winner or b.leader or b.cands[0], item.obj, item.key)
+            assert key is not None  # (an argument belongs to the call its key names)
+            if key in b.deferred:
+                self._emit_start(b, b.deferred[key], key)
+            self._stream_param(b, b.winner or b.leader or b.cands[0], item.obj, key)
         elif kind is Kind.ISSUE:
             self._emit_issue(b, item.obj, item.key)
         else:
@@ -263,8 +269,10 @@ class Ledger:
             self._start(b, key, announced, call_id)
 
     def _emit_issue(self, b: Block, issue: Issue, key: Key | None) -> None:
-        b.sent.pop(key, None)
-        started = b.started.pop(key, None)
+        started = None
+        if key is not None:
+            b.sent.pop(key, None)
+            started = b.started.pop(key, None)
         if started is not None:
             self.sink.event(call_abort(started[0], issue.kind))
         elif key is not None and key.source is Source.PAYLOAD and key.elem is None:
@@ -279,7 +287,7 @@ class Ledger:
             self._report_in_reasoning(raw)
             return
         if self.calls_out >= self.policy.max_calls:
-            started = b.started.pop(key, None)
+            started = b.started.pop(key, None) if key is not None else None
             if started is not None:
                 self.sink.event(call_abort(started[0], "limit_exceeded"))
             # each call past the cap is reported over its own text: nothing goes unreported
@@ -293,9 +301,13 @@ class Ledger:
                 raw.family,
             )
             return
-        call, diags = self.binder.bind(raw, b.typed.pop(key, None))
-        started = b.started.pop(key, None)
-        sent, _held = b.sent.pop(key, (0, False))
+        if key is not None:
+            typed = b.typed.pop(key, None)
+            started = b.started.pop(key, None)
+            sent, _held = b.sent.pop(key, (0, False))
+        else:
+            typed, started, sent = None, None, 0
+        call, diags = self.binder.bind(raw, typed)
         if call is None:
             if started is not None:
                 self.sink.event(call_abort(started[0], diags[-1].kind if diags else "dropped"))

@@ -46,8 +46,8 @@ class LoopWatch:
     def quiet(self, text: str) -> bool:
         """Whether ``text`` holds no character an opener or closer begins with (the watch
         then only moves on)."""
-        rx = self.rx
-        return bool(rx.pats) and rx.first.search(text) is None
+        first = self.rx.first
+        return bool(self.rx.pats) and first is not None and first.search(text) is None
 
     def passed(self, end: int, width: int) -> None:
         """Everything before ``end`` (absolute) was read, and no marker begins in it."""
@@ -62,7 +62,8 @@ class LoopWatch:
         self.scanned = base + end
         lp = self.pos - base
         rx = self.rx
-        if lp < end and rx.pats and rx.first.search(win, lp, end) is None:
+        first = rx.first
+        if lp < end and rx.pats and first is not None and first.search(win, lp, end) is None:
             # no character a marker begins with in the new text: nothing to count, nothing
             # that may still grow (what the general path below finds, in one scan)
             self.passed(base + end, width)
@@ -128,15 +129,19 @@ class Loops:
         key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
         got = self.cache.get(key)
         if got is None:
-            opens = {mk.terminal.marker.source for mk in openers if mk.terminal.pattern is not None}
+            opens = {mk.terminal.marker.source for mk in openers if not mk.terminal.external}
             stems = {mk.terminal.stem for mk in openers}
-            pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
-            closers = [t.pattern for c in cands for t in c.g.closers if t.pattern is not None and t.stem in stems]
+            pats = [mk.terminal.marker for mk in openers if not mk.terminal.external]
+            closers = [t.marker for c in cands for t in c.g.closers if not t.external and t.stem in stems]
             closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
             cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
-            firsts = [p.first for p in pats + closers]
-            chars = None if any(f is None for f in firsts) else set().union(*firsts)
+            chars: set[str] | None = set()
+            for p in pats + closers:
+                if p.first is None or chars is None:
+                    chars = None
+                else:
+                    chars |= p.first
             first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
             # group 1: the opener, group 2: a closer (pats only with first: every
             # pattern's first characters are known)
@@ -163,7 +168,8 @@ class Loops:
         end = min(limit - w.base, len(w.win))
         if w.base + end == b.loop.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        return b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead)
+        watch: LoopWatch = b.loop
+        return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead)
 
     def lead(self, b: Block, at: int) -> Cand:
         """The candidate that speaks for the block on the text before ``at``: among those

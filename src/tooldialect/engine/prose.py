@@ -92,6 +92,7 @@ class Prose:
         """A backtick/tilde run that reaches the end of the text may still grow."""
         win = self.window.win
         m = RUNS[win[p]].match(win, p)
+        assert m is not None  # (a run: it matches, empty or not)
         return m.end() == len(win)
 
     def step(self) -> Mode | None:
@@ -170,7 +171,9 @@ class Prose:
         character of a name the toolset offers."""
         if not self._lines_open():
             return False
-        first, after_break = self.binder.index.line_starts()
+        index = self.binder.index
+        assert index is not None  # (lines are read against a toolset)
+        first, after_break = index.line_starts()
         return (not self.sink.line_prose and first.match(delta) is not None) or after_break.search(delta) is not None
 
     def _to_line_end(self, cur: int, limit: int) -> bool:
@@ -208,10 +211,14 @@ class Prose:
         True once a block is open, None when the line is prose."""
         w = self.window
         win = w.win
-        r = _BLANKS.match(win, q).end()
+        run = _BLANKS.match(win, q)
+        assert run is not None  # (a run: it matches, empty or not)
+        r = run.end()
         if r >= len(win) and not self.window.eof:
             return False  # the line's first word has not arrived
-        if r < len(win) and win[r] not in self.binder.index.name_firsts():
+        index = self.binder.index
+        assert index is not None  # (lines are read against a toolset)
+        if r < len(win) and win[r] not in index.name_firsts():
             # no name the toolset offers begins with this character: prose, whatever follows
             self.line_tried = w.base + q
             return None
@@ -246,7 +253,7 @@ class Prose:
         eof = self.window.eof
         found = []
         for mk in self.cat.viable(win, q):
-            pat = mk.terminal.pattern
+            pat = mk.terminal.marker
             if not eof and pat.max_width >= near and pat.needs_more(win, q):
                 return [], True
             m = pat.regex.match(win, q)

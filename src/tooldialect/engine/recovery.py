@@ -248,7 +248,9 @@ class Recovery:
                 return self.truncated(b, c)
             bal.end = bal.pos
         end = bal.end - self.window.base
-        q = _WS.match(win, end).end()
+        run = _WS.match(win, end)
+        assert run is not None  # (a run: it matches, empty or not)
+        q = run.end()
         if not self.window.eof and (q >= len(win) or any(t.marker.needs_more(win, q) for t in c.g.closers)):
             return Verdict.WAIT  # a closer may still follow the payload
         close = max((e for t in c.g.closers if (e := t.marker.match_end(win, q)) is not None and e > q), default=None)
@@ -292,6 +294,7 @@ class Recovery:
         win = self.window.win
         while True:
             m = _WS.match(win, lp)
+            assert m is not None  # (a run: it matches, empty or not)
             q = m.end()
             if q >= len(win):
                 if self.window.eof:

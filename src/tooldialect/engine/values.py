@@ -6,6 +6,7 @@ a long value costs one C-level scan."""
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
@@ -63,7 +64,7 @@ class TextValues:
             reach = max((t.marker.max_width for t in stops), default=0)
             got = (stops, rx, (first, reach, Arriving(tuple(t.marker for t in stops))))
             self.cache[key] = got
-        return got  # type: ignore[no-any-return]  # (the cache holds what this builds)
+        return cast(Stops, got)  # (the cache holds what this builds)
 
     def scan_text(self, b: Block, c: Cand) -> bool:
         """Read a raw text value up to the marker that ends it.  False to stop for now."""
@@ -242,7 +243,7 @@ class TextValues:
         raw text value may come right after it, so that anything may follow)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
         if key in self.cache:
-            return self.cache[key]
+            return cast("tuple[Terminal, ...] | None", self.cache[key])
         if c.parser.accepts_seq([TEXT, term.name, TEXT]):
             got = None
         else:

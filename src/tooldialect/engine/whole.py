@@ -33,7 +33,7 @@ from ..lalr import Node, Tok
 from .cand import Block, Cand, Lexicon
 from .cursor import Cursor
 from .kinds import Reading, Stop
-from .plans import Ending, Plan, Plans, child_plan, ending_for, root_plan, shape_of, spliced
+from .plans import Ending, Plan, Plans, Shape, child_plan, ending_for, root_plan, shape_of, spliced
 from .shared import Shared
 from .values import TEXT, TextValues
 from .window import Window
@@ -68,17 +68,18 @@ class WholeBlocks:
             after = plan.after
         else:
             roots = self._plans().roots
-            after = roots.get(g.name)
-            if after is None:
-                after = roots[g.name] = {}
-        got = after.get(ttype, after)
-        if got is after:
-            plans = self._plans()
-            if plans.made >= MAX_PLANS:
-                return None
-            plans.made += 1
-            accepted = self.shared.accepted(g)
-            got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
+            known = roots.get(g.name)
+            if known is None:
+                known = roots[g.name] = {}
+            after = known
+        if ttype in after:
+            return after[ttype]
+        plans = self._plans()
+        if plans.made >= MAX_PLANS:
+            return None
+        plans.made += 1
+        accepted = self.shared.accepted(g)
+        got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
         return got
 
     def _ending_of(self, g: CompiledGrammar, plan: Plan) -> Ending | None:
@@ -120,6 +121,7 @@ class WholeBlocks:
             got = True if start is None or start.lex is None else self._read_from(b, c, start)
             if got is None:
                 return True  # (c stands where the last chunk left it, reading on)
+        assert not isinstance(got, str)  # (every part was read on)
         return got
 
     def _read_from(self, b: Block, c: Cand, start: Plan) -> bool | str | None:
@@ -185,9 +187,10 @@ class WholeBlocks:
             if len(toks) >= MAX_TOKENS:
                 return self._first_part(b, c, start, toks)
             toks.append((term, pos, end))
-            plan = last = last.after.get(term.name) or self._plan_after(g, last, term.name)
+            plan = last.after.get(term.name) or self._plan_after(g, last, term.name)
             if plan is None:
                 return None
+            last = plan
             at = pos = end
             lex = plan.lex
         return self._read_to(b, c, start, plan, toks, pos)
@@ -251,7 +254,7 @@ class WholeBlocks:
         parser = c.parser
         if parser.finished or len(parser.stack) > 64:
             return None
-        shapes = []
+        shapes: list[Shape] = []
         for v in parser.values:
             shape = shape_of(v)
             if shape is False:
@@ -259,12 +262,13 @@ class WholeBlocks:
             shapes.append(shape)
         base = (tuple(parser.stack), tuple(shapes))
         plans = self._plans()
-        got = plans.chained.get((c.g.name, base), plans)
-        if got is plans:
-            if plans.made >= MAX_PLANS:
-                return None
-            plans.made += 1
-            got = plans.chained[c.g.name, base] = Plan((), base[0], c.lexicon(), base)
+        key = (c.g.name, base)
+        if key in plans.chained:
+            return plans.chained[key]
+        if plans.made >= MAX_PLANS:
+            return None
+        plans.made += 1
+        got = plans.chained[key] = Plan((), base[0], c.lexicon(), base)
         return got
 
     def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
