@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .argstream import member
 from .compiled_grammar import EXTERNALS
 from .jsonscan import JsonValueError
@@ -25,6 +27,7 @@ __all__ = ["Salvage"]
 OPENERS = ("(", "[", "{")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Salvage:
     """Calls rebuilt from a body the end of the text cut off."""
 

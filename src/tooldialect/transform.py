@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, cast
 
+from mypy_extensions import mypyc_attr
+
 from .argstream import args_prefix, finish_json
 from .coerce import strip_template_newlines
 from .compiled_grammar import NodeReads
@@ -98,6 +100,7 @@ PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Reader(Salvage):
     """Turns reduced nodes into records for one family; knows the toolset's names only.
 
@@ -162,7 +165,8 @@ class Reader(Salvage):
         is not an argument the call will keep: a keyword argument of a call nested in a
         value, or one whose value is not a literal."""
         depth = 0
-        for v in reversed(context):
+        for i in range(len(context) - 1, -1, -1):  # (the newest first)
+            v = context[i]
             if isinstance(v, Node) and v.name == "name":
                 break
             if isinstance(v, Tok) and v.value in OPENERS:

@@ -261,8 +261,9 @@ class Cand:
 
     def _last_kind(self) -> Kind | None:
         """The kind of the last item that is not a parameter (None when there is none)."""
-        for item in reversed(self.items):
-            kind: Kind = item.kind
+        items = self.items
+        for i in range(len(items) - 1, -1, -1):  # (from the last)
+            kind: Kind = items[i].kind
             if kind is not Kind.PARAM:
                 return kind
         return None

@@ -38,14 +38,16 @@ class Channel(enum.Enum):
 class Reading(enum.Enum):
     """A candidate's state while it reads a block (``live``: it may still read on)."""
 
-    RUN = ("run", True)  # reading: more may be read from the text there is
-    WAIT = ("wait", True)  # waiting for more text
-    DONE = ("done", False)  # the grammar's reading of the block is complete
-    FAILED = ("failed", False)  # the block is not (or no longer) this candidate's
+    RUN = "run"  # reading: more may be read from the text there is
+    WAIT = "wait"  # waiting for more text
+    DONE = "done"  # the grammar's reading of the block is complete
+    FAILED = "failed"  # the block is not (or no longer) this candidate's
 
-    def __init__(self, label: str, live: bool) -> None:
-        self.label = label
-        self.live = live
+    live: bool  # (set on each member below: asked of every candidate at every step)
+
+
+for _state in Reading:
+    _state.live = _state is Reading.RUN or _state is Reading.WAIT
 
 
 class Failure(enum.Enum):

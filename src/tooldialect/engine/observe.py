@@ -221,7 +221,7 @@ class Recorder:
             CandidateNote(
                 c.g.name,
                 view.rank(c.g.name),
-                c.state.label,
+                c.state.value,
                 c.calls,
                 c.soft,
                 c.trail,
@@ -257,7 +257,9 @@ class Recorder:
     def _note_of(self, b: Block | None) -> BlockNote | None:
         if b is None:
             return None
-        for note in reversed(self.blocks):
+        blocks = self.blocks
+        for i in range(len(blocks) - 1, -1, -1):  # (the newest first)
+            note = blocks[i]
             if note.block is b:
                 return note
             if note.start < b.start:
