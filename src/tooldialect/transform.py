@@ -47,11 +47,12 @@ from .pyliteral import Refused, keyword_argument
 from .reader_issues import invalid_json, refusal, unread_payload
 from .records import (  # also transform's: readers import them here
     ARGUMENT_KEYS,
-    ID_KEYS,
     NAME_KEYS,
     Issue,
     RawCall,
+    call_id_of,
     excerpt,
+    is_tool_definition,
     not_object_issue,
     not_returned_issue,
     repaired_issue,
@@ -461,11 +462,11 @@ class Reader(Salvage):
             if k in ARGUMENT_KEYS:
                 key = k  # the first one written
                 break
-        if key == "parameters" and _looks_like_tool_definition(holder, key):
+        if key == "parameters" and is_tool_definition(holder, key):
             return [], []
         if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
             return [], []
-        call_id = _call_id(obj)
+        call_id = call_id_of(obj)
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
         raw: str | None = None
@@ -540,25 +541,6 @@ def _call_parts(node: Node) -> dict[str, Any]:
         elif name not in parts:
             parts[name] = child
     return parts
-
-
-def _call_id(obj: Mapping[str, Any]) -> str | None:
-    """The id a call object gives itself: the first non-empty string or integer among
-    ``ID_KEYS`` (a boolean is no id)."""
-    for k in ID_KEYS:
-        if k in obj:
-            value = obj[k]
-            if isinstance(value, (str, int)) and value != "":
-                return str(value) if not isinstance(value, bool) else None
-    return None
-
-
-def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
-    """A catalogue entry echoed back ({"name", "description", "parameters": <schema>}) is not a call."""
-    if key != "parameters" or "description" not in holder:
-        return False
-    params = holder.get("parameters")
-    return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
 
 
 _READERS: dict[str, type[Reader]] = {}
