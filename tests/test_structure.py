@@ -86,6 +86,65 @@ def test_the_engine_is_composed_of_rooms():
     assert rooms <= set(Engine.__slots__)
 
 
+#: What the window keeps (engine/window.py): written only by its own methods.
+WINDOW_FIELDS = {"win", "base", "cur", "prev_tail", "eof", "held", "specials"}
+
+
+def _writes(tree: ast.AST) -> list[ast.Attribute]:
+    """Every attribute an assignment in ``tree`` writes (``x.a = …``, ``x.a += …``, ``x.a: T = …``)."""
+    out = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                    out.append(sub)
+    return out
+
+
+def _is_window(expr: ast.expr) -> bool:
+    return (isinstance(expr, ast.Name) and expr.id in {"w", "window"}) or (
+        isinstance(expr, ast.Attribute) and expr.attr == "window"
+    )
+
+
+def test_only_the_window_moves_its_positions():
+    wrong = []
+    for path in sorted((SRC / "engine").glob("*.py")):
+        if path.name == "window.py":
+            continue
+        for attr in _writes(ast.parse(path.read_text(encoding="utf-8"))):
+            if attr.attr in WINDOW_FIELDS and _is_window(attr.value):
+                wrong.append(f"{path.name}:{attr.lineno} writes window.{attr.attr}")
+    assert not wrong, wrong
+
+
+def test_only_the_arbiter_changes_a_blocks_phase():
+    wrong = []
+    for path in sorted((SRC / "engine").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]:
+            for attr in _writes(cls):
+                if attr.attr != "phase":
+                    continue
+                made = cls.name == "Block" and isinstance(attr.value, ast.Name) and attr.value.id == "self"
+                if not (made or cls.name == "Arbiter"):
+                    wrong.append(f"{path.name}:{attr.lineno} {cls.name} sets a phase")
+    assert not wrong, wrong
+
+
+def test_the_check_sees_a_stray_write():
+    tree = ast.parse("class Cursor:\n    def f(self, b):\n        self.window.cur = 3\n        b.phase = 1\n")
+    names = [(a.attr, _is_window(a.value)) for a in _writes(tree)]
+    assert names == [("cur", True), ("phase", False)]
+
+
 def test_mypy_checks_the_whole_package_strictly():
     cfg = pyproject()["tool"]["mypy"]
     assert cfg["strict"] is True and cfg["files"] == ["src/tooldialect"]

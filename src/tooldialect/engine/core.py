@@ -36,7 +36,7 @@ from .search import SHORT
 from .shared import Shared
 from .values import TextValues
 from .whole import WholeBlocks
-from .window import SpecialTokens, Window
+from .window import Window
 
 __all__ = ["Engine"]
 
@@ -126,15 +126,13 @@ class Engine:
         """The next delta was decoded from token ids: ``spans`` (offsets into it) came from
         ordinary tokens, and the tokenizer's special tokens have ``special_texts``."""
         w = self.window
-        sp = w.specials
-        if sp is None:
-            sp = w.specials = SpecialTokens(special_texts)
+        sp = w.read_tokens(special_texts)
         b = self.arbiter.block
         floor = w.base if b is None else min(b.start, w.base)
         sp.mark(w.end, spans, floor)
 
     def close(self) -> list[Event]:
-        self.window.eof = True
+        self.window.end_text()
         self._run()
         unmet = self.binder.unmet_choice(self.ledger.calls_out)  # tool_choice="required", and no call came
         if unmet is not None:

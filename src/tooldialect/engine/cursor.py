@@ -117,7 +117,7 @@ class Cursor:
         pending = 0 if sc is None else sc.string_run(delta)
         if pending < 0:
             return False
-        self.window.win += delta
+        self.window.append(delta)
         # _read_payload (or _scan_text): the value reads to the end of the text, waits for more
         c.pos = end
         if sc is not None:

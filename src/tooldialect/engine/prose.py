@@ -105,11 +105,11 @@ class Prose:
             m = _NON_WS.search(win, cur)
             if m is None:
                 self.text(win[cur:])
-                w.cur = len(win)
+                w.move(len(win))
                 return None
             if m.start() > cur:
                 self.text(win[cur : m.start()])
-                w.cur = m.start()
+                w.move(m.start())
             return self._reply_start(w.cur)
         lines = self._lines_open()
         if lines and not self.sink.line_prose and self.line_tried != w.base + cur:
@@ -130,7 +130,7 @@ class Prose:
             if lines and self._to_line_end(cur, len(win)):
                 return Mode.PROSE
             self.text(win[cur:])
-            w.cur = len(win)
+            w.move(len(win))
             return None
         m = (self.marker_search_short if short else self.marker_search).search(win, cur, end)
         limit = m.start() if m else len(win)
@@ -139,16 +139,16 @@ class Prose:
             return Mode.PROSE
         if p >= 0:
             self.text(win[cur:p])
-            w.cur = p
+            w.move(p)
             return None
         if m is None:
             self.text(win[cur:])
-            w.cur = len(win)
+            w.move(len(win))
             return None
         q = m.start()
         if q > cur:
             self.text(win[cur:q])
-            w.cur = q
+            w.move(q)
         return self._at_marker(q)
 
     # -- lines on their own (a grammar's `line` rule) ------------------------------------------
@@ -183,7 +183,7 @@ class Prose:
         if nl < 0 or nl >= limit:
             return False
         self.text(self.window.win[cur : nl + 1])
-        self.window.cur = nl + 1
+        self.window.move(nl + 1)
         return True
 
     def _line_break(self, cur: int) -> int:
@@ -284,23 +284,23 @@ class Prose:
             if mk.role == RSTART and self.channel is Channel.TEXT:
                 self.channel = Channel.REASONING
                 self.rclose = mk.pair
-                self.window.cur = end
+                self.window.move(end)
                 return Mode.PROSE
             if mk.role == REND:
                 if self.channel is Channel.REASONING and (self.rclose is Closer.ANY or self.rclose == mk.pair):
                     self.channel = Channel.TEXT
                     self.rclose = None
-                    self.window.cur = end
+                    self.window.move(end)
                     return Mode.PROSE
                 if self.channel is Channel.TEXT:  # a stray closer is furniture
-                    self.window.cur = end
+                    self.window.move(end)
                     return Mode.PROSE
             if mk.role == FURNITURE and not (plain and mk.terminal.grammar in self.cat.special_only):
-                self.window.cur = end
+                self.window.move(end)
                 return Mode.PROSE
         # nothing applies (an opener declined, or a reasoning opener inside reasoning): it is text
         self.text(self.window.win[q:end])
-        self.window.cur = end
+        self.window.move(end)
         return Mode.PROSE
 
     def _reply_start(self, q: int) -> Mode | None:
@@ -319,7 +319,7 @@ class Prose:
                 end = term.marker.match_end(self.window.win, q)
                 if end is not None and end > q:
                     self.reply_started = True
-                    self.window.cur = end
+                    self.window.move(end)
                     return Mode.PROSE
         self.reply_started = True
         if OPEN in roles or not self.cat.reply:

@@ -58,6 +58,18 @@ class Window:
         """A delta arrived: it is read from the window."""
         self.win += delta
 
+    def read_tokens(self, special_texts: frozenset[str]) -> SpecialTokens:
+        """The stream reads token ids: what ordinary tokens wrote is kept from now on (the
+        tokenizer's special tokens have ``special_texts``)."""
+        sp = self.specials
+        if sp is None:
+            sp = self.specials = SpecialTokens(special_texts)
+        return sp
+
+    def end_text(self) -> None:
+        """The text has ended (``close()``): nothing more will arrive."""
+        self.eof = True
+
     def hold(self, held: Held | None) -> None:
         """``held`` keeps the text ``win`` lets go of from now on (None: nobody does)."""
         self.held = held
