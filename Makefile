@@ -94,26 +94,41 @@ clean:
 # user's cache directory unless told otherwise.
 # BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
 # from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
-# the "vs before" gates. BENCH_ARGS go to both runs (the last --json wins in the first).
+# the "vs before" gates. BENCH_COMPILED=1 (the default; empty to skip) then builds the
+# compiled wheel (`make compiled`), installs it into a temporary directory and measures it,
+# tooldialect only: the "(compiled)" rows the peer gates read, and the floor parser on the
+# compiled build. BENCH_ARGS go to every run (the last --json wins in the first two).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
 BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
 BENCH_JSON ?= benchmarks/results.json
 BENCH_ARGS ?= --json $(BENCH_JSON)
-BEFORE ?= e3dafc8
+BEFORE ?= fdd30f2
+BENCH_COMPILED ?= 1
 
 .PHONY: bench
 bench: $(BENCH_VENV)/.bench-ready
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; before=""; \
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; before=""; compiled=""; \
 	if [ -n "$(BEFORE)" ]; then \
 	    git archive -o "$$tmp/before.tar" $(BEFORE) src grammars; \
 	    tar -x -C "$$tmp" -f "$$tmp/before.tar"; \
-	    echo "# before the rebuild: $(BEFORE), exported to $$tmp"; \
+	    echo "# before: $(BEFORE), exported to $$tmp"; \
 	    $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
 	        --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before.json"; \
 	    before="--before $$tmp/before.json"; \
 	fi; \
+	if [ -n "$(BENCH_COMPILED)" ]; then \
+	    $(MAKE) --no-print-directory compiled; \
+	    $(BENCH_VENV)/bin/python -m pip install -q --no-deps --target "$$tmp/compiled" dist/tooldialect-*.whl; \
+	    echo "# the compiled build, installed into $$tmp/compiled"; \
+	    $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
+	        --src "$$tmp/compiled" --rev "$$(git rev-parse --short HEAD) compiled" --json "$$tmp/compiled.json"; \
+	    compiled="--compiled $$tmp/compiled.json"; \
+	fi; \
 	echo "# this checkout"; \
-	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $(BENCH_ARGS); \
+	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $$compiled $(BENCH_ARGS); \
+	echo "# the floor: pure, then compiled"; \
+	$(BENCH_VENV)/bin/python benchmarks/floor.py; \
+	if [ -n "$$compiled" ]; then $(BENCH_VENV)/bin/python benchmarks/floor.py --src "$$tmp/compiled"; fi; \
 	if [ -f "$(BENCH_JSON)" ]; then $(BENCH_VENV)/bin/python benchmarks/plots.py $(BENCH_JSON); fi
 
 $(BENCH_VENV)/.bench-ready: benchmarks/setup.sh benchmarks/requirements.txt benchmarks/requirements-nodeps.txt

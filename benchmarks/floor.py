@@ -12,11 +12,17 @@ parser anyone should use; it is the cost below which no validated, event-buildin
 in Python goes, so that a gate set against a regex detector that validates nothing can be
 read against it.
 
-    python benchmarks/floor.py          # in the bench venv (make bench builds it)
+    python benchmarks/floor.py                  # in the bench venv (make bench builds it)
+    python benchmarks/floor.py --src DIR        # tooldialect from DIR: the compiled wheel
+                                                # installed there (make bench does both)
+
+The floor and tooldialect read the same package, so with the compiled build both use its
+compiled binder and events: the compiled floor is the least the compiled build can reach.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -26,7 +32,20 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
+
+
+def _src() -> Path:
+    """Where tooldialect is imported from: ``--src`` when run as a script, else this checkout."""
+    default = HERE.parent / "src"
+    if __name__ != "__main__":
+        return default
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", type=Path, default=default, help="the tree tooldialect is imported from")
+    return Path(ap.parse_args().src).resolve()
+
+
+SRC = _src()
+sys.path.insert(0, str(SRC))
 sys.path.insert(0, str(HERE))
 
 from workloads import FORMATS, TOOLS, workload
@@ -158,6 +177,10 @@ def main() -> None:
     stubs.install_sglang()
     from peers import SGLANG, SGLang
 
+    if not Path(td.__file__).resolve().is_relative_to(SRC):
+        sys.exit(f"tooldialect imported from {td.__file__}, not from --src {SRC}")
+    build = "compiled" if getattr(td, "compiled", False) else "pure"
+    print(f"# tooldialect from {td.__file__} ({build} build)\n")
     tools = td.Toolset.from_openai(TOOLS)
     print(
         "| family | reply | floor | tooldialect | fastest SGLang | floor / SGLang | tooldialect / SGLang | tooldialect / floor |"

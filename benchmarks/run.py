@@ -1,19 +1,21 @@
-"""tooldialect beside vLLM's and SGLang's tool parsers (and openai-harmony), and beside
-itself before the engine rebuild, in one session.
+"""tooldialect beside vLLM's and SGLang's tool parsers (and openai-harmony), beside its
+compiled build, and beside itself before, in one session.
 
-    make bench                  # builds the bench venv if missing; measures BEFORE (default
-                                # e3dafc8) tooldialect-only, then everything beside it
+    make bench                  # builds the bench venv if missing; measures BEFORE
+                                # tooldialect-only, then the compiled wheel tooldialect-only,
+                                # then everything beside them
     benchmarks/setup.sh "$BENCH_VENV" && "$BENCH_VENV"/bin/python benchmarks/run.py [--json out.json]
         [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
-        [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json]
+        [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json] [--compiled compiled.json]
 
 Prints one table per format (median milliseconds and calls found), the `<`-heavy streams,
-the toolset build, and the acceptance gates of the engine rebuild as ratios. ``--src``
-picks the tooldialect tree to measure (default: this checkout's ``src/``);
-``--tooldialect-only`` skips the peers (how ``make bench`` measures the old tree);
-``--before`` adds that run's cells as ``tooldialect (before)`` rows, which the "vs before"
-gates read. Every cell runs in a forked child, one after the other; nothing here is a
-test and nothing asserts a time.
+the toolset build, and the acceptance gates as ratios. ``--src`` picks the tooldialect
+tree to measure (default: this checkout's ``src/``; a directory the compiled wheel was
+installed into measures the compiled build); ``--tooldialect-only`` skips the peers (how
+``make bench`` measures the old tree and the compiled build); ``--before`` and
+``--compiled`` add such a run's cells as ``tooldialect (before)`` and ``tooldialect
+(compiled)`` rows, which the gates read. Every cell runs in a forked child, one after the
+other; nothing here is a test and nothing asserts a time.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ DEFAULT_SCENS = "a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset"
 TD, EVERY = "tooldialect", "tooldialect (every family)"
 #: what a --before file's rows are called here
 BEFORE = {TD: "tooldialect (before)", EVERY: "tooldialect (every family, before)"}
+#: what a --compiled file's rows are called here: the same adapters on the mypyc-compiled wheel
+COMPILED = {TD: "tooldialect (compiled)", EVERY: "tooldialect (every family, compiled)"}
 SLOW = 2.0  # seconds: a cell slower than this is measured once
 CAP = 60.0  # seconds: a parser slower than this on a cell is not run on larger ones
 
@@ -257,9 +261,9 @@ def ms(rows: list[dict[str, Any]], fmt: str, lib: str, scen: str, mode: str) -> 
 
 
 def libs(rows: list[dict[str, Any]], fmt: str) -> list[str]:
-    """The parsers of a format: tooldialect's rows first (now, then before), then the peers
-    in the order they ran."""
-    order = [TD, EVERY, *BEFORE.values()]
+    """The parsers of a format: tooldialect's rows first (compiled, pure, before), then the
+    peers in the order they ran."""
+    order = [*COMPILED.values(), TD, EVERY, *BEFORE.values()]
     found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt)
     return sorted(found, key=lambda lib: order.index(lib) if lib in order else len(order))
 
@@ -370,9 +374,10 @@ def gate(
 
 
 def vs_peer(
-    rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str, limit: float
+    rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str, limit: float | None
 ) -> dict[str, Any]:
-    """tooldialect's time over the fastest text-level peer's that returned every call."""
+    """tooldialect's time over the fastest text-level peer's that returned every call (a
+    report when ``limit`` is None)."""
     own = cell(rows, fmt, lib, scen, mode)
     best = min(
         (
@@ -385,28 +390,37 @@ def vs_peer(
     )
     peer = best["lib"] if best else "none returned every call"
     return gate(
-        f"{group} {fmt} {scen} {mode}: {lib} / fastest peer ({peer}) ≤ {limit:g}",
+        f"{group} {fmt} {scen} {mode}: {lib} / fastest peer ({peer})" + ("" if limit is None else f" ≤ {limit:g}"),
         ratio(best["ms"] if best else None, own["ms"] if own else None),
         limit,
         own=own,
     )
 
 
-def vs_before(
-    rows: list[dict[str, Any]], name: str, fmt: str, lib: str, scen: str, limit: float, faster: bool
-) -> dict[str, Any]:
-    """``faster``: before / now ≥ limit; else now / before ≤ limit (streaming cells)."""
-    now, old = cell(rows, fmt, lib, scen, "stream"), cell(rows, fmt, BEFORE[lib], scen, "stream")
-    (t_now, b_now), (t_old, b_old) = timed(now), timed(old)
-    flip = {">": "<", "<": ">", "": ""}
-    if faster:
-        return gate(name, ratio(t_now, t_old), limit, at_most=False, bound=b_old or flip[b_now], own=now)
-    return gate(name, ratio(t_old, t_now), limit, bound=b_now or flip[b_old], own=now)
+def vs_before(rows: list[dict[str, Any]], fmt: str, lib: str) -> dict[str, Any]:
+    """The pure build against the tree before (``--before``): the largest now / before over
+    every cell both ran for ``fmt``, naming that cell; at most 1 holds."""
+    worst: tuple[float, str, str] | None = None
+    bound = ""
+    for r in rows:
+        if (r["format"], r["lib"]) != (fmt, lib):
+            continue
+        old = cell(rows, fmt, BEFORE[lib], r["scenario"], r["mode"])
+        (t_now, b_now), (t_old, b_old) = timed(r), timed(old)
+        value = ratio(t_old, t_now)
+        if value is not None and (worst is None or value > worst[0]):
+            worst = (value, f"{r['scenario']} {r['mode']}", b_now or {">": "<", "<": ">", "": ""}[b_old])
+    if worst is None:
+        return gate(f"5 pure · {fmt}: {lib} / {BEFORE[lib]}, every cell ≤ 1", None, 1)
+    value, where, bound = worst
+    return gate(f"5 pure · {fmt}: {lib} / {BEFORE[lib]}, every cell ≤ 1 (largest: {where})", value, 1, bound=bound)
 
 
 def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The acceptance lines of the engine rebuild, as measured ratios (docs/benchmarks.md,
-    Method), then the older lines as reports."""
+    """The acceptance lines of the typed, compiled engine, as measured ratios
+    (docs/benchmarks.md, Method), then the older lines as reports. The peer gates read the
+    compiled build's rows when the run has them (``--compiled``); the pure build's rows are
+    then reports beside them."""
     out: list[dict[str, Any]] = []
     fmts = [f for f in workloads.FORMATS if any(r["format"] == f for r in rows)]
     with_peers = [f for f in fmts if any(is_peer(lib) for lib in libs(rows, f))]
@@ -414,36 +428,38 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def ran(fmt: str, scen: str, mode: str, lib: str = TD) -> bool:
         return cell(rows, fmt, lib, scen, mode) is not None
 
-    # 1. batch, toolset given: at most 2x / 3x the fastest complete peer (every family on: 3x / 4x)
-    for fmt in with_peers:
-        for lib, limits in ((TD, {"b": 2, "a": 3}), (EVERY, {"b": 3, "a": 4})):
+    compiled = any(r["lib"] in COMPILED.values() for r in rows)
+    builds = [(COMPILED[TD], COMPILED[EVERY], True), (TD, EVERY, not compiled)] if compiled else [(TD, EVERY, True)]
+    for one, every, gated in builds:
+
+        def limit(value: float, gated: bool = gated) -> float | None:
+            return value if gated else None
+
+        # 1. batch, toolset given: at most 2x / 3x the fastest complete peer (every family on: 3x / 4x)
+        for fmt in with_peers:
+            for lib, limits in ((one, {"b": 2, "a": 3}), (every, {"b": 3, "a": 4})):
+                out += [
+                    vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limit(limits[k]))
+                    for k in ("b", "a")
+                    if ran(fmt, k, "full", lib)
+                ]
+        # 2. streaming in 4-character deltas: no slower than the fastest peer; linear growth
+        for fmt in with_peers:
             out += [
-                vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limits[k])
-                for k in ("b", "a")
-                if ran(fmt, k, "full", lib)
+                vs_peer(rows, "2 stream ·", fmt, one, k, "stream", limit(1))
+                for k in ("a", "b")
+                if ran(fmt, k, "stream", one)
             ]
-    # 2. streaming in 4-character deltas
-    for fmt in with_peers:
-        out += [vs_peer(rows, "2 stream ·", fmt, TD, k, "stream", 1) for k in ("a", "b") if ran(fmt, k, "stream")]
-    for fmt in fmts:
-        for lib in (TD, EVERY):
-            if ran(fmt, "e80", "stream", lib):
-                out.append(
-                    vs_before(rows, f"2 stream · {fmt} e80: {lib} / {BEFORE[lib]} ≤ 1", fmt, lib, "e80", 1, False)
-                )
-    for fmt in fmts:
-        for lib in (TD, EVERY):
-            if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
-                g = ratio(ms(rows, fmt, lib, "e20", "stream"), ms(rows, fmt, lib, "e80", "stream"))
-                out.append(gate(f"2 stream · {fmt}: {lib} e80 / e20 ≤ 4.5 (linear is 4)", g, 4.5))
-    # 3. `<`-heavy streams, every family on: faster than before
-    for key, limit in (("lt1m", 4), ("jsx100", 2), ("lt100", None)):
-        if ran("prose", key, "stream", EVERY):
-            name = f"3 prose · {key} ({STRESS[key]}): {BEFORE[EVERY]} / {EVERY}" + (f" ≥ {limit}" if limit else "")
-            out.append(vs_before(rows, name, "prose", EVERY, key, limit, True))
-    if ran("prose", "lt1m", "stream", EVERY) and ran("prose", "lt100", "stream", EVERY):
-        g = ratio(ms(rows, "prose", EVERY, "lt100", "stream"), ms(rows, "prose", EVERY, "lt1m", "stream"))
-        out.append(gate(f"3 prose · {EVERY} lt1m / lt100 (linear is 10)", g))
+        for fmt in fmts:
+            for lib in (one, every):
+                if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
+                    g = ratio(ms(rows, fmt, lib, "e20", "stream"), ms(rows, fmt, lib, "e80", "stream"))
+                    out.append(gate(f"2 stream · {fmt}: {lib} e80 / e20 ≤ 4.5 (linear is 4)", g, 4.5))
+    # 3. `<`-heavy streams, every family on: linear
+    for lib in (COMPILED[EVERY], EVERY):
+        if ran("prose", "lt1m", "stream", lib) and ran("prose", "lt100", "stream", lib):
+            g = ratio(ms(rows, "prose", lib, "lt100", "stream"), ms(rows, "prose", lib, "lt1m", "stream"))
+            out.append(gate(f"3 prose · {lib} lt1m / lt100 (linear is 10)", g))
     # 4. building a toolset
     if ran("toolset", "toolset", "first"):
         out.append(
@@ -456,12 +472,20 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             gate("4 toolset · from_openai, 50 tools, fresh copy: ms", ms(rows, "toolset", TD, "toolset", "copy"))
         )
-        out.append(
-            gate(
-                "4 toolset · from_openai, 50 tools, caches cleared: before / now",
-                ratio(ms(rows, "toolset", TD, "toolset", "first"), ms(rows, "toolset", BEFORE[TD], "toolset", "first")),
-            )
-        )
+    # 5. the pure build no slower than the tree before, on any cell
+    for fmt in [*fmts, "prose", "toolset"]:
+        for lib in (TD, EVERY):
+            if any(r["lib"] == BEFORE[lib] and r["format"] == fmt for r in rows) and any(
+                r["lib"] == lib and r["format"] == fmt for r in rows
+            ):
+                out.append(vs_before(rows, fmt, lib))
+    # the compiled build beside the pure one
+    if compiled:
+        for fmt in fmts:
+            for k, m in (("a", "full"), ("b", "full"), ("b", "stream"), ("e80", "stream")):
+                pure, comp = ms(rows, fmt, TD, k, m), ms(rows, fmt, COMPILED[TD], k, m)
+                if pure is not None and comp is not None:
+                    out.append(gate(f"report · {fmt} {k} {m}: pure / compiled", ratio(comp, pure)))
     return out + reports(rows)
 
 
@@ -548,13 +572,19 @@ def revision(src: Path, given: str) -> str:
 
 def header(meta: dict[str, Any], before: dict[str, Any] | None) -> str:
     lines = [
-        f"# tooldialect from {meta['tooldialect']} (rev {meta['rev']})",
+        f"# tooldialect from {meta['tooldialect']} (rev {meta['rev']}, {meta.get('build', 'pure')} build)",
         f"# Python {meta['python']} on {meta['machine']}, {meta['cpus']} CPUs, load average {meta['load']}",
     ]
     if before is not None:
         lines.append(
             f"# before: tooldialect from {before.get('tooldialect')} (rev {before.get('rev')}), "
             f"measured {before.get('when')}"
+        )
+    compiled = meta.get("compiled")
+    if compiled is not None:
+        lines.append(
+            f"# compiled: tooldialect from {compiled.get('tooldialect')} (rev {compiled.get('rev')}), "
+            f"measured {compiled.get('when')}"
         )
     return "\n".join(lines)
 
@@ -579,6 +609,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a --json file of a run on the old tree: its tooldialect "
         "rows join the tables as '(before)' and the 'vs before' gates read them",
     )
+    ap.add_argument(
+        "--compiled",
+        default="",
+        help="a --json file of a --tooldialect-only run on the compiled wheel: its rows join the "
+        "tables as '(compiled)' and the peer gates read them",
+    )
     args = ap.parse_args(argv)
     td = load(Path(args.src))
     fmts = [f for f in args.only.split(",") if f] or list(workloads.FORMATS)
@@ -592,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         "when": time.strftime("%Y-%m-%d %H:%M"),
         "tooldialect": td.__file__,
         "rev": revision(Path(args.src), args.rev),
+        "build": "compiled" if getattr(td, "compiled", False) else "pure",
     }
     before_meta, before_rows = None, []
     if args.before:
@@ -599,6 +636,13 @@ def main(argv: list[str] | None = None) -> int:
         before_meta = data.get("meta", {})
         before_rows = [dict(r, lib=BEFORE[r["lib"]]) for r in data["cells"] if r["lib"] in BEFORE]
         meta["before"] = before_meta
+    compiled_rows = []
+    if args.compiled:
+        data = json.loads(Path(args.compiled).read_text(encoding="utf-8"))
+        if data.get("meta", {}).get("build") != "compiled":
+            sys.exit(f"--compiled {args.compiled}: that run imported a pure tooldialect, not the compiled wheel")
+        compiled_rows = [dict(r, lib=COMPILED[r["lib"]]) for r in data["cells"] if r["lib"] in COMPILED]
+        meta["compiled"] = data.get("meta", {})
     print(header(meta, before_meta), flush=True)
     with_peers = not args.tooldialect_only
     rows: list[dict[str, Any]] = []
@@ -609,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     run_stress(scens, rows)
     if "toolset" in scens:
         run_toolset(rows)
-    rows += before_rows
+    rows += compiled_rows + before_rows
     print(table(rows))
     gs = [] if args.tooldialect_only else gates(rows)
     if gs:

@@ -17,8 +17,8 @@ from tooldialect.engine.cand import Cand, Lexicon, furthest
 from tooldialect.engine.events import Sink
 from tooldialect.engine.kinds import Channel, Key, Reading, Source
 from tooldialect.engine.loops import LoopWatch
-from tooldialect.engine.prose import Skipping
 from tooldialect.engine.recovery import Balance
+from tooldialect.engine.search import Skipping
 from tooldialect.engine.window import Held, Window
 
 # -- the window ----------------------------------------------------------------------------------
@@ -40,31 +40,33 @@ def test_a_block_read_in_small_deltas_is_held_in_few_pieces():
     text = "x" * (3 * window.PIECE)
     w = Window()
     held = Held(0, "\n")
+    w.hold(held)
     for k in range(0, len(text), 4):
-        w.win += text[k : k + 4]
-        w.compact(w.end, 0, held)
+        w.append(text[k : k + 4])
+        w.compact(w.end, 0)
     assert held.text() == text and len(held.pieces) == 3
-    assert w.slice(10, len(text) - 10, held) == text[10:-10]
-    w.rewind(window.PIECE + 7, held)
+    assert w.slice(10, len(text) - 10) == text[10:-10]
+    w.rewind(window.PIECE + 7)
     assert held.text() == text[: window.PIECE + 7] and w.win == text[window.PIECE + 7 :]
 
 
 def _compact_and_rewind(text: str, data: st.DataObject) -> None:
     w = Window()
     held = Held(0, "\n")
+    w.hold(held)
     pos = 0
     while pos < len(text):
         step = data.draw(st.integers(1, 7))
-        w.win += text[pos : pos + step]
+        w.append(text[pos : pos + step])
         pos += step
         look = data.draw(st.integers(w.base, w.base + len(w.win)))
-        w.compact(look, 0, held)
+        w.compact(look, 0)
         assert held.text() + w.win == text[:pos]  # the holder keeps from its start
         lo = data.draw(st.integers(0, pos))
         hi = data.draw(st.integers(lo, pos))
-        assert w.slice(lo, hi, held) == text[lo:hi]
+        assert w.slice(lo, hi) == text[lo:hi]
     back = data.draw(st.integers(0, len(text)))
-    w.rewind(back, held)
+    w.rewind(back)
     assert w.base + w.cur == back
     assert held.text() + w.win == text  # rewound text is in the window, not in the holder too
     assert w.tail_at(w.cur) == ("\n" + text[:back])[-4:]
@@ -188,7 +190,7 @@ def test_loop_watch_counts_openers_without_a_closer_between():
     text = "<a>" + "x<a>" * 3
     w = _watch()
     assert not w.scan(text, 0, len(text), 8, 5, lambda at: _Lead())
-    assert w.repeats == 4 and w.at == -1
+    assert w.repeats == 4 and w.at is None  # no loop yet
     text2 = text + "x<a>x<a>"
     assert w.scan(text2, 0, len(text2), 8, 5, lambda at: _Lead())
     assert w.repeats == 6 and w.at == len(text2) and w.first == 0
@@ -276,14 +278,14 @@ def test_keys_tie_a_payloads_call_objects_to_the_payload():
     st.data(),
 )
 def test_a_loop_scan_given_no_new_text_finds_what_it_found(parts, data):
-    """``Loops._loop_scan`` skips a scan when the text it would be given ends where the
+    """``Loops.scan`` skips a scan when the text it would be given ends where the
     last scan's did: a second scan to the same end changes nothing and finds no loop."""
     engine = td.ToolStream(families=["hermes"])._engine
     [opener] = [mk for mk in engine.cat.markers if mk.terminal.name == "TOOL_CALL_OPEN"]
-    rx = engine._loop_rx([opener], [])
+    rx = engine.loops.loop_rx([opener], [])
     text = "<tool_call>" + "".join(parts)
     watch = LoopWatch(rx, "<tool_call>", 0, len("<tool_call>"))
-    lead = Cand(engine.cat.grammars[0], "start", 0, False, engine._reader(engine.cat.grammars[0]))
+    lead = engine.shared.cand(engine.cat.grammars[0], "start", 0, False)
     lead.opened_at = {0}  # the block's own opener, read as its token
     fields = ("pos", "repeats", "first", "at", "clear", "seen", "scanned")
     end = len("<tool_call>")

@@ -175,11 +175,19 @@ def test_the_explanation_is_json_data():
 
 
 def test_explaining_does_not_change_the_plain_engine():
+    """Only ``td.explain`` gives the engine an observer: a plain stream's rooms hold none, so
+    each place that would tell one costs a test of None, and the recorder answers every
+    hook the protocol names."""
     from tooldialect.engine import Engine
-    from tooldialect.engine.observe import ObservedEngine
+    from tooldialect.engine.observe import Observer, Recorder
 
-    assert type(td.ToolStream()._engine) is Engine
-    assert not hasattr(Engine, "observer") and issubclass(ObservedEngine, Engine)
+    engine = td.ToolStream()._engine
+    assert type(engine) is Engine
+    holders = [engine, engine.sink, engine.ledger, engine.arbiter, engine.fences]
+    assert all(h.observer is None for h in holders)
+    hooks = {name for name in vars(Observer) if not name.startswith("_")}
+    assert {"text", "step", "deciding", "accepted", "given_back"} <= hooks
+    assert all(callable(getattr(Recorder, name)) for name in hooks)
 
 
 # -- the command ---------------------------------------------------------------------------------------

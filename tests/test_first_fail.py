@@ -4,7 +4,7 @@ With every family on, an opener several grammars share (``<tool_call>`` opens He
 Qwen3-Coder, GLM, GLM lines, P-Format and code calls) makes a candidate per family, and all
 but one fail at the body's first token.  Their failure is cheap: where the parser accepts
 nothing that can begin with the character at hand, ``Cursor._read_token`` fails the
-candidate without a longest-match search, and ``Cursor._skip_ignored`` tries an ignored
+candidate without a longest-match search, and ``Cursor.skip_ignored`` tries an ignored
 token only where it can begin.  The candidates are still made and kept: a block no family
 reads is decided by one of them (reported for the best-ranked, as before), so their
 failures must read the same at every chunking.
@@ -54,7 +54,7 @@ def test_a_candidate_that_cannot_begin_its_body_is_not_searched_for_a_token():
     asked: list[tuple[Any, ...]] = []
     failed: list[tuple[Any, ...]] = []
     with pytest.MonkeyPatch.context() as mp:
-        _count(mp, Cursor, "_longest", asked)
+        _count(mp, Cursor, "longest", asked)
         _count(mp, Cand, "fail", failed)
         result = td.parse(HERMES, tools=TOOLS)
     assert [(c.name, c.family) for c in result.calls] == [("get_weather", "hermes")]
@@ -134,21 +134,21 @@ def _events(text: str, chunking: str) -> list[list[Any]]:
 def test_the_leader_reads_a_value_run_once_the_others_have_failed(text, run):
     """With every family on, the candidates that failed at the body's first token no longer
     keep the one left from taking a delta that only continues its value in one step
-    (``Cursor._string_run``), and the events are those of reading each delta."""
+    (``Cursor.string_run``), and the events are those of reading each delta."""
     taken: list[bool] = []
-    real = Cursor._string_run
+    real = Cursor.string_run
 
-    def spy(self: Any, delta: str) -> bool:
-        got = real(self, delta)
-        taken.append(got and len(self.block.cands) > 1)
+    def spy(self: Any, b: Any, delta: str) -> bool:
+        got = real(self, b, delta)
+        taken.append(got and len(b.cands) > 1)
         return got
 
     for chunking in ("chars", "threes", "random"):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Cursor, "_string_run", spy)
+            mp.setattr(Cursor, "string_run", spy)
             fast = _events(text, chunking)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Cursor, "_string_run", lambda self, delta: False)
+            mp.setattr(Cursor, "string_run", lambda self, b, delta: False)
             slow = _events(text, chunking)
         assert fast == slow, chunking
     assert any(taken) is run  # taken in a block of several candidates

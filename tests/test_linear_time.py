@@ -195,9 +195,9 @@ NOT_MODEL_TEXT = {"grammar.py", "header.py", "coverage.py", "_docs.py"}
 DYNAMIC = {
     ("recovery.py", "<module>"): "a string's plain run for each quote character: one negated class",
     ("fences.py", "_closer"): "a fence's closing line: bounded run of the fence character",
-    ("fences.py", "_step_fence"): "a fence's closing line: bounded run of the fence character",
-    ("loops.py", "_loop_rx"): "an alternation of marker terminals (bounded)",
-    ("values.py", "_stops"): "an alternation of marker terminals (bounded)",
+    ("fences.py", "step_fence"): "a fence's closing line: bounded run of the fence character",
+    ("loops.py", "loop_rx"): "an alternation of marker terminals (bounded)",
+    ("values.py", "stops"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "closers"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "recovery"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "_build"): "an alternation of marker terminals and one character class",

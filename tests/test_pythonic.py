@@ -319,16 +319,16 @@ _WORDS = "Paris, then Lyon and Marseille; " * 4
 )
 def test_a_string_literal_continued_by_deltas_is_taken_in_one_step(value):
     """A delta that only continues a one-quote string literal is read in one step
-    (``Cursor._string_run`` with ``StringScanner.string_run``); the events are those of
+    (``Cursor.string_run`` with ``StringScanner.string_run``); the events are those of
     reading every delta through the general path."""
     from tooldialect.engine.cursor import Cursor
 
     text = f"[get_weather(city={value}, days=2)]"
-    real = Cursor._string_run
+    real = Cursor.string_run
     taken: list[bool] = []
 
-    def spy(self, delta):
-        got = real(self, delta)
+    def spy(self, b, delta):
+        got = real(self, b, delta)
         taken.append(got)
         return got
 
@@ -336,10 +336,10 @@ def test_a_string_literal_continued_by_deltas_is_taken_in_one_step(value):
     for mode in ("chars", "random"):
         cut = cuts_for(text, mode, seed=3)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Cursor, "_string_run", spy)
+            mp.setattr(Cursor, "string_run", spy)
             fast = run_stream(text, cut, **opts)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Cursor, "_string_run", lambda self, delta: False)
+            mp.setattr(Cursor, "string_run", lambda self, b, delta: False)
             slow = run_stream(text, cut, **opts)
         assert [e.model_dump() for e in fast] == [e.model_dump() for e in slow], mode
         check_invariants(text, fast, td.parse(text, **opts))

@@ -26,7 +26,7 @@ def released_lag(text: str, step: int = 1) -> int:
         for ev in s.feed(text[i : i + step]):
             if isinstance(ev, td.TextDelta):
                 released += len(ev.text)
-        if s._engine.block is None and s._engine.span is None:
+        if s._engine.arbiter.block is None and s._engine.fences.span is None:
             worst = max(worst, i + step - released)
     return worst
 
@@ -139,7 +139,8 @@ def test_stream_that_never_closes_holds_at_most_the_cap():
     for _ in range(300):
         s.feed("z" * 10)
         eng = s._engine
-        held = len(eng.window.win) + sum(len(p) for p in (eng.block.held.pieces if eng.block else []))
+        block = eng.arbiter.block
+        held = len(eng.window.win) + sum(len(p) for p in (block.held.pieces if block else []))
         assert held <= policy.max_block_chars + 64
 
 

@@ -232,7 +232,7 @@ def test_what_is_known_of_ordinary_tokens_stays_bounded():
     for _ in range(2000):
         stream.feed_tokens(piece)
     stream.close()
-    assert len(stream._engine.specials.starts) < 200
+    assert len(stream._engine.window.specials.starts) < 200
 
 
 # -- mistral-common's tokenizers (vLLM's --tokenizer-mode mistral) ---------------------------

@@ -1,14 +1,14 @@
 """Reading a whole JSON payload in one step changes nothing a reader can see.
 
 When a payload's whole text is in the window as its reading begins, ``json``'s C decoder
-reads it in one step (``Cursor._whole_payload``), but only where the character scanner
+reads it in one step (``Cursor.whole_payload``), but only where the character scanner
 ``JsonScanner`` would read it exactly the same way; anything else goes through the
 scanner.  A payload read in one look is announced complete either way (the call's id on
 ``CallStart``, the arguments in one ``ArgumentsDelta``), so the two readings must give the
 same events, one for one, at every chunking: not only the same ``ParseResult``.  A
 difference would make what a client sees depend on a speed-up.
 
-``Engine.whole_steps`` turns the one-step reading off.  Every golden case and generated
+``Shared.whole_steps`` turns the one-step reading off.  Every golden case and generated
 canonical and near-canonical JSON blocks of every JSON-payload family run both ways, and
 a last test shows the one-step reading is the one canonical JSON actually takes, so the
 comparison is not the scanner against itself.  The same holds for whole blocks (section
@@ -36,14 +36,19 @@ import tooldialect as td
 from tooldialect import catalog
 from tooldialect.catalog import catalog_for
 from tooldialect.engine import plans, whole
-from tooldialect.engine.core import Engine
 from tooldialect.engine.cursor import Cursor
+from tooldialect.engine.shared import Shared
 from tooldialect.engine.whole import MAX_TOKENS
 from tooldialect.grammar import JSON_EXTERNALS
 from tooldialect.jsonscan import JsonScanner
 from tooldialect.lalr import Node, Tok
 
 CASES = all_cases()
+#: Tests that count the reading path's steps by patching its methods or limits: a compiled
+#: build's classes and constants are not patched, so they run on the pure build only.
+COUNTS = pytest.mark.skipif(
+    td.compiled, reason="counts steps by patching methods a compiled build does not let be patched"
+)
 #: The chunkings that cut a reply; each golden case runs whole and at two of them.
 CUT = ("chars", "threes", "random")
 #: The families whose grammar reads a payload with the JSON scanner.
@@ -67,7 +72,7 @@ def whole_steps(on: bool) -> Iterator[None]:
     """The one-step reading on or off for what runs inside (a context, not the fixture:
     hypothesis runs many examples in one test call)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Engine, "whole_steps", on)
+        mp.setattr(Shared, "whole_steps", on)
         yield
 
 
@@ -404,6 +409,7 @@ def scans(text: str, on: bool, feed: list[int] | None = None, **opts: Any) -> tu
 CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opts": {"unit": None}}}
 
 
+@COUNTS
 @pytest.mark.parametrize("family", JSON_FAMILIES)
 def test_a_canonical_block_takes_no_scanner_step(family):
     """Each JSON-payload family's own rendering is read in one step, and calls come back."""
@@ -416,6 +422,7 @@ def test_a_canonical_block_takes_no_scanner_step(family):
     assert [c.name for c in td.parse(text, tools=tools).calls] == ["get_weather"]
 
 
+@COUNTS
 def test_a_payload_arriving_in_one_delta_takes_no_scanner_step():
     """The opener in one delta and the payload in the next: the payload is whole when its
     reading begins, so a stream takes the one step too."""
@@ -442,6 +449,7 @@ FALLBACKS = {
 }
 
 
+@COUNTS
 @pytest.mark.parametrize("title", list(FALLBACKS))
 def test_a_near_canonical_block_falls_back_to_the_scanner(title):
     """What strict JSON reads otherwise than the scanner (or cannot read) is the scanner's,
@@ -454,6 +462,7 @@ def test_a_near_canonical_block_falls_back_to_the_scanner(title):
     assert fast_events == slow_events
 
 
+@COUNTS
 def test_nesting_at_max_depth_is_still_one_step():
     """A payload exactly ``max_depth`` deep is within the limit: the one step reads it."""
     text = _hermes('{"a": [1]}')
@@ -489,6 +498,7 @@ WHOLE = [
 ]  # fmt: skip
 
 
+@COUNTS
 @pytest.mark.parametrize(("family", "tail", "looks"), WHOLE)
 def test_a_whole_block_reads_no_token_one_by_one(family, tail, looks):
     """Each of these families' rendering, one call or two, is read by a plan: no token of
@@ -596,6 +606,7 @@ LONG_BLOCKS = {
 }
 
 
+@COUNTS
 @pytest.mark.parametrize("title", list(LONG_BLOCKS))
 @pytest.mark.parametrize("tail", ["", "\nDone."])
 def test_a_long_block_is_read_in_chunks_with_no_token_one_by_one(title, tail):
@@ -722,6 +733,7 @@ def test_a_chained_plan_stands_only_for_values_a_reduction_reads_as_it_does():
     assert plans.shape_of(grown) == ("__list", False, 2)
 
 
+@COUNTS
 def test_a_chunk_that_does_not_fit_is_read_token_by_token():
     """Damage in call 30 of 40 leaves the chunks before it read in one step and the rest
     token by token: some tokens are looked for one by one, far fewer than with no step."""
@@ -731,6 +743,7 @@ def test_a_chunk_that_does_not_fit_is_read_token_by_token():
     assert 0 < fast < slow // 2 and fast_events == slow_events, (fast, slow)
 
 
+@COUNTS
 def test_many_long_blocks_keep_the_plans_within_budget(monkeypatch):
     """Distinct long blocks make chained roots and plans from them, all counted against
     ``MAX_PLANS``: past it, the rest of a block is read token by token, with the same
@@ -751,6 +764,7 @@ def test_many_long_blocks_keep_the_plans_within_budget(monkeypatch):
     assert 0 in looks and looks[-1] > 0, looks  # some read in one step; the last past the budget
 
 
+@COUNTS
 @pytest.mark.parametrize("limit", ["MAX_PLANS", "MAX_ENDING_TOKENS"])
 def test_plans_are_bounded(monkeypatch, limit):
     """Plans are kept per token sequence, at most ``MAX_PLANS`` per catalog, and the
@@ -862,6 +876,7 @@ def test_the_edges_of_a_text_value_read_the_same_either_way(family, value, aroun
 WEATHER_TOOLS = {"name": "get_weather", "arguments": {"city": "x", "days": 1}}
 
 
+@COUNTS
 @pytest.mark.parametrize("family", list(TEXT_FAMILIES))
 def test_a_text_block_reads_no_token_one_by_one(family):
     """These spellings, a file's lines in a value, are read by a plan, and the call is the
@@ -885,6 +900,7 @@ TEXT_FALLBACKS = {
 }
 
 
+@COUNTS
 @pytest.mark.parametrize("title", list(TEXT_FALLBACKS))
 def test_an_undecided_text_value_is_read_token_by_token(title):
     """Where the first stop does not surely end the value (or none comes), the block is

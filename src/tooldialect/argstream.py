@@ -94,7 +94,9 @@ class StrictPrefix:
         self._in_key = False
         self._esc = ""  # inside a string: the escape read so far ("\\", "\\u12" …)
         self._tok = ""  # the number or literal being read
-        self._key: list[str] | None = None  # the root object's member key being read
+        self._key: list[str] | str | None = (
+            None  # the root object's member key: its characters while read, then the key
+        )
         self._arg_seen = False
 
     @property

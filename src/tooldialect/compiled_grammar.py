@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from .errors import GrammarError
 from .header import Header
 from .lalr import Tables
-from .markers import MarkerPattern
+from .markers import NO_MARKER, MarkerPattern
 
 __all__ = [
     "CANONICAL",
@@ -83,6 +83,8 @@ class Terminal:
     stem: str = field(init=False, repr=False, compare=False)  # X: without FURNITURE_ and _OPEN or _CLOSE
     # a name-like token: a pattern that is not a literal, neither an opener nor a closer
     bare: bool = field(init=False, repr=False, compare=False)
+    # the pattern, never None: an external terminal's matches nothing (markers.NO_MARKER)
+    marker: MarkerPattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         name = str(self.name)  # never a lark Token: names are compared per token
@@ -99,6 +101,7 @@ class Terminal:
         set_(self, "is_close", is_close)
         set_(self, "stem", stem)
         set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
+        set_(self, "marker", NO_MARKER if pattern is None else pattern)
 
     @property
     def closer(self) -> bool:
@@ -144,12 +147,12 @@ class NodeReads(Protocol):
     reads")."""
 
     #: nodes that yield calls
-    call_nodes: frozenset[str]
+    call_nodes: ClassVar[frozenset[str]]
     #: every node the reader reads: the call nodes and the parts it reads in them
-    read_nodes: frozenset[str]
+    read_nodes: ClassVar[frozenset[str]]
     #: nodes whose children the reader picks by name (a child node it does not read is
     #: dropped), each with the children one of which it must hold (a call's ``name``)
-    picked_nodes: Mapping[str, frozenset[str]]
+    picked_nodes: ClassVar[Mapping[str, frozenset[str]]]
 
 
 def assign_roles(compiled: CompiledGrammar) -> None:

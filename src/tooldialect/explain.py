@@ -1,7 +1,7 @@
 """``td.explain``: why a reply was read the way it was.
 
-The explanation is the parse itself, watched: the same engine (an
-:class:`~tooldialect.engine.observe.ObservedEngine`) reads the reply once and tells where
+The explanation is the parse itself, watched: the same engine, with a
+:class:`~tooldialect.engine.observe.Recorder` as its observer, reads the reply once and tells where
 each piece of text and reasoning was, which block each call and diagnostic came from, and
 how each block was decided (docs/decisions.md #7: among the candidates that found calls,
 one that read the block to its end beats one that stopped at text it could not read, then
@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .engine.observe import BlockNote, CandidateNote, ObservedEngine, Observer
+from .engine import Engine
+from .engine.observe import BlockNote, CandidateNote, Recorder
 from .errors import PolicyError
 from .models import CallEnd, Diagnostic, DiagnosticEvent, ParseResult, Policy, json_data
 from .stream import ToolStream, _families, collect
@@ -143,9 +144,11 @@ def explain(
         policy = profile.policy if policy is None else policy
     stream = ToolStream(tools, families=_families(families), policy=policy)
     engine = stream._engine
-    observer = Observer(text)
-    watched = ObservedEngine(engine.cat, engine.binder, engine.policy, observer)
-    events = watched.feed(text) + watched.close()
+    observer = Recorder(text)
+    watched = Engine(engine.cat, engine.binder, engine.shared.policy, observer)
+    observer.watch(watched)
+    events = observer.handed_out(watched.feed(text))
+    events += observer.handed_out(watched.close())
     result = collect(events)
     blocks, call_block, diag_block = _verdicts(text, observer, result)
     regions = _regions(text, observer, result, blocks, call_block, diag_block)
@@ -160,7 +163,7 @@ def explain(
 
 
 def _verdicts(
-    text: str, observer: Observer, result: ParseResult
+    text: str, observer: Recorder, result: ParseResult
 ) -> tuple[list[Verdict], dict[int, int], dict[int, int]]:
     call_index = {id(c): i for i, c in enumerate(result.calls)}
     diag_index = {id(d): i for i, d in enumerate(result.diagnostics)}
@@ -179,7 +182,7 @@ def _verdicts(
         stopped = next((result.diagnostics[i] for i in diags if result.diagnostics[i].kind == "malformed_block"), None)
         if outcome == "text" and not diags:
             continue  # an opener no family took, kept as text: nothing to explain
-        anchor = max(note.opener_end, note.accepted_to)
+        anchor = note.opener_end if note.accepted_to is None else max(note.opener_end, note.accepted_to)
         for i in calls:
             anchor = max(anchor, result.calls[i].span[1])
         for i in diags:
@@ -265,8 +268,8 @@ def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote, stopped: 
     """Why ``c`` won or lost, in the arbitration order of docs/decisions.md #7 (``stopped``:
     the block's ``malformed_block``, which the winner's line agrees with)."""
     if c.failure is not None:
-        pos = c.at if c.failure == "syntax" and c.at >= 0 else c.fail_pos  # where the grammar stopped
-        where = f" at offset {pos}" if pos >= 0 else ""
+        pos = c.at if c.failure == "syntax" and c.at is not None else c.fail_pos  # where the grammar stopped
+        where = f" at offset {pos}" if pos is not None and pos >= 0 else ""
         read = f"could not read the block ({c.failure}{where})"
         reason = f"{read}: {c.reason}" if c.reason else read
     elif c.calls == 0 and c is won and stopped is not None:
@@ -299,7 +302,7 @@ def _why(c: CandidateNote, won: CandidateNote | None, note: BlockNote, stopped: 
 
 def _regions(
     text: str,
-    observer: Observer,
+    observer: Recorder,
     result: ParseResult,
     blocks: list[Verdict],
     call_block: dict[int, int],
@@ -332,15 +335,15 @@ def _regions(
         if d.kind in _DROPPING and d.span is not None:
             fill(d.span[0], d.span[1], code("dropped", None, diag_block.get(i)))
     for i, call in enumerate(result.calls):
-        b = call_block.get(i)
+        owner = call_block.get(i)
         a, z = call.span
-        fill(a, z, code("call", i, b))
+        fill(a, z, code("call", i, owner))
         name = _find(text, a, z, call.name)
         if name is not None:
-            fill(name[0], name[1], code("call_name", i, b))
+            fill(name[0], name[1], code("call_name", i, owner))
         args = _arguments(text, a, z, call.arguments_json, name[1] if name is not None else a)
         if args is not None:
-            fill(args[0], args[1], code("call_arguments", i, b))
+            fill(args[0], args[1], code("call_arguments", i, owner))
     for note in observer.texts:
         kind = "reasoning" if note.reasoning else ("example" if note.example else "text")
         fill(note.start, note.end, code(kind, None, None))
@@ -348,8 +351,8 @@ def _regions(
     pos = 0
     for c, run in itertools.groupby(codes):
         length = sum(1 for _ in run)
-        kind, call, block = labels[c]
-        regions.append(Region.model_construct(kind=kind, start=pos, end=pos + length, call=call, block=block))
+        kind, call_no, block_no = labels[c]
+        regions.append(Region.model_construct(kind=kind, start=pos, end=pos + length, call=call_no, block=block_no))
         pos += length
     return regions
 

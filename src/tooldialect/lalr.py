@@ -292,7 +292,8 @@ class LRParser:
                         break
             if end is None or end < 0:  # the last one
                 end = None
-                for v in reversed(vals):
+                for i in range(len(vals) - 1, -1, -1):
+                    v = vals[i]
                     if v.end is not None and v.end >= 0:
                         end = v.end
                         break

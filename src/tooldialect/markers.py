@@ -103,6 +103,10 @@ class Arriving:
 #: No pattern: nothing is ever arriving (a watch with nothing to watch).
 NEVER_ARRIVING = Arriving(())
 
+#: What a scanned (external) terminal has as a marker pattern: nothing matches it, nothing
+#: is arriving (``Terminal.marker``: code that reads markers never asks ``None``).
+NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
+
 
 def analyse(regexp: str) -> MarkerPattern:
     """Analyse a terminal's regular expression (as lark renders it)."""

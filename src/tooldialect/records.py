@@ -8,6 +8,7 @@ imports the other for them, so it imports nothing of the package.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,9 @@ __all__ = [
     "NAME_KEYS",
     "Issue",
     "RawCall",
+    "call_id_of",
     "excerpt",
+    "is_tool_definition",
     "not_object_issue",
     "not_returned_issue",
     "renamed",
@@ -32,6 +35,25 @@ ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
 NAME_KEYS = ("name", "tool_name")
 ID_KEYS = ("id", "tool_call_id", "call_id")
 _EXCERPT = 80
+
+
+def call_id_of(obj: Mapping[str, Any]) -> str | None:
+    """The id a call object gives itself: the first non-empty string or integer among
+    ``ID_KEYS`` (a boolean is no id)."""
+    for k in ID_KEYS:
+        if k in obj:
+            value = obj[k]
+            if isinstance(value, (str, int)) and value != "":
+                return str(value) if not isinstance(value, bool) else None
+    return None
+
+
+def is_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
+    """A catalogue entry echoed back ({"name", "description", "parameters": <schema>}) is not a call."""
+    if key != "parameters" or "description" not in holder:
+        return False
+    params = holder.get("parameters")
+    return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
 
 
 def excerpt(text: str) -> str:

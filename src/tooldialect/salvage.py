@@ -1,14 +1,16 @@
 """Reading what a cut-off or broken block held: the calls a reader rebuilds from what the
 parser had read when the end of the text cut a body off (their names, and for
 ``Policy.truncated="keep"`` their complete arguments), and the complete call objects of
-a cut-off payload.  A mixin of :class:`tooldialect.transform.Reader`, which gives it
-``announce``, ``params``, ``keyword_arguments``, ``args_text``, ``read_payload`` and
-``_load``."""
+a cut-off payload.  The base of :class:`tooldialect.transform.Reader`: what it asks of
+the reader (``announce``, ``params``, ``keyword_arguments``, ``args_text``,
+``read_payload``, ``_load``) is declared here and read there."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from mypy_extensions import mypyc_attr
 
 from .argstream import member
 from .compiled_grammar import EXTERNALS
@@ -25,6 +27,7 @@ __all__ = ["Salvage"]
 OPENERS = ("(", "[", "{")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Salvage:
     """Calls rebuilt from a body the end of the text cut off."""
 
@@ -32,6 +35,34 @@ class Salvage:
     family: str
     known: frozenset[str]
     keyed: bool
+
+    # -- what it asks of the reader (transform.Reader reads them) --------------------------------
+
+    def announce(self, node: Node) -> str | None:
+        """The call name a node announces (None: it announces none)."""
+        raise NotImplementedError
+
+    def params(self, nodes: list[Node]) -> list[tuple[str, str, bool | None]]:
+        """(key, text, string flag) of each text-valued parameter node."""
+        raise NotImplementedError
+
+    def keyword_arguments(self, items: list[Node], repairs: list[str] | None = None) -> dict[str, Any]:
+        """The arguments keyword-argument nodes write, as literals."""
+        raise NotImplementedError
+
+    def args_text(self, text: str, value: Any, *, call_object: bool, elem: int = 0) -> str | None:
+        """The JSON text of arguments read from ``text`` (None: ``value`` serialised)."""
+        raise NotImplementedError
+
+    def read_payload(
+        self, text: str, base: int, *, bare: bool, keyed: bool = False
+    ) -> tuple[list[RawCall], list[Issue]]:
+        """The calls and issues of a JSON payload."""
+        raise NotImplementedError
+
+    def _load(self, text: str) -> tuple[Any, list[str]]:
+        """JSON text read as a value, repaired where it must be (with the repairs made)."""
+        raise NotImplementedError
 
     def salvage(self, values: list[Any]) -> tuple[str | None, RawCall | None]:
         """A call cut off by the end of the text, from what the parser had read: its name
@@ -147,9 +178,11 @@ class Salvage:
             return [], []
         calls, issues = self.read_payload(text[:end] + "]", base, bare=bare, keyed=self.keyed)
         # the closing bracket was not written: spans end before it
-        for item in (*calls, *issues, *(note for call in calls for note in call.notes)):
-            if item.span is not None:
-                item.span = (item.span[0], min(item.span[1], base + end))
+        for call in calls:
+            call.span = (call.span[0], min(call.span[1], base + end))
+        for issue in (*issues, *(note for call in calls for note in call.notes)):
+            if issue.span is not None:
+                issue.span = (issue.span[0], min(issue.span[1], base + end))
         return calls, issues
 
     def completed(self, values: list[Any]) -> list[RawCall]:

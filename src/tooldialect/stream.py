@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .binding import Binder
 from .catalog import catalog_for
@@ -94,9 +94,10 @@ class ToolStream:
         if self._closed:
             raise StreamClosedError("close() called twice")
         self._closed = True
-        rest = self._detok.close() if self._detok is not None else ""
-        if rest:
-            self._engine.ordinary_tokens(self._detok.special_texts, [(0, len(rest))])
+        detok = self._detok
+        rest = detok.close() if detok is not None else ""
+        if rest and detok is not None:
+            self._engine.ordinary_tokens(detok.special_texts, [(0, len(rest))])
         events = self._engine.feed(rest) if rest else []
         return events + self._engine.close()
 
@@ -151,7 +152,7 @@ def collect(events: Iterable[Event]) -> ParseResult:
     reasoning: list[str] = []
     calls = []
     diagnostics = []
-    for ev in events:
+    for ev in cast("list[Any]", events):
         kind = ev.type  # each event class's tag: one attribute read, not a chain of class tests
         if kind == _TEXT:
             text.append(ev.text)

@@ -32,10 +32,13 @@ import json
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
+
+from mypy_extensions import mypyc_attr
 
 from .argstream import args_prefix, finish_json
 from .coerce import strip_template_newlines
+from .compiled_grammar import NodeReads
 from .families import generation, reader_module, set_reads_lookup
 from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 from .jsonspans import member_span, strict_element_spans
@@ -44,11 +47,12 @@ from .pyliteral import Refused, keyword_argument
 from .reader_issues import invalid_json, refusal, unread_payload
 from .records import (  # also transform's: readers import them here
     ARGUMENT_KEYS,
-    ID_KEYS,
     NAME_KEYS,
     Issue,
     RawCall,
+    call_id_of,
     excerpt,
+    is_tool_definition,
     not_object_issue,
     not_returned_issue,
     repaired_issue,
@@ -97,6 +101,7 @@ PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Reader(Salvage):
     """Turns reduced nodes into records for one family; knows the toolset's names only.
 
@@ -106,18 +111,18 @@ class Reader(Salvage):
 
     #: Nodes that spell one argument as a literal a stream may send as soon as it is
     #: reduced (see :meth:`literal_member`); ``param`` nodes stream without it.
-    member_nodes: tuple[str, ...] = ("py_kwarg",)
+    member_nodes: ClassVar[tuple[str, ...]] = ("py_kwarg",)
     #: The nodes read as calls, every node read, and the nodes read child by child.
-    call_nodes: frozenset[str] = CALL_NODES
-    read_nodes: frozenset[str] = READ_NODES
+    call_nodes: ClassVar[frozenset[str]] = CALL_NODES
+    read_nodes: ClassVar[frozenset[str]] = READ_NODES
     picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = PICKED_NODES
     #: The nodes :meth:`announce` may read a tool name from.
-    announce_nodes: frozenset[str] = frozenset({"name"})
+    announce_nodes: ClassVar[frozenset[str]] = frozenset({"name"})
     #: Every node a candidate hands to this reader (set per class: ``_reacts_to``).
-    reacts_to: frozenset[str]
+    reacts_to: ClassVar[frozenset[str]]
     #: The stops whose verdict (:meth:`stop_ok`) reads ``tool``, the tool being called: a
     #: whole block read in one step does not know it, and leaves such a stop undecided.
-    tool_stops: frozenset[str] = frozenset()
+    tool_stops: ClassVar[frozenset[str]] = frozenset()
 
     __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools")
 
@@ -161,7 +166,8 @@ class Reader(Salvage):
         is not an argument the call will keep: a keyword argument of a call nested in a
         value, or one whose value is not a literal."""
         depth = 0
-        for v in reversed(context):
+        for i in range(len(context) - 1, -1, -1):  # (the newest first)
+            v = context[i]
             if isinstance(v, Node) and v.name == "name":
                 break
             if isinstance(v, Tok) and v.value in OPENERS:
@@ -326,7 +332,7 @@ class Reader(Salvage):
             return [], [invalid_json(tok, exc, None)]
         calls: list[RawCall] = []
         issues: list[Issue] = []
-        skipped: list[tuple[int, int]] = []
+        skipped: list[tuple[int, int, int]] = []
         # spans inside the payload are known only when the model's text was strict JSON
         exact = None if repairs else text
         # a payload that is one call object, or an array of them, streams (RawCall.elem)
@@ -338,8 +344,10 @@ class Reader(Salvage):
                 if isinstance(obj, dict)
                 else ([], [])
             )
-            for item in (*got, *notes):
-                item.elem = elem
+            for one in got:
+                one.elem = elem
+            for note in notes:
+                note.elem = elem
             if not got and not notes:
                 skipped.append((start, end, elem))
             for call in got:
@@ -426,20 +434,22 @@ class Reader(Salvage):
             # {"NAME": {…arguments…}}: one member, the tool name its key
             if len(obj) != 1:
                 return [], []
-            name, value = next(iter(obj.items()))
-            if not name.strip() or not isinstance(value, (dict, str)):
+            tool, value = next(iter(obj.items()))
+            if not tool.strip() or not isinstance(value, (dict, str)):
                 return [], []
-            raw = member_span(text, start, name) if text is not None else None
-            return self._finish(name, value, text[raw[0] : raw[1]] if raw else None, None, span, [])
+            key_span = member_span(text, start, tool) if text is not None else None
+            written = text[key_span[0] : key_span[1]] if text is not None and key_span else None
+            return self._finish(tool, value, written, None, span, [])
         fn = obj.get("function")
         holder: Mapping[str, Any] = obj
         holder_start = start
+        name: str | None = None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and "arguments" in fn:
             holder = fn
-            holder_start = member_span(text, start, "function")[0] if text is not None else start
+            fn_span = member_span(text, start, "function") if text is not None else None
+            holder_start = fn_span[0] if fn_span is not None else start
             name = fn["name"]
         else:
-            name = None
             for k in NAME_KEYS:
                 value = obj.get(k)
                 if isinstance(value, str):
@@ -452,14 +462,14 @@ class Reader(Salvage):
             if k in ARGUMENT_KEYS:
                 key = k  # the first one written
                 break
-        if key == "parameters" and _looks_like_tool_definition(holder, key):
+        if key == "parameters" and is_tool_definition(holder, key):
             return [], []
         if bare and holder is obj and key not in ("arguments", "parameters") and name.strip() not in self.known:
             return [], []
-        call_id = _call_id(obj)
+        call_id = call_id_of(obj)
         if key is None:
             return [RawCall(name, {}, "{}", call_id, span, self.family)], []
-        raw = None
+        raw: str | None = None
         if elem >= 0 and holder is obj and text is None:
             # repaired: the model's strict prefix and a tail (what a stream sent, then the rest)
             raw = self.args_text(payload, obj[key], call_object=True, elem=elem)
@@ -533,25 +543,6 @@ def _call_parts(node: Node) -> dict[str, Any]:
     return parts
 
 
-def _call_id(obj: Mapping[str, Any]) -> str | None:
-    """The id a call object gives itself: the first non-empty string or integer among
-    ``ID_KEYS`` (a boolean is no id)."""
-    for k in ID_KEYS:
-        if k in obj:
-            value = obj[k]
-            if isinstance(value, (str, int)) and value != "":
-                return str(value) if not isinstance(value, bool) else None
-    return None
-
-
-def _looks_like_tool_definition(holder: Mapping[str, Any], key: str | None) -> bool:
-    """A catalogue entry echoed back ({"name", "description", "parameters": <schema>}) is not a call."""
-    if key != "parameters" or "description" not in holder:
-        return False
-    params = holder.get("parameters")
-    return isinstance(params, dict) and params.get("type") == "object" and "properties" in params
-
-
 _READERS: dict[str, type[Reader]] = {}
 _readers_generation = -1  # the registry generation the cached readers were found under
 
@@ -586,4 +577,9 @@ def reader_in(module: str | None) -> type[Reader]:
 
 # The registry checks what a family's grammar builds against what its reader reads when
 # it compiles the grammar; it sits below this module, so it is handed the lookup.
-set_reads_lookup(reader_in)
+def _reads_in(module: str | None) -> NodeReads:
+    """What the reader ``module`` defines reads: its class declares it (``NodeReads``)."""
+    return cast(NodeReads, reader_in(module))
+
+
+set_reads_lookup(_reads_in)

@@ -1,7 +1,8 @@
 """The block arbiter: opens a block for the families whose opener was found, decides
 which candidate's reading stands once none reads on, and accepts, declines or releases
-it (the size cap, prose quoting the format).  It owns ``soft_floor`` and a block's
-``phase``, ``winner`` and ``rpos``."""
+it (the size cap, prose quoting the format).  It owns the open ``block`` and
+``soft_floor``, and a block's ``phase``, ``winner`` and ``rpos``: the other rooms say what
+they found (a :class:`Verdict`) and the arbiter acts on it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,17 @@ import re
 from ..catalog import Marker
 from ..compiled_grammar import CompiledGrammar
 from ..lalr import Tok
-from ..records import Issue, RawCall, excerpt
-from .cand import Block, Cand, furthest
-from .kinds import Channel, Failure, Item, Kind, Phase, Reading
-from .loops import LoopWatch
+from ..records import Issue, excerpt
+from .cand import Block, Cand, failed, furthest
+from .events import Sink
+from .kinds import Channel, Failure, Item, Kind, Phase, Reading, Verdict
+from .ledger import Ledger, may_be_quoted
+from .loops import Loops, LoopWatch
+from .observe import Observer
+from .recovery import Recovery
+from .shared import Shared
+from .whole import WholeBlocks
+from .window import Window
 
 __all__ = ["Arbiter"]
 
@@ -30,12 +38,74 @@ def _refused(c: Cand) -> bool:
 class Arbiter:
     """Opens, decides and closes blocks."""
 
-    def _open_block(self, q: int, end: int, openers: list[Marker]) -> bool:
+    __slots__ = (
+        "shared", "cat", "policy", "binder", "window", "sink", "ledger", "whole", "loops", "recovery",
+        "observer", "block", "soft_floor",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        shared: Shared,
+        window: Window,
+        sink: Sink,
+        ledger: Ledger,
+        whole: WholeBlocks,
+        loops: Loops,
+        recovery: Recovery,
+        observer: Observer | None,
+    ) -> None:
+        self.shared = shared
+        self.cat = shared.cat
+        self.policy = shared.policy
+        self.binder = shared.binder
+        self.window = window
+        self.sink = sink
+        self.ledger = ledger
+        self.whole = whole
+        self.loops = loops
+        self.recovery = recovery
+        self.observer = observer
+        self.block: Block | None = None  # the block being read
+        self.soft_floor = 0  # a tentative opener before this is text
+
+    # -- a block's life ----------------------------------------------------------------------------
+
+    def adopt(self, b: Block) -> None:
+        """``b`` is the block being read from now on (its text is held by it)."""
+        self.block = b
+        self.window.hold(b.held)
+
+    def drop(self) -> None:
+        """The block is decided and its text dealt with: nothing is held any more."""
+        self.block = None
+        self.window.hold(None)
+
+    def step(self, verdict: Verdict) -> bool:
+        """Act on what a step of the block's reading found; False once the block is closed."""
+        b = self.block
+        assert b is not None
+        if verdict is Verdict.OVER_CAP:
+            verdict = self.over_limit(b)
+        elif verdict is Verdict.LOOP:
+            self.loops.begin(b)
+            b.phase = Phase.LOOP
+            return True
+        elif verdict is Verdict.RECOVER:
+            b.phase = Phase.RECOVER
+            return True
+        if verdict is Verdict.CLOSED:
+            self.drop()
+            return False
+        return True
+
+    def open_block(self, q: int, end: int, openers: list[Marker], channel: Channel) -> bool:
+        """Open a block for the families ``openers`` (found at ``q`` to ``end``) start, read
+        in ``channel``; False when none of them takes it."""
         soft = all(mk.terminal.soft for mk in openers)
         if soft and self.window.base + q < self.soft_floor:
             return False
         made = []
-        sp = self.specials
+        sp = self.window.specials
         ordinary = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk in openers:
             tok = None  # the opener's token, shared by its candidates (a token is never changed)
@@ -55,21 +125,22 @@ class Arbiter:
             # (one opener's grammars are in rank order already: Catalog builds them so)
             made.sort(key=lambda m: self.cat.rank[m[1].name])
         cands = [m[0] for m in made]
-        self.reply_started = self.reply_started or self.channel is Channel.TEXT
-        b = Block(self.window.base + q, self.window.base + end, cands, self.channel, False, self.window.tail_at(q))
-        if self.channel is Channel.TEXT and self.sink.line_prose and _TAG_OPEN.match(self.window.win, q):
+        b = Block(self.window.base + q, self.window.base + end, cands, channel, False, self.window.tail_at(q))
+        if channel is Channel.TEXT and self.sink.line_prose and _TAG_OPEN.match(self.window.win, q):
             b.inline = True
-        if not soft and self.channel is Channel.TEXT:
-            b.loop = LoopWatch(self._loop_rx(openers, cands), self.window.win[q:end], b.start, b.opener_end)
+        if not soft and channel is Channel.TEXT:
+            b.loop = LoopWatch(self.loops.loop_rx(openers, cands), self.window.win[q:end], b.start, b.opener_end)
         # (else no loop scan: nothing waits for one)
-        self.block = b
-        if self.whole_steps:
+        self.adopt(b)
+        if self.shared.whole_steps:
             for i, c in enumerate(cands):
-                if self._whole_block(b, c) is False:
+                if self.whole.whole_block(b, c) is False:
                     # the reader refused the block read in one step: read it token by token
-                    b.cands[i] = self._cand(made[i][1], made[i][2], q, end, made[i][3])
+                    again = self._cand(made[i][1], made[i][2], q, end, made[i][3])
+                    assert again is not None  # (it read the same opener before)
+                    b.cands[i] = again
                     if b.leader is c:
-                        b.leader = b.cands[i]
+                        b.leader = again
         return True
 
     def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok) -> Cand | None:
@@ -77,22 +148,24 @@ class Arbiter:
         # tentative until it names a tool the toolset offers (see Cand._on_node)
         tentative = mk.terminal.soft or g.header.gated
         base = self.window.base
-        c = Cand(g, "start", base + q, tentative, self._reader(g), self._accepted.setdefault(g.name, {}))
+        c = self.shared.cand(g, "start", base + q, tentative)
         if not c.shift(tok, mk.terminal):
             return None
         c.pos = c.last_end = base + end
         return c
 
-    def _over_limit(self, b: Block) -> bool:
+    def over_limit(self, b: Block) -> Verdict:
+        """Release a block its candidates read past ``max_block_chars`` as text (``CLOSED``);
+        ``ON`` when it is within the cap."""
         cands = b.cands
         far = cands[0].progress if len(cands) == 1 else furthest(cands)
         if far - b.start <= self.policy.max_block_chars:
-            return False
+            return Verdict.ON
         c0 = self._over_limit_owner(b, far)
         done_calls = c0.call_items() if not c0.soft else []
         if done_calls:
-            self._emit_pending(b, c0)
-        self._abort_started(b, "limit_exceeded")
+            self.ledger.emit_pending(b, c0)
+        self.ledger.abort_started(b, "limit_exceeded")
         self.sink.diag(
             Issue(
                 "limit_exceeded",
@@ -106,11 +179,10 @@ class Arbiter:
         self.soft_floor = max(self.soft_floor, far)
         if done_calls:
             # the calls read before the cap stand; the rest of the block is text again
-            self._rewind(max(call.span[1] for call in done_calls))
-            self.block = None
-            return True
+            self.window.rewind(max(call.span[1] for call in done_calls))
+            return Verdict.CLOSED
         self._give_back(b, b.opener_end, release_from=b.start)
-        return True
+        return Verdict.CLOSED
 
     def _over_limit_owner(self, b: Block, far: int) -> Cand:
         """The candidate a block over the cap is reported for: the one deciding it, else the
@@ -124,7 +196,17 @@ class Arbiter:
         over = [c for c in b.cands if c.progress > cap] or b.cands
         return min(over, key=lambda c: (c.state is Reading.FAILED, rank[c.g.name]))
 
-    def _decide(self, b: Block) -> None:
+    def decide(self, b: Block) -> Verdict:
+        """No candidate reads on: which reading stands, and what becomes of the block."""
+        obs = self.observer
+        if obs is not None:
+            obs.deciding(b)
+        got = self._decide(b)
+        if obs is not None:
+            obs.decided(b)
+        return got
+
+    def _decide(self, b: Block) -> Verdict:
         rank = self.cat.rank
         done = [c for c in b.cands if c.state is Reading.DONE and c.calls]
         deeper: list[Cand] = []
@@ -135,62 +217,62 @@ class Arbiter:
             # but a call found by passing over text loses to a committed candidate that read
             # that text as its own body and found it broken or cut off: the block is that
             # candidate's, malformed or truncated
-            if winner.skip_at >= 0:
-                deeper = self._deeper(b, winner)
+            if winner.skip_at is not None:
+                deeper = self._deeper(b, winner, winner.skip_at)
             if not deeper:
                 if b.inline and self._quoted(winner):
                     b.winner = winner
                     b.phase = Phase.INLINE
                     b.rpos = winner.last_end
-                    return
-                self._accept(b, winner, winner.last_end)
-                return
+                    return Verdict.ON
+                return self._accept(b, winner, winner.last_end)
         hard = deeper or [c for c in b.cands if not c.soft]
         if not hard and b.reply and b.channel is Channel.TEXT:
             # a reply that is a call cut off by the end of the text is a truncated call, once
             # something was read after its name: a reply-initial name alone ("Paris\n") is prose
             for c in sorted(b.cands, key=lambda c: rank[c.g.name]):
-                if c.fail_kind is Failure.CUT and self._past_name(c) and self._cut_call(c)[0] is not None:
+                if c.fail_kind is Failure.CUT and c.past_name() and self.recovery.cut_call(c)[0] is not None:
                     b.winner = c
-                    self._truncated(b, c)
-                    return
+                    return self.recovery.truncated(b, c)
         if not hard:
-            self._decline(b)
-            return
+            return self._decline(b)
         # the candidate that read calls, else the one that read furthest, else the best rank
         winner = min(hard, key=lambda c: (-c.calls, -c.progress, rank[c.g.name]))
         b.winner = winner
         if winner.state is Reading.DONE:  # structurally fine, but no call in it
             if winner.has_issue():
-                self._accept(b, winner, winner.last_end)
-                return
-            body = winner.body_at if winner.body_at >= 0 else b.opener_end  # where a call was to be
+                return self._accept(b, winner, winner.last_end)
+            body = winner.body_at if winner.body_at is not None else b.opener_end  # where a call was to be
             issue = Issue(
                 "malformed_block",
                 {
                     "reason": "the block holds no call",
-                    "excerpt": excerpt(self._slice(b.start, winner.last_end)),
+                    "excerpt": excerpt(self.window.slice(b.start, winner.last_end)),
                     "at": min(body, winner.last_end),
                 },
                 (b.start, winner.last_end),
                 "block holds no call",
             )
             winner.items.append(Item(Kind.ISSUE, issue, None))
-            self._accept(b, winner, winner.last_end)
-            return
+            return self._accept(b, winner, winner.last_end)
         b.phase = Phase.RECOVER
-        b.rpos = winner.at  # a closer the grammar read before it was its own text
+        b.rpos = failed(winner).at  # a closer the grammar read before it was its own text
+        return Verdict.ON
 
-    def _deeper(self, b: Block, winner: Cand) -> list[Cand]:
+    def _deeper(self, b: Block, winner: Cand, skip_at: int) -> list[Cand]:
         """Committed candidates that read, as their own body, text ``winner`` passed over,
         and found it broken or cut off."""
         return [
             c
             for c in b.cands
             if not c.soft
-            and c.progress > winner.skip_at
+            and c.progress > skip_at
             and (
-                (c.state is Reading.FAILED and c.fail_kind is not Failure.LIMIT and c.fail_pos > winner.body_at)
+                (
+                    c.state is Reading.FAILED
+                    and c.fail_kind is not Failure.LIMIT
+                    and (winner.body_at is None or failed(c).pos > winner.body_at)
+                )
                 or (c.state is Reading.DONE and not c.calls and c.has_issue())
             )
         ]
@@ -200,81 +282,60 @@ class Arbiter:
         quoting the format (`Use <tool_call>NAME</tool_call> for calls.`): every call has no
         argument and names no tool the toolset offers (any name, without a toolset)."""
         calls = c.call_items()
-        return bool(calls) and all(self._may_be_quoted(raw) for raw in calls)
+        return bool(calls) and all(may_be_quoted(self.binder, raw) for raw in calls)
 
-    def _may_be_quoted(self, raw: RawCall) -> bool:
-        """A call spelled by the grammar (a JSON payload is announced as it arrives), with
-        no argument, naming no tool the toolset offers."""
-        return (
-            raw.elem < 0
-            and not raw.arguments
-            and not raw.text_params
-            and not (self.binder.tools is not None and self.binder.resolve(raw.name, raw.gated).known)
-        )
-
-    def _step_quoted(self, b: Block) -> bool:
+    def step_quoted(self, b: Block) -> Verdict:
         """After such a block: prose going on on the same line makes the block prose, kept
         as written; a line break or the end of the text after it leaves it a call."""
         c = b.winner
         assert c is not None
         if b.rpos < self.window.base:
-            self._rewind(b.rpos)  # the candidates read past the block's end
+            self.window.rewind(b.rpos)  # the candidates read past the block's end
         lp = b.rpos - self.window.base
-        end = _SPACES.match(self.window.win, lp).end()
+        run = _SPACES.match(self.window.win, lp)
+        assert run is not None  # (a run: it matches, empty or not)
+        end = run.end()
         b.rpos = self.window.base + end
-        if end >= len(self.window.win) and not self.eof and b.rpos - b.start <= self.policy.max_block_chars:
-            return False
+        if end >= len(self.window.win) and not self.window.eof and b.rpos - b.start <= self.policy.max_block_chars:
+            return Verdict.WAIT
         if end < len(self.window.win) and self.window.win[end] not in "\r\n":
             self._give_back(b, c.last_end)
-            return True
-        self._accept(b, c, c.last_end)
-        return True
+            return Verdict.CLOSED
+        return self._accept(b, c, c.last_end)
 
-    def _past_name(self, c: Cand) -> bool:
-        """Whether ``c`` read a payload, or a token after the name it announced."""
-        if c.payload_at >= 0:
-            return True
-        end = c.reader.name_end(c.parser.values)
-        return end is not None and c.last_end > end
-
-    def _decline(self, b: Block) -> None:
+    def _decline(self, b: Block) -> Verdict:
         """No candidate took the block: the opener is text (a reply attempt leaves nothing)."""
-        far = max([c.fail_pos for c in b.cands if c.state is Reading.FAILED] + [b.opener_end])
+        far = max([failed(c).pos for c in b.cands if c.state is Reading.FAILED] + [b.opener_end])
         self.soft_floor = max(self.soft_floor, far)
-        self._rewind(b.start)
-        self.block = None
         if b.reply:
-            # scan the reply as prose from its first character
-            return
-        self._text(self.window.win[self.window.cur : b.opener_end - self.window.base], b.channel)
-        self.window.cur = b.opener_end - self.window.base
+            self.window.rewind(b.start)  # scan the reply as prose from its first character
+        else:
+            self.ledger.release(b, b.opener_end)
+        return Verdict.CLOSED
 
-    def _accept(self, b: Block, c: Cand, end: int) -> None:
+    def _accept(self, b: Block, c: Cand, end: int) -> Verdict:
         """Emit a block's calls and issues; the block's text is gone, prose resumes at ``end``."""
+        if self.observer is not None:
+            self.observer.accepted(b, end)
         b.winner = c
         if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept" and (c.calls or _refused(c)):
             # reported, not dispatched: the block stays part of the reasoning text (a call
             # the reader refused too, as it does beside a call that stands)
             for item in c.items[b.emitted :]:
                 if item.kind is Kind.CALL:
-                    self._emit_item(b, item)
-            self._rewind(b.start)
-            self.block = None
-            self._text(self.window.win[self.window.cur : end - self.window.base], b.channel)
-            self.window.cur = end - self.window.base
-            return
+                    self.ledger.emit_item(b, item)
+            self.ledger.release(b, end)
+            return Verdict.CLOSED
         for item in c.items[b.emitted :]:
-            self._emit_item(b, item)
+            self.ledger.emit_item(b, item)
         b.emitted = len(c.items)
         if b.started:  # a call announced that the block did not complete
-            self._abort_started(b, "no call")
-        self._rewind(end)
-        self.block = None
+            self.ledger.abort_started(b, "no call")
+        self.window.rewind(end)
+        return Verdict.CLOSED
 
     def _give_back(self, b: Block, resume: int, release_from: int | None = None) -> None:
         """Release ``[release_from, resume)`` as text and resume scanning at ``resume``."""
-        start = b.start if release_from is None else release_from
-        self._rewind(start)
-        self.block = None
-        self._text(self.window.win[self.window.cur : resume - self.window.base], b.channel)
-        self.window.cur = resume - self.window.base
+        if self.observer is not None:
+            self.observer.given_back(b)
+        self.ledger.release(b, resume, release_from)

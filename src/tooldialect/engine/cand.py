@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
@@ -10,7 +11,7 @@ from ..binding import Typed
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner, Resume
 from ..lalr import END, LRParser, Node, Tok
-from ..markers import NEVER_ARRIVING, Arriving
+from ..markers import Arriving
 from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
@@ -18,19 +19,30 @@ from ..tree import node_text as _node_text
 from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
 from .window import Held
 
-__all__ = ["Block", "Cand", "Lexicon", "body_closed", "furthest", "lexicon_at", "resumed"]
+__all__ = [
+    "ArgStream",
+    "Block",
+    "Cand",
+    "Failed",
+    "Lexicon",
+    "Resyncing",
+    "TextValue",
+    "body_closed",
+    "failed",
+    "furthest",
+    "lexicon_at",
+    "resumed",
+]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
-#: ``Cand.text_first`` before a text value begins: no stop
-_NO_STOPS: tuple[Any, int, Arriving] = (None, 0, NEVER_ARRIVING)
 
 
 def resumed(ig: Terminal, text: str, pos: int) -> bool:
     """Whether an ignored token at ``pos`` (or its start) may still grow into a longer match
     once more text arrives.  Only bounded terminals are re-read (a comment, a split escape);
     unbounded white space is skipped as it comes, so a long run is never read twice."""
-    pat = ig.pattern
+    pat = ig.marker
     if pat.max_width > MAX_MARKER_WIDTH:
         return False
     if pos < len(text) and pat.first is not None and text[pos] not in pat.first:
@@ -70,7 +82,7 @@ class Lexicon:
             got = tuple(
                 t
                 for t in self._listed
-                if (ch in EXTERNALS[t.name] if t.external else t.pattern.first is None or ch in t.pattern.first)
+                if (ch in EXTERNALS[t.name] if t.external else t.marker.first is None or ch in t.marker.first)
             )
             if ch < "\x80":  # memoised for ASCII only: the table stays small whatever the text
                 self.by_char[ch] = got
@@ -103,17 +115,63 @@ class Snapshot(NamedTuple):
     end: int
 
 
+@dataclass(slots=True)
+class TextValue:
+    """A value written as raw text that a candidate is reading (values.py): where it began,
+    the stops that may end it, and where it may end if nothing better comes."""
+
+    start: int
+    stops: tuple[Terminal, ...]
+    rx: re.Pattern[str] | None  # one alternation of the stops (and escapes, where they count)
+    # (where a stop may begin, the longest stop, which stops may still be arriving)
+    first: tuple[re.Pattern[str] | None, int, Arriving]
+    tentative: int | None = None  # a stop that ends it only if nothing better comes (Stop.MAYBE)
+
+
+@dataclass(slots=True)
+class ArgStream:
+    """JSON arguments followed as strict JSON, so that a stream can send them as they arrive
+    (argstream.py): from where, fed up to where, whether the JSON is a payload of call
+    objects (else the arguments themselves), and the call's item key."""
+
+    prefix: StrictPrefix
+    start: int
+    fed: int
+    objects: bool
+    key: Key
+    done: int = 0  # call objects before this one were sent as far as they go
+
+
+@dataclass(slots=True)
+class Resyncing:
+    """After damage in a block: where the candidate looks for a place to go on (cursor.py)."""
+
+    at: int  # searching from here
+    tok: int  # where the broken token began
+    reason: str
+    mode: Resync
+    nest: Resume | None = None  # after a broken payload: where the next may begin
+
+
+@dataclass(slots=True)
+class Failed:
+    """Why and where a candidate's reading failed."""
+
+    pos: int  # where the token it failed at began
+    kind: Failure
+    reason: str
+    at: int  # where the grammar stopped: the first character it could not take
+
+
 class Cand:
     """One family's parse of a block: its parser, where it reads, what it found."""
 
     __slots__ = (
         "g", "rule", "parser", "pos", "state", "scanner", "tok_start", "last_end", "soft", "items",
-        "fail_pos", "fail_kind", "fail_reason", "reader", "whole", "payload_at", "ext_type", "bad",
-        "bad_reason", "trail", "resync", "resync_tok", "resync_reason", "text_start", "text_stops",
-        "text_rx", "text_first", "text_tentative", "body_at", "named_begun", "named_done",
-        "current_name", "args_read", "cut_json", "reach", "opens", "resync_mode", "loose", "skip_at",
-        "last_type", "sp", "sp_from", "sp_fed", "sp_obj", "sp_key", "sp_done", "cut_elem",
-        "json_start", "opened_at", "_accepted", "ncalls", "at", "resync_nest",
+        "failed", "reader", "whole", "payload_at", "ext_type", "bad", "bad_reason", "trail", "resync",
+        "text", "body_at", "named_begun", "named_done", "current_name", "args_read", "cut_json", "reach",
+        "opens", "loose", "skip_at", "last_type", "stream", "cut_elem", "json_start", "opened_at",
+        "_accepted", "ncalls",
     )  # fmt: skip
 
     def __init__(
@@ -123,7 +181,7 @@ class Cand:
         pos: int,
         soft: bool,
         reader: Reader,
-        accepted: dict[Any, Any] | None = None,
+        accepted: dict[tuple[int, ...], Lexicon] | None = None,
     ) -> None:
         self.g = g
         self.rule = rule
@@ -133,55 +191,36 @@ class Cand:
         self.parser = LRParser(g.tables, rule, self._on_node)
         self.pos = pos
         self.state = Reading.RUN
-        self.scanner: JsonScanner | StringScanner | None = None
-        self.tok_start = -1
         self.last_end = pos
         self.soft = soft
-        self.fail_pos = -1
-        self.fail_kind: Failure | None = None
-        self.fail_reason = ""
-        self.at = -1  # where the grammar stopped: see fail()
+        self.failed: Failed | None = None
         self.whole = rule == "reply" and g.header.reply == "whole"
-        self.payload_at = -1  # where the first payload or text value began
-        self.ext_type = ""
         self.bad = False
         self.bad_reason = "the payload is not a call"
         self.trail = False  # ended at unexpected text before any closer
-        self.resync = -1  # after a broken payload: searching from here for the next one
-        self.resync_tok = -1
-        self.resync_reason = ""
-        self.resync_mode: Resync | None = None
-        self.resync_nest: Resume | None = None  # after a broken payload: where the next may begin
-        self.text_start = -1  # a raw text value being read
-        self.text_stops: tuple[Terminal, ...] = ()
-        self.text_rx: re.Pattern[str] | None = None
-        # (where a stop may begin, the longest stop): where a cut-off stop is looked for
-        self.text_first: tuple[re.Pattern[str] | None, int, Arriving] = _NO_STOPS
-        self.text_tentative: int | None = None
-        self.body_at = -1  # where the first token after the opener begins
+        # a payload an external scanner reads: the scanner, where the token began, its type
+        self.scanner: JsonScanner | StringScanner | None = None
+        self.tok_start = pos
+        self.ext_type = ""
+        self.payload_at: int | None = None  # where the first payload or text value began
+        self.body_at: int | None = None  # where the first token after the opener begins
+        self.skip_at: int | None = None  # where it first passed over text it could not read
+        self.resync: Resyncing | None = None  # looking for where to go on after damage
+        self.text: TextValue | None = None  # a raw text value being read
+        self.stream: ArgStream | None = None  # the JSON arguments being read, as they come
         self.named_begun = 0  # calls announced by a name node
         self.named_done = 0  # calls completed by a call node
         self.current_name: str | None = None
         self.args_read = 0  # arguments (or parameters) read since the last announcement
         self.cut_json = False  # the cut fell inside a JSON payload (else in a text call)
-        self.reach = -1  # where a failure was detected (not where a stream happened to stop)
+        self.reach = pos  # where a failure was detected (not where a stream happened to stop)
         self.opens: dict[str, int] = {}  # X_OPEN read minus X_CLOSE read, per structure X
         self.loose: Snapshot | None = None
-        self.skip_at = -1  # where it first passed over text it could not read (-1: never)
         self.last_type = ""  # the type of the last token read
-        # the JSON arguments being read, followed as strict JSON so that a stream can send
-        # them as they arrive (argstream.py): from where, fed up to where, whether the JSON
-        # is a call object (else the arguments themselves), and the call's item key
-        self.sp: StrictPrefix | None = None
-        self.sp_from = -1
-        self.sp_fed = -1
-        self.sp_obj = False
-        self.sp_key: Key | None = None
-        self.sp_done = 0  # call objects before this one were sent as far as they go
         self.cut_elem = 0  # the call object of a payload the end of the text cut off
         # where the last JSON payload began: a payload's calls are keyed by it, so a broken
         # payload's announced call never lends its announcement to the next payload
-        self.json_start = -1
+        self.json_start: int | None = None
         self.opened_at: set[int] = set()  # where the parser read an opener as a token
         # the terminals accepted at a parser stack: the same for every block of a grammar
         self._accepted: dict[tuple[int, ...], Lexicon] = {} if accepted is None else accepted
@@ -196,7 +235,7 @@ class Cand:
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
         if tok.type in JSON_EXTERNALS:
-            self.json_start = tok.start if tok.start is not None else -1
+            self.json_start = tok.start
         ok = self.parser.feed(tok)
         self.note(tok, term)
         return ok
@@ -222,9 +261,11 @@ class Cand:
 
     def _last_kind(self) -> Kind | None:
         """The kind of the last item that is not a parameter (None when there is none)."""
-        for item in reversed(self.items):
-            if item.kind is not Kind.PARAM:
-                return item.kind
+        items = self.items
+        for i in range(len(items) - 1, -1, -1):  # (from the last)
+            kind: Kind = items[i].kind
+            if kind is not Kind.PARAM:
+                return kind
         return None
 
     def unloose(self) -> bool:
@@ -275,14 +316,14 @@ class Cand:
         if self.current_name is not None and node.name == "param":
             self.items.append(Item(Kind.PARAM, node, Key(Source.NAMED, self.named_begun - 1)))
         elif self.current_name is not None and node.name in self.reader.member_nodes:
-            got = self.reader.literal_member(node, self.parser.values)
-            if got is not None:
-                self.items.append(Item(Kind.PARAM, got, Key(Source.NAMED, self.named_begun - 1)))
-        got = self.reader.read(node)
-        if got is None:
+            member = self.reader.literal_member(node, self.parser.values)
+            if member is not None:
+                self.items.append(Item(Kind.PARAM, member, Key(Source.NAMED, self.named_begun - 1)))
+        read = self.reader.read(node)
+        if read is None:
             return
         self.loose = None  # the bare tokens completed something
-        calls, issues = got
+        calls, issues = read
         if self.g.header.gated:
             for call in calls:
                 call.gated = True  # bound by exact name, never repaired
@@ -328,7 +369,7 @@ class Cand:
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name in _CALL_NODES:
-            key = Key(Source.UNNAMED, node.start)  # its name announced nothing
+            key = Key(Source.UNNAMED, self.pos if node.start is None else node.start)  # its name announced nothing
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
@@ -338,7 +379,7 @@ class Cand:
             self.current_name = None
             return [Key(Source.NAMED, first + i) for i in range(len(calls))], [Key(Source.NAMED, first)] * len(issues)
         # a payload: its call objects are announced one by one (their place in it)
-        key = Key(Source.PAYLOAD, self.json_start)
+        key = Key(Source.PAYLOAD, self.json_start if self.json_start is not None else self.pos)
         return (
             [key.element(c.elem) if c.elem >= 0 else key for c in calls],
             [key.element(i.elem) if i.elem >= 0 else key for i in issues],
@@ -358,21 +399,31 @@ class Cand:
     def call_items(self) -> list[Any]:
         return [item.obj for item in self.items if item.kind is Kind.CALL]
 
+    def past_name(self) -> bool:
+        """Whether it read a payload, or a token after the name it announced."""
+        if self.payload_at is not None:
+            return True
+        end = self.reader.name_end(self.parser.values)
+        return end is not None and self.last_end > end
+
     def has_issue(self) -> bool:
         return any(item.kind is Kind.ISSUE for item in self.items)
 
-    def fail(self, pos: int, kind: Failure, reason: str, at: int = -1) -> None:
+    def fail(self, pos: int, kind: Failure, reason: str, at: int | None = None) -> None:
         """The block is not (or no longer) this candidate's: its reading failed at the token
         that begins at ``pos``.  ``at`` (``pos`` when not given) is where the grammar stopped:
         the first character it could not take, inside that token when it is a payload; for a
         payload cut off by the end of the text, where the string it left open began (a closer
         before it was read as the payload's own text), else the end of the text."""
         self.state = Reading.FAILED
-        self.fail_pos = pos
-        self.fail_kind = kind
-        self.fail_reason = reason
-        self.at = pos if at < 0 else at
+        self.failed = Failed(pos, kind, reason, pos if at is None else at)
         self.reach = max(self.reach, pos)
+
+    @property
+    def fail_kind(self) -> Failure | None:
+        """Why it failed (None: it did not)."""
+        failed = self.failed
+        return None if failed is None else failed.kind
 
     @property
     def progress(self) -> int:
@@ -382,6 +433,13 @@ class Cand:
         if self.state is Reading.DONE:
             return max(self.last_end, self.reach)
         return max(self.pos, self.reach)
+
+
+def failed(c: Cand) -> Failed:
+    """Why and where ``c`` failed (asked only of a candidate that did)."""
+    f = c.failed
+    assert f is not None, "asked why a candidate failed before it did"
+    return f
 
 
 def furthest(cands: list[Cand]) -> int:
@@ -433,9 +491,9 @@ class Block:
         self.emitted = 0
         self.phase = Phase.LEX
         self.winner: Cand | None = None
-        self.rpos = -1
+        self.rpos = start  # where recovery, or prose quoting the format, reads on
         self.sniffed = 0
-        self.absorb = -1  # after a broken block's closer: where following closers are sought
+        self.absorb: int | None = None  # after a broken block's closer: where following closers are sought
         self.loop: Any = None  # the repetition-loop watch (loops.LoopWatch), when there is one
         # a payload deeper than max_depth: its brackets counted to find where it ends
         self.balance: Any = None

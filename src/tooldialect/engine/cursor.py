@@ -1,8 +1,8 @@
 """The candidate cursor: each candidate reads the block's text token by token, as its
 grammar accepts them — terminals by longest match, payloads through external scanners
 (JSON, quoted strings), text values (values.py) — and resynchronises after damage.
-It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``sp*``,
-``resync*``, ``body_at``, ``payload_at``)."""
+It writes the reading fields of a ``Cand`` (``pos``, ``state``, ``scanner``, ``stream``,
+``resync``, ``body_at``, ``payload_at``)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds
 from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
-from .cand import Block, Cand, body_closed, resumed
+from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
 from .kinds import Failure, Item, Key, Kind, Phase, Reading, Resync, Source
-from .values import ESCAPE_GROUP, TEXT
+from .ledger import Ledger
+from .shared import Shared
+from .values import ESCAPE_GROUP, TEXT, TextValues
+from .window import Window
 
 __all__ = ["Cursor"]
 
@@ -64,11 +67,17 @@ def _decode_end(win: str, lp: int) -> int:
 class Cursor:
     """Moves each candidate through the block's text."""
 
-    #: Read a JSON payload whose whole text is in the window in one step (the differential
-    #: tests turn it off to show the character scanner yields the same events).
-    whole_steps = True
+    __slots__ = ("shared", "policy", "cat", "window", "ledger", "values")
 
-    def _string_run(self, delta: str) -> bool:
+    def __init__(self, shared: Shared, window: Window, ledger: Ledger, values: TextValues) -> None:
+        self.shared = shared
+        self.policy = shared.policy
+        self.cat = shared.cat
+        self.window = window
+        self.ledger = ledger
+        self.values = values
+
+    def string_run(self, b: Block, delta: str) -> bool:
         """A delta that only continues a value the block's one candidate is reading (its
         only one, or the leader once every other has failed), with nothing in it to note:
         the reading steps of _advance and _loop_scan taken whole.
@@ -77,13 +86,12 @@ class Cursor:
         or a raw text value (no character a stop begins with, no backslash where
         backslashes escape), with no character a loop marker begins with, under the size
         cap.  False, having done nothing, otherwise."""
-        b = self.block
         if b.phase is not Phase.LEX or b.early is None:
             return False
         if len(b.cands) == 1:
             c = b.cands[0]
-        elif b.early:
-            c = b.leader  # early with several: every other candidate has failed (_update_early)
+        elif b.early and b.leader is not None:
+            c = b.leader  # early with several: every other candidate has failed (update_early)
         else:
             return False
         w = self.window
@@ -91,14 +99,14 @@ class Cursor:
         if c.state is not Reading.WAIT or c.pos != at:
             return False
         sc = c.scanner
-        sp = c.sp
+        stream = c.stream
         if sc is None:
-            first = c.text_first[0]
-            if c.text_start < 0 or first is None or first.search(delta) is not None:
+            t = c.text
+            if t is None or t.first[0] is None or t.first[0].search(delta) is not None:
                 return False
-            if "\\" in delta and ESCAPE_GROUP in c.text_rx.groupindex:
+            if "\\" in delta and t.rx is not None and ESCAPE_GROUP in t.rx.groupindex:
                 return False
-        elif sp is not None and (c.sp_fed != at or not sp.in_plain_string()):
+        elif stream is not None and (stream.fed != at or not stream.prefix.in_plain_string()):
             return False
         loop = b.loop
         if loop is not None and (loop.pos != at or not loop.rx.pats or loop.rx.first.search(delta) is not None):
@@ -109,26 +117,26 @@ class Cursor:
         pending = 0 if sc is None else sc.string_run(delta)
         if pending < 0:
             return False
-        self.window.win += delta
+        self.window.append(delta)
         # _read_payload (or _scan_text): the value reads to the end of the text, waits for more
         c.pos = end
         if sc is not None:
             sc.read_run(delta, pending)
             if b.early and len(sc.names) > b.sniffed:
-                self._sniffed(b, c)
-            if sp is not None:
-                sp.feed(delta)
-                c.sp_fed = end
+                self.ledger.sniffed(b, c)
+            if stream is not None:
+                stream.prefix.feed(delta)
+                stream.fed = end
                 if b.early and b.leader is c:
-                    self._stream_args(b, c)
+                    self.ledger.stream_args(b, c)
         if loop is not None:
             loop.passed(end, self.cat.max_width)  # no marker begins in the delta
-        if b.early and b.emitted < len(b.leader.items) and b.unheld():
-            self._early(b)
-        self.window.compact(end, b.start, b.held)  # what _compact finds: one candidate, at the end
+        if b.early and b.emitted < len(c.items) and b.unheld():  # (c is the leader)
+            self.ledger.early(b)
+        self.window.compact(end, b.start)  # what _compact finds: one candidate, at the end
         return True
 
-    def _advance(self, b: Block, c: Cand) -> None:
+    def advance(self, b: Block, c: Cand) -> None:
         """Read as far as the text allows: tokens, payloads, text values, resynchronisation."""
         cap = b.start + self.policy.max_block_chars
         while True:
@@ -136,10 +144,10 @@ class Cursor:
                 return  # the block is over the cap; _over_limit releases it
             if c.scanner is not None:
                 go_on = self._read_payload(b, c, cap)
-            elif c.text_start >= 0:
-                go_on = self._scan_text(b, c)
-            elif c.resync >= 0:
-                go_on = self._resync(c)
+            elif c.text is not None:
+                go_on = self.values.scan_text(b, c)
+            elif c.resync is not None:
+                go_on = self._resync(b, c)
             else:
                 go_on = self._read_token(b, c)
             if not go_on:
@@ -151,24 +159,26 @@ class Cursor:
         win, base = w.win, w.base
         n = len(win)
         sc = c.scanner
+        assert sc is not None
         # a candidate never reads past the cap, so every chunking sees the same thing
         end = min(n, cap + 1 - base)
         first_look = c.pos == c.tok_start
-        status, p = sc.scan(win, c.pos - base, self.eof and end == n, end, base)
+        status, p = sc.scan(win, c.pos - base, self.window.eof and end == n, end, base)
         if status == DONE and first_look:
             # the whole payload was here when its reading began: its calls are announced
             # complete, as when it is read in one step (_whole_payload)
-            c.sp = None
+            c.stream = None
         elif b.early and len(sc.names) > b.sniffed:
-            self._sniffed(b, c)
-        if c.sp is not None:
-            if base + p > c.sp_fed:
-                c.sp.feed(win[c.sp_fed - base : p])
-                c.sp_fed = base + p
+            self.ledger.sniffed(b, c)
+        stream = c.stream
+        if stream is not None:
+            if base + p > stream.fed:
+                stream.prefix.feed(win[stream.fed - base : p])
+                stream.fed = base + p
             if b.early and b.leader is c and status != CUT:
-                self._stream_args(b, c)
+                self.ledger.stream_args(b, c)
             if status != MORE:
-                c.sp = None
+                c.stream = None
         if status == MORE:
             c.pos = base + p
             c.state = Reading.WAIT
@@ -186,7 +196,7 @@ class Cursor:
             # a JSON payload cut off, or a value inside a call the grammar spells; a closer
             # the payload read is its own text, unless it is in the string still open
             c.cut_json = c.ext_type in JSON_EXTERNALS
-            at = (sc.lit_at if sc.quote or sc.comment else base + p) if isinstance(sc, JsonScanner) else -1
+            at = (sc.lit_at if sc.quote or sc.comment else base + p) if isinstance(sc, JsonScanner) else None
             c.fail(c.tok_start, Failure.CUT, "payload cut off by the end of the text", at)
             return False
         if reason.startswith("nesting"):
@@ -195,12 +205,10 @@ class Cursor:
             return False
         if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
             # payloads may follow one another: look for the next one after the damage
-            c.resync = max(base + p, c.tok_start + 1)
-            c.resync_tok = c.tok_start
-            c.resync_reason = reason
-            c.resync_mode = Resync.PAYLOAD
-            c.resync_nest = Resume(c.resync, len(sc.stack), self._line_begins(c.tok_start, c.resync))
-            c.pos = c.resync
+            at = max(base + p, c.tok_start + 1)
+            nest = Resume(at, len(sc.stack), self._line_begins(c.tok_start, at))
+            c.resync = Resyncing(at, c.tok_start, reason, Resync.PAYLOAD, nest)
+            c.pos = at
             return True
         self._no_token(c, c.tok_start, reason, base + p)
         return c.state is Reading.RUN  # the block may go on after the junk
@@ -209,19 +217,19 @@ class Cursor:
         """The payload a scanner read ends at ``end``: it is one token."""
         start = c.tok_start
         c.scanner = None
-        c.tok_start = -1
-        c.shift(Tok(c.ext_type, self._slice(start, end), start, end), c.g.terminals.get(c.ext_type))
+        c.shift(Tok(c.ext_type, self.window.slice(start, end), start, end), c.g.terminals.get(c.ext_type))
         c.pos = c.last_end = end
         c.state = Reading.RUN
         if c.bad:
             c.reach = max(c.reach, end)
             c.fail(start, Failure.SYNTAX, c.bad_reason)
             return False
-        if b.early and b.emitted < len(b.leader.items) and b.unheld():
-            self._early(b)
+        leader = b.leader
+        if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
+            self.ledger.early(b)
         return True
 
-    def _skip_ignored(self, c: Cand, lp: int) -> int:
+    def skip_ignored(self, c: Cand, lp: int) -> int:
         """Skip what the grammar ignores (white space, comments) from ``lp``; -1 when an
         ignored token of bounded width (a split "\\n", a comment) may still be arriving:
         it is read again, whole, with more text."""
@@ -234,14 +242,14 @@ class Cursor:
                 return lp  # nothing ignored can begin here (nor be arriving)
             skipped = False
             for ig in c.g.ignore:
-                if lp < n and ig.pattern.first is not None and win[lp] not in ig.pattern.first:
+                if lp < n and ig.marker.first is not None and win[lp] not in ig.marker.first:
                     continue  # it cannot begin here (nor be arriving)
-                m = ig.pattern.regex.match(win, lp)
+                m = ig.marker.regex.match(win, lp)
                 end = lp if m is None else m.end()
-                if end > lp and (end < n or self.eof or not resumed(ig, win, lp)):
+                if end > lp and (end < n or self.window.eof or not resumed(ig, win, lp)):
                     lp = end
                     skipped = True
-                elif not self.eof and resumed(ig, win, lp):
+                elif not self.window.eof and resumed(ig, win, lp):
                     return -1
         return lp
 
@@ -253,50 +261,53 @@ class Cursor:
         lex = c.lexicon()
         text_ok = lex.text_ok
         if not text_ok:  # white space is part of a raw text value, else it is skipped
-            q = self._skip_ignored(c, lp)
+            q = self.skip_ignored(c, lp)
             if q < 0:
                 c.state = Reading.WAIT
                 return False
             lp = q
         c.pos = base + lp
         if lp >= len(win):
-            if self.eof:
+            if self.window.eof:
                 self._no_token(c, c.pos, "end of text")
             else:
                 c.state = Reading.WAIT
             return False
         terms = lex.at(win[lp])
         if not terms and not text_ok:
-            return self._unexpected(c, lp)  # nothing the parser accepts can begin here
-        best, external, wait = self._longest(terms, win, lp)
-        special_only = self.specials is not None and c.g.header.special_tokens == "only"
-        if best is not None and special_only and self.specials.ordinary(base + lp, win[lp : best[0]]):
+            return self.unexpected(c, lp)  # nothing the parser accepts can begin here
+        best, external, wait = self.longest(terms, win, lp)
+        specials = w.specials
+        if (
+            best is not None
+            and specials is not None
+            and c.g.header.special_tokens == "only"
+            and specials.ordinary(base + lp, win[lp : best[0]])
+        ):
             best = None  # a marker of this family spelled in ordinary tokens is not its marker
         if wait:
             c.state = Reading.WAIT
             return False
-        if c.body_at < 0 and (best is not None or external is not None or text_ok):
+        if c.body_at is None and (best is not None or external is not None or text_ok):
             c.body_at = base + lp
         if best is not None:
             return self._shift_token(b, c, best[2], lp, best[0])
         if external is not None:
             return self._begin_payload(b, c, external, lp)
         if text_ok:
-            if c.payload_at < 0:
+            if c.payload_at is None:
                 c.payload_at = base + lp
-            c.text_start = base + lp
-            c.text_stops, c.text_rx, c.text_first = self._stops(c)
-            c.text_tentative = None
+            c.text = self.values.begin(c, base + lp)
             return True
-        return self._unexpected(c, lp)
+        return self.unexpected(c, lp)
 
-    def _unexpected(self, c: Cand, lp: int) -> bool:
+    def unexpected(self, c: Cand, lp: int) -> bool:
         """Nothing the parser accepts is at ``lp`` (where ``c`` reads): the block ends, fails,
         or goes on after the junk (_no_token).  False to stop."""
         self._no_token(c, self.window.base + lp, f"unexpected {self.window.win[lp]!r}")
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
-    def _longest(
+    def longest(
         self, terms: tuple[Terminal, ...], win: str, lp: int
     ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
         """The longest of ``terms`` (those that may begin at ``lp``) matching there (on a
@@ -305,12 +316,12 @@ class Cursor:
         best: tuple[int, bool, Terminal] | None = None
         external: Terminal | None = None
         near_end = len(win) - lp  # a pattern reaching this far may still grow
-        eof = self.eof
+        eof = self.window.eof
         for term in terms:
             if term.external:
                 external = term
                 continue
-            pat = term.pattern
+            pat = term.marker
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
             m = pat.regex.match(win, lp)
@@ -333,7 +344,7 @@ class Cursor:
             c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
             return False
         if b.early and b.emitted < len(c.items) and b.unheld():
-            self._early(b)
+            self.ledger.early(b)
         if c.parser.finished:
             self._finish(c)
             return False
@@ -347,28 +358,26 @@ class Cursor:
         c.ext_type = external.name
         b.sniffed = 0
         c.tok_start = at
-        if c.payload_at < 0:
+        if c.payload_at is None:
             c.payload_at = at
         if external.name not in JSON_EXTERNALS:
             c.scanner = StringScanner()
             return True
-        if self.whole_steps:
-            end = self._whole_payload(c, lp, b.start + self.policy.max_block_chars)
+        if self.shared.whole_steps:
+            end = self.whole_payload(c, lp, b.start + self.policy.max_block_chars)
             if end >= 0:
                 return self._payload_done(b, c, self.window.base + end)
         c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
-        c.sp = None
+        c.stream = None
         obj = c.current_name is None  # a payload of call objects, else arguments
         if first == "{" or (obj and first == "["):
             coarse = self.policy.truncated == "keep"
-            c.sp = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
-            c.sp_from = c.sp_fed = at
-            c.sp_obj = obj
-            c.sp_key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
-            c.sp_done = 0
+            prefix = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+            key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
+            c.stream = ArgStream(prefix, at, at, obj, key)
         return True
 
-    def _whole_payload(self, c: Cand, lp: int, cap: int) -> int:
+    def whole_payload(self, c: Cand, lp: int, cap: int) -> int:
         """Where the JSON payload at ``lp`` ends when its whole text is in the window and
         ``JsonScanner`` would read it exactly as strict JSON does (so ``json``'s C decoder
         may read it in one step), else -1: not strict JSON, not complete yet, nesting past
@@ -392,12 +401,12 @@ class Cursor:
             if rest is not None:
                 c.fail(self.window.base + rest.start(), Failure.SYNTAX, "text after the payload")
                 return
-            if not self.eof:
+            if not self.window.eof:
                 c.state = Reading.WAIT
                 return
         c.state = Reading.DONE
 
-    def _no_token(self, c: Cand, pos: int, reason: str, at: int = -1) -> None:
+    def _no_token(self, c: Cand, pos: int, reason: str, at: int | None = None) -> None:
         """Nothing the grammar accepts can be read at ``pos`` (a payload's first character,
         when ``at`` says where in it the grammar stopped)."""
         at_end = pos >= self.window.base + len(self.window.win)
@@ -405,7 +414,7 @@ class Cursor:
         if not ends and c.loose is not None and c.unloose():
             # only bare tokens since the block could end (no marker, no payload): they
             # were prose after the block, which ends where it could
-            self._done(c, trail=True)
+            self.done(c, trail=True)
             return
         if ends:
             if c.whole and (not at_end and _NON_WS.match(self.window.win, pos - self.window.base)):
@@ -414,23 +423,23 @@ class Cursor:
                     return
                 # the block ended with framing of its own (a recipient header for text):
                 # the rest of the reply is prose
-                self._done(c, trail=True, at=pos)
+                self.done(c, trail=True, at=pos)
                 return
-            if c.whole and not self.eof:
+            if c.whole and not self.window.eof:
                 c.state = Reading.WAIT
                 return
-            if at_end and self.eof and (not c.items or (c.named_begun > c.named_done and not c.args_read)):
+            if at_end and self.window.eof and (not c.items or (c.named_begun > c.named_done and not c.args_read)):
                 # the text ended right after an opener with nothing read, or inside a call
                 # begun with no argument read (<invoke name="f">): cut off, not a call; a call
                 # with complete arguments whose optional closer was eaten stands
                 c.fail(pos, Failure.CUT, "cut off before the call was complete")
                 return
-            if at_end and self.eof and c.named_begun > c.named_done and TEXT in c.accepted():
+            if at_end and self.window.eof and c.named_begun > c.named_done and TEXT in c.accepted():
                 # the text ended where a value written as text begins (<parameter=unit>): the
                 # value was cut off before its first character, not written empty
                 c.fail(pos, Failure.CUT, "value cut off by the end of the text")
                 return
-            if self.eof and not at_end and c.named_begun > c.named_done and self._cut_in_marker(c, pos):
+            if self.window.eof and not at_end and c.named_begun > c.named_done and self._cut_in_marker(c, pos):
                 # a call still open and the text ends in the first characters of one of
                 # its markers (<invoke name="f"><): cut off, not a call
                 c.fail(pos, Failure.CUT, "cut off inside a marker")
@@ -442,16 +451,13 @@ class Cursor:
                 return
             if not at_end and not c.soft and c.rule == "start" and c.open_closers():
                 # unexpected text inside a structure still open: its closer may come later
-                c.resync = pos
-                c.resync_tok = pos
-                c.resync_reason = reason
-                c.resync_mode = Resync.JUNK
+                c.resync = Resyncing(pos, pos, reason, Resync.JUNK)
                 c.pos = pos
                 c.state = Reading.RUN
                 return
-            self._done(c, trail=not at_end, at=pos)
+            self.done(c, trail=not at_end, at=pos)
             return
-        if self.eof and at_end:
+        if self.window.eof and at_end:
             c.fail(pos, Failure.CUT, reason, at)
         else:
             c.fail(pos, Failure.SYNTAX, reason, at)
@@ -459,7 +465,7 @@ class Cursor:
     def _line_begins(self, start: int, at: int) -> bool:
         """Whether only white space stands before ``at`` on its line (looking back at most
         256 characters, and not before ``start``)."""
-        return self._slice(max(start, at - 256), at).rstrip(" \t\r").endswith("\n")
+        return self.window.slice(max(start, at - 256), at).rstrip(" \t\r").endswith("\n")
 
     def _cut_in_marker(self, c: Cand, pos: int) -> bool:
         """Whether the text from ``pos`` to its end is the beginning of one of ``c``'s markers."""
@@ -467,32 +473,32 @@ class Cursor:
         if lp < 0 or len(self.window.win) - lp > self.cat.max_width:
             return False
         return any(
-            t.pattern.needs_more(self.window.win, lp)
+            t.marker.needs_more(self.window.win, lp)
             for t in c.g.terminals.values()
-            if t.pattern is not None and (t.pattern.literal is not None or t.is_open or t.is_close)
+            if t.pattern is not None and (t.marker.literal is not None or t.is_open or t.is_close)
         )
 
-    def _done(self, c: Cand, trail: bool, at: int = -1) -> None:
+    def done(self, c: Cand, trail: bool, at: int | None = None) -> None:
         """The block ends after its last token (``trail``: it stopped at text it could not
-        read, at ``at``)."""
+        read, at ``at``, or where its last token ended)."""
         if not c.parser.finished:
             c.parser.end()
         c.trail = trail
-        if trail and c.skip_at < 0:
-            c.skip_at = at if at >= 0 else c.last_end
+        if trail and c.skip_at is None:
+            c.skip_at = c.last_end if at is None else at
         c.state = Reading.DONE
 
-    def _cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
+    def cut_marker(self, g: CompiledGrammar, win: str, lo: int, hi: int) -> int:
         """Earliest position in ``[lo, hi)`` where ``g``'s closer or any marker may be
         starting but is cut off by the end of ``win`` (-1 when none)."""
         for p in range(max(lo, len(win) - self.cat.max_width), hi):
-            if any(t.pattern.needs_more(win, p) for t in g.closers) or any(
-                mk.terminal.pattern.needs_more(win, p) for mk in self.cat.at(win, p)
+            if any(t.marker.needs_more(win, p) for t in g.closers) or any(
+                mk.terminal.marker.needs_more(win, p) for mk in self.cat.at(win, p)
             ):
                 return p
         return -1
 
-    def _resync(self, c: Cand) -> bool:
+    def _resync(self, b: Block, c: Cand) -> bool:
         """Find where a block goes on after text it could not read.  False to stop.
 
         After a broken payload (``Resync.PAYLOAD``) the block goes on at the next payload (never
@@ -502,25 +508,28 @@ class Cursor:
         with the block.  Anything else first (another marker, the end of the text) and the
         block ends where the damage began.
         """
+        r = c.resync
+        assert r is not None
         if c.pos < self.window.base:
-            self._rewind(c.pos)  # the damage began in text already moved out of the window
+            self.window.rewind(c.pos)  # the damage began in text already moved out of the window
         win = self.window.win
         lp = c.pos - self.window.base
-        bound = self.block.start + self.policy.max_block_chars + 1 - self.window.base
+        bound = b.start + self.policy.max_block_chars + 1 - self.window.base
         if bound < len(win):
             win = win[:bound]  # never look past the cap (same answer at every chunking)
-        payload = c.resync_mode is Resync.PAYLOAD
+        payload = r.mode is Resync.PAYLOAD
         m_mark = self.cat.recovery(c.g).search(win, lp)
         q_mark = m_mark.start() if m_mark else len(win)
         # (no further than the next marker: what lies past it is not looked at, nor again)
-        found = c.resync_nest.scan(win, self.window.base, EXTERNALS[c.ext_type], q_mark) if payload else -1
+        nest = r.nest
+        found = nest.scan(win, self.window.base, EXTERNALS[c.ext_type], q_mark) if nest is not None else -1
         q_ext = found - self.window.base if found >= 0 else len(win)
         q = min(q_ext, q_mark)
         if q == len(win) and len(win) < len(self.window.win):
             c.pos = self.window.base + len(win)  # over the cap: _over_limit releases the block
             return False
-        if not self.eof:
-            p = self._cut_marker(c.g, win, lp, q)
+        if not self.window.eof:
+            p = self.cut_marker(c.g, win, lp, q)
             if p >= 0:
                 c.pos = self.window.base + p
                 c.state = Reading.WAIT
@@ -533,37 +542,38 @@ class Cursor:
         closer = (
             q < len(win)
             and q == q_mark
-            and any((e := t.pattern.match_end(win, q)) is not None and e > q for t in targets)
+            and any((e := t.marker.match_end(win, q)) is not None and e > q for t in targets)
         )
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
-            c.items.append(Item(Kind.TEXT, self._slice(c.last_end, self.window.base + q), None))
-            c.skip_at = c.last_end if c.skip_at < 0 else c.skip_at
+            c.items.append(Item(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
+            if c.skip_at is None:
+                c.skip_at = c.last_end
             c.pos = self.window.base + q
-            c.resync = -1
+            c.resync = None
             c.state = Reading.RUN
             return True
         if q < len(win) and ((payload and q == q_ext) or closer):
-            junk = self._slice(c.resync_tok, self.window.base + q)
-            c.skip_at = c.resync_tok if c.skip_at < 0 else c.skip_at
-            reason = c.resync_reason
+            junk = self.window.slice(r.tok, self.window.base + q)
+            if c.skip_at is None:
+                c.skip_at = r.tok
+            reason = r.reason
             issue = Issue(
                 "malformed_block",
-                {"reason": reason, "excerpt": excerpt(junk.strip()), "at": c.resync},
-                (c.resync_tok, self.window.base + q),
+                {"reason": reason, "excerpt": excerpt(junk.strip()), "at": r.at},
+                (r.tok, self.window.base + q),
                 f"{reason}; removed with the block",
             )
             # a broken payload: the calls announced from it end here
-            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, c.resync_tok) if payload else None))
+            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, r.tok) if payload else None))
             c.pos = self.window.base + q
-            c.resync = -1
+            c.resync = None
             c.state = Reading.RUN
             return True
-        at = c.resync
-        c.resync = -1
+        c.resync = None
         c.reach = max(c.reach, self.window.base + q)
         if payload:
-            self._no_token(c, c.resync_tok, c.resync_reason, at)
+            self._no_token(c, r.tok, r.reason, r.at)
             return c.state is Reading.RUN  # junk mode: the block may go on at a closer after the damage
-        self._done(c, trail=True, at=c.resync_tok)
+        self.done(c, trail=True, at=r.tok)
         return False

@@ -17,6 +17,7 @@ from ..models import (
 )
 from ..records import Issue
 from .kinds import Channel
+from .observe import Observer
 
 __all__ = [
     "Sink",
@@ -43,9 +44,10 @@ class Sink:
     """Events waiting to be handed out.  Prose is merged until something else is said (or
     the channel changes), so a delta's text is one event however it was read."""
 
-    __slots__ = ("out", "_pend", "_pend_kind", "line_prose")
+    __slots__ = ("out", "_pend", "_pend_kind", "line_prose", "observer")
 
-    def __init__(self) -> None:
+    def __init__(self, observer: Observer | None = None) -> None:
+        self.observer = observer  # told of every piece of text (td.explain)
         self.out: list[Event] = []
         self._pend: list[str] = []
         self._pend_kind = Channel.TEXT
@@ -65,6 +67,8 @@ class Sink:
         return [text_delta(s)]
 
     def text(self, s: str, kind: Channel) -> None:
+        if self.observer is not None:
+            self.observer.text(s, kind)
         if not s:
             return
         if kind is Channel.TEXT and (not self.line_prose or "\n" in s):

@@ -6,7 +6,23 @@ from __future__ import annotations
 import enum
 from typing import Any, NamedTuple
 
-__all__ = ["NEVER", "Channel", "Failure", "Item", "Key", "Kind", "Phase", "Reading", "Resync", "Source", "Stop"]
+__all__ = [
+    "NEVER",
+    "Channel",
+    "Closer",
+    "Failure",
+    "Item",
+    "Key",
+    "Kind",
+    "Mode",
+    "Phase",
+    "Reading",
+    "Resync",
+    "Source",
+    "Stop",
+    "Verdict",
+    "item_end",
+]
 
 #: A position no text reaches: "never", where a position is asked for.
 NEVER = 1 << 62
@@ -22,14 +38,16 @@ class Channel(enum.Enum):
 class Reading(enum.Enum):
     """A candidate's state while it reads a block (``live``: it may still read on)."""
 
-    RUN = ("run", True)  # reading: more may be read from the text there is
-    WAIT = ("wait", True)  # waiting for more text
-    DONE = ("done", False)  # the grammar's reading of the block is complete
-    FAILED = ("failed", False)  # the block is not (or no longer) this candidate's
+    RUN = "run"  # reading: more may be read from the text there is
+    WAIT = "wait"  # waiting for more text
+    DONE = "done"  # the grammar's reading of the block is complete
+    FAILED = "failed"  # the block is not (or no longer) this candidate's
 
-    def __init__(self, label: str, live: bool) -> None:
-        self.label = label
-        self.live = live
+    live: bool  # (set on each member below: asked of every candidate at every step)
+
+
+for _state in Reading:
+    _state.live = _state is Reading.RUN or _state is Reading.WAIT
 
 
 class Failure(enum.Enum):
@@ -46,6 +64,35 @@ class Resync(enum.Enum):
 
     PAYLOAD = "payload"  # a broken payload: the next payload or a closer
     JUNK = "junk"  # unexpected text where the block could end: a closer of what is open
+
+
+class Mode(enum.Enum):
+    """Which room reads at the reading position (the engine's table of readers is keyed by it)."""
+
+    PROSE = "prose"  # visible text or reasoning, up to the next marker
+    BLOCK = "block"  # a block's candidates, its recovery, a loop it swallows
+    TICKS = "ticks"  # a backtick or tilde run at the reading position: a fence, a code span or text
+    FENCE = "fence"  # a fenced code block: shown as written
+    CODE = "code"  # an inline code span: shown as written
+    RUN = "run"  # a backtick or tilde run too long to open anything: plain text to its end
+
+
+class Verdict(enum.Enum):
+    """What a step of a block's reading tells the engine (which asks the arbiter to act on it)."""
+
+    WAIT = "wait"  # more text is needed
+    ON = "on"  # the block reads on, as it is
+    CLOSED = "closed"  # decided, its text dealt with: prose reads on
+    LOOP = "loop"  # a repetition loop begins: the block goes on in Phase.LOOP
+    RECOVER = "recover"  # the block goes on in Phase.RECOVER (the closers after a loop)
+    OVER_CAP = "over cap"  # the block reads past max_block_chars: it is released as text
+
+
+class Closer(enum.Enum):
+    """A reasoning closer that ends the reasoning whatever wrapper opened it (the template
+    opened it in the prompt: ``Policy.start_in_reasoning``)."""
+
+    ANY = "any"
 
 
 class Phase(enum.Enum):
@@ -88,14 +135,14 @@ class Key(NamedTuple):
 
     source: Source
     at: int  # NAMED: the call's ordinal; UNNAMED and PAYLOAD: an offset in the text
-    elem: int = -1  # PAYLOAD: the call object's place in it (-1: the payload itself)
+    elem: int | None = None  # PAYLOAD: the call object's place in it (None: the payload itself)
 
     def element(self, elem: int) -> Key:
         return _make(Key, (self[0], self[1], elem))  # (asked per delta: no keyword parsing)
 
     def payload(self) -> Key:
         """The whole payload this call object is part of."""
-        return _make(Key, (self[0], self[1], -1))
+        return _make(Key, (self[0], self[1], None))
 
 
 _make = tuple.__new__
@@ -107,3 +154,9 @@ class Item(NamedTuple):
     kind: Kind
     obj: Any
     key: Key | None
+
+
+def item_end(obj: object) -> int:
+    """Where a block item (a call or an issue) ends in the input."""
+    span = getattr(obj, "span", None)
+    return span[1] if span else -1

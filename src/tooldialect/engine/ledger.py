@@ -1,7 +1,7 @@
 """The call ledger: each call announced once (``CallStart``), its arguments streamed as
 they become safe to send, then ended (``CallEnd``) or aborted (``CallAbort``), with the
-indices following the text.  It owns ``call_index`` and ``calls_out`` and, per block,
-``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
+indices following the text.  It owns ``call_index``, ``calls_out`` and ``line_calls`` and,
+per block, ``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ import json
 from typing import Any
 
 from ..argstream import member
-from ..binding import Typed
+from ..binding import Binder, Typed
 from ..compiled_grammar import LINE_RULE
+from ..jsonscan import JsonScanner
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
-from .cand import Block, Cand
-from .events import arguments_delta, call_abort, call_end, call_start
-from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source
-from .loops import item_end
+from .cand import Block, Cand, failed
+from .events import Sink, arguments_delta, call_abort, call_end, call_start
+from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source, item_end
+from .observe import Observer
+from .shared import Shared
+from .window import Window
 
-__all__ = ["Ledger"]
+__all__ = ["Ledger", "may_be_quoted"]
 
 _make = tuple.__new__  # Key.element without the call, per delta
 
@@ -34,12 +37,48 @@ def _first_key(text: str) -> str | None:
     return text[i + 1 : end] if end > 0 else None
 
 
+def may_be_quoted(binder: Binder, raw: RawCall) -> bool:
+    """A call spelled by the grammar (a JSON payload is announced as it arrives), with no
+    argument, naming no tool the toolset offers: what prose quoting the format may write
+    (`Use <tool_call>NAME</tool_call> for calls.`)."""
+    return (
+        raw.elem < 0
+        and not raw.arguments
+        and not raw.text_params
+        and not (binder.tools is not None and binder.resolve(raw.name, raw.gated).known)
+    )
+
+
 class Ledger:
     """Turns a block's items into call events."""
 
+    __slots__ = ("policy", "binder", "window", "sink", "observer", "call_index", "calls_out", "line_calls")
+
+    def __init__(self, shared: Shared, window: Window, sink: Sink, observer: Observer | None) -> None:
+        self.policy = shared.policy
+        self.binder = shared.binder
+        self.window = window
+        self.sink = sink
+        self.observer = observer
+        self.call_index = 0
+        self.calls_out = 0
+        self.line_calls = 0  # calls returned from lines on their own (a grammar's `line` rule)
+
+    def release(self, b: Block, resume: int, release_from: int | None = None) -> None:
+        """Release ``[release_from, resume)`` (from the block's start when not given) as text
+        in the block's channel, and read on at ``resume``."""
+        w = self.window
+        w.rewind(b.start if release_from is None else release_from)
+        self.sink.text(w.win[w.cur : resume - w.base], b.channel)
+        w.move(resume - w.base)
+
+    def only_line_calls(self) -> bool:
+        """Whether every call returned so far came from a line on its own."""
+        return self.calls_out == self.line_calls
+
     # -- announcing early (one committed candidate, outside reasoning) ------------------------
 
-    def _update_early(self, b: Block) -> None:
+    def update_early(self, b: Block) -> None:
         """With several candidates, announce early only once one committed candidate is
         left and the others failed no later than where its body began: a decision that
         depends on the text alone, not on how it was cut."""
@@ -55,26 +94,29 @@ class Ledger:
         if lead.soft or lead.g.header.gated:  # (a gated body is all or nothing: decided whole)
             b.early = False
             return
-        if lead.body_at < 0:
+        body_at = lead.body_at
+        if body_at is None:
             return
         for o in b.cands:  # (a loop: asked at every step of a block of several candidates)
-            if o is not lead and (o.state is not Reading.FAILED or o.fail_pos > lead.body_at):
+            if o is not lead and (o.state is not Reading.FAILED or failed(o).pos > body_at):
                 b.early = False
                 return
         b.early = True
         b.leader = lead
         if lead.scanner is not None and lead.scanner.names:
-            self._sniffed(b, lead)
-            if lead.sp is not None:
-                self._stream_args(b, lead)
+            self.sniffed(b, lead)
+            if lead.stream is not None:
+                self.stream_args(b, lead)
 
-    def _sniffed(self, b: Block, c: Cand) -> None:
+    def sniffed(self, b: Block, c: Cand) -> None:
         """Announce the call objects whose names the JSON scanner has read."""
         for item in c.items[b.emitted :]:
             if (item.kind is Kind.CALL or item.kind is Kind.START) and item.key not in b.started:
                 return  # a call read before this payload is announced first: indices follow the text
-        names = c.scanner.names
-        root = c.scanner.stack[:1]
+        sc = c.scanner
+        assert isinstance(sc, JsonScanner)  # (only a JSON payload's scanner reads names)
+        names = sc.names
+        root = sc.stack[:1]
         while b.sniffed < len(names):
             ordinal, name = names[b.sniffed]
             b.sniffed += 1
@@ -98,7 +140,7 @@ class Ledger:
         self.sink.event(call_start(index, name, call_id))
         return index
 
-    def _early(self, b: Block) -> None:
+    def early(self, b: Block) -> None:
         c = b.leader
         assert c is not None
         for item in c.items[b.emitted :]:  # (emitting an item adds none)
@@ -106,29 +148,30 @@ class Ledger:
             if (kind is Kind.CALL or kind is Kind.ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
                 b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
                 return  # not before the loop scan has cleared its text (every chunking agrees)
-            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and self._may_be_quoted(item.obj))):
+            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and may_be_quoted(self.binder, item.obj))):
                 return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
-            self._emit_item(b, item)
+            self.emit_item(b, item)
 
     # -- streaming arguments --------------------------------------------------------------------
 
-    def _stream_args(self, b: Block, c: Cand) -> None:
+    def stream_args(self, b: Block, c: Cand) -> None:
         """Send the JSON arguments of started calls up to their last safe point."""
-        sp = c.sp
-        if sp is None:
+        stream = c.stream
+        if stream is None:
             return
-        if not c.sp_obj:
-            self._stream_region(b, c.sp_key, c.sp_from, c.sp_from + sp.safe)
+        sp = stream.prefix
+        if not stream.objects:
+            self._stream_region(b, stream.key, stream.start, stream.start + sp.safe)
             return
         # call objects: the one being read, and any finished since the last look
-        for elem in range(c.sp_done, sp.elem + 1):
+        for elem in range(stream.done, sp.elem + 1):
             span = sp.args.get(elem)
             if span is not None:
                 end = sp.safe if span[1] < 0 else min(sp.safe, span[1])
-                key = c.sp_key
-                self._stream_region(b, _make(Key, (key[0], key[1], elem)), c.sp_from + span[0], c.sp_from + end)
-        c.sp_done = sp.elem
+                key = stream.key
+                self._stream_region(b, _make(Key, (key[0], key[1], elem)), stream.start + span[0], stream.start + end)
+        stream.done = sp.elem
 
     def _stream_region(self, b: Block, key: Key, lo: int, hi: int) -> None:
         """Send ``[lo, hi)`` of a started call's JSON arguments, from what was sent so far."""
@@ -138,13 +181,13 @@ class Ledger:
         sent, held = b.sent.get(key, (0, False))
         if held or hi <= lo + sent:
             return
-        piece = self._slice(lo + sent, hi)
+        piece = self.window.slice(lo + sent, hi)
         # the first key decides once, before anything past the opening brace is sent; its
         # first few characters are enough (never the whole argument text again per delta)
         if (
             self.binder.tools is not None
             and sent <= 1
-            and _first_key(self._slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS
+            and _first_key(self.window.slice(lo, min(hi, lo + 80))) in ARGUMENT_KEYS
         ):
             # {"arguments": {…}} may be an envelope the toolset unwraps: after the opening
             # brace (how every object begins), wait for the end
@@ -183,20 +226,31 @@ class Ledger:
 
     # -- emitting items -------------------------------------------------------------------------
 
-    def _emit_item(self, b: Block, item: Item) -> None:
+    def emit_item(self, b: Block, item: Item) -> None:
         kind = item.kind
+        key = item.key
         if kind is Kind.CALL:
-            self._emit_call(b, item.obj, item.key)
+            self._emit_call(b, item.obj, key)
         elif kind is Kind.START:
-            self._emit_start(b, item.obj, item.key)
+            assert key is not None  # (a call's name read first is keyed)
+            self._emit_start(b, item.obj, key)
         elif kind is Kind.PARAM:
-            if item.key in b.deferred:
-                self._emit_start(b, b.deferred[item.key], item.key)
-            self._stream_param(b, b.winner or b.leader or b.cands[0], item.obj, item.key)
+            assert key is not None  # (an argument belongs to the call its key names)
+            if key in b.deferred:
+                self._emit_start(b, b.deferred[key], key)
+            self._stream_param(b, b.winner or b.leader or b.cands[0], item.obj, key)
         elif kind is Kind.ISSUE:
             self._emit_issue(b, item.obj, item.key)
         else:
-            self._text(item.obj, b.channel)
+            obs = self.observer
+            if obs is None:
+                self.sink.text(item.obj, b.channel)
+            else:  # prose a block read between its parts
+                obs.inside(b)
+                try:
+                    self.sink.text(item.obj, b.channel)
+                finally:
+                    obs.inside(None)
 
     def _emit_start(self, b: Block, obj: tuple[str, str | None, int | None], key: Key) -> None:
         if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept":
@@ -208,18 +262,20 @@ class Ledger:
         if key in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
             return
         name, call_id, name_end = obj
-        if self.eof and name_end is not None and name_end >= self.window.end:
+        if self.window.eof and name_end is not None and name_end >= self.window.end:
             return  # a name that runs to the end of the text may be cut off: never announced
         announced = self.binder.announce(name, (b.winner or b.leader or b.cands[0]).g.name)
         if announced is not None:
             self._start(b, key, announced, call_id)
 
     def _emit_issue(self, b: Block, issue: Issue, key: Key | None) -> None:
-        b.sent.pop(key, None)
-        started = b.started.pop(key, None)
+        started = None
+        if key is not None:
+            b.sent.pop(key, None)
+            started = b.started.pop(key, None)
         if started is not None:
             self.sink.event(call_abort(started[0], issue.kind))
-        elif key is not None and key.source is Source.PAYLOAD and key.elem < 0:
+        elif key is not None and key.source is Source.PAYLOAD and key.elem is None:
             # the whole payload at this offset failed: every call announced from it ends
             for k in sorted(k for k in b.started if k.source is Source.PAYLOAD and k.at == key.at):
                 b.sent.pop(k, None)
@@ -231,7 +287,7 @@ class Ledger:
             self._report_in_reasoning(raw)
             return
         if self.calls_out >= self.policy.max_calls:
-            started = b.started.pop(key, None)
+            started = b.started.pop(key, None) if key is not None else None
             if started is not None:
                 self.sink.event(call_abort(started[0], "limit_exceeded"))
             # each call past the cap is reported over its own text: nothing goes unreported
@@ -245,9 +301,13 @@ class Ledger:
                 raw.family,
             )
             return
-        call, diags = self.binder.bind(raw, b.typed.pop(key, None))
-        started = b.started.pop(key, None)
-        sent, _held = b.sent.pop(key, (0, False))
+        if key is not None:
+            typed = b.typed.pop(key, None)
+            started = b.started.pop(key, None)
+            sent, _held = b.sent.pop(key, (0, False))
+        else:
+            typed, started, sent = None, None, 0
+        call, diags = self.binder.bind(raw, typed)
         if call is None:
             if started is not None:
                 self.sink.event(call_abort(started[0], diags[-1].kind if diags else "dropped"))
@@ -282,15 +342,15 @@ class Ledger:
             raw.family,
         )
 
-    def _emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
+    def emit_pending(self, b: Block, c: Cand, issues_only: bool = False) -> None:
         if b.leader is not None and b.leader is not c:
             b.emitted = 0  # a different candidate's items: none of them were sent
         for item in c.items[b.emitted :]:
             if not issues_only or item.kind is Kind.ISSUE:
-                self._emit_item(b, item)
+                self.emit_item(b, item)
         b.emitted = len(c.items)
 
-    def _abort_started(self, b: Block, reason: str) -> None:
+    def abort_started(self, b: Block, reason: str) -> None:
         for _key, (index, _name) in sorted(b.started.items()):
             self.sink.event(call_abort(index, reason))
         b.started.clear()

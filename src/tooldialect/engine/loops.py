@@ -11,19 +11,17 @@ from operator import attrgetter
 from ..catalog import Marker
 from ..records import Issue, excerpt
 from .cand import Block, Cand, furthest
-from .kinds import Failure, Kind, Phase, Reading
-from .prose import Skipping
+from .events import Sink
+from .kinds import Failure, Kind, Reading, Verdict, item_end
+from .ledger import Ledger
+from .search import Skipping
+from .shared import Shared
+from .window import Window
 
-__all__ = ["LoopWatch", "Loops", "item_end"]
+__all__ = ["LoopWatch", "Loops"]
 
 _TERMINAL_NAME = attrgetter("terminal.name")
 _GRAMMAR_NAME = attrgetter("g.name")
-
-
-def item_end(obj: object) -> int:
-    """Where a block item (a call or an issue) ends in the input."""
-    span = getattr(obj, "span", None)
-    return span[1] if span else -1
 
 
 class LoopWatch:
@@ -37,19 +35,19 @@ class LoopWatch:
         self.pos = opener_end  # everything before this was counted
         self.repeats = 1  # openers in the current run (the block's own included)
         self.first = start  # where the current run began (once a loop: where what it removes begins)
-        self.at = -1  # end of the opener that made the run a loop (-1: no loop)
+        self.at: int | None = None  # end of the opener that made the run a loop (None: no loop)
         self.clear = opener_end  # no loop before this: items ending here may be emitted
         # one marker width before what the scan has read (or the end of its last match):
         # what ``clear`` follows, so that calls are released at the same points whatever
         # ``pos`` skips
         self.seen = opener_end
-        self.scanned = -1  # the end of the text the last scan was given
+        self.scanned: int | None = None  # the end of the text the last scan was given
 
     def quiet(self, text: str) -> bool:
         """Whether ``text`` holds no character an opener or closer begins with (the watch
         then only moves on)."""
-        rx = self.rx
-        return bool(rx.pats) and rx.first.search(text) is None
+        first = self.rx.first
+        return bool(self.rx.pats) and first is not None and first.search(text) is None
 
     def passed(self, end: int, width: int) -> None:
         """Everything before ``end`` (absolute) was read, and no marker begins in it."""
@@ -64,7 +62,8 @@ class LoopWatch:
         self.scanned = base + end
         lp = self.pos - base
         rx = self.rx
-        if lp < end and rx.pats and rx.first.search(win, lp, end) is None:
+        first = rx.first
+        if lp < end and rx.pats and first is not None and first.search(win, lp, end) is None:
             # no character a marker begins with in the new text: nothing to count, nothing
             # that may still grow (what the general path below finds, in one scan)
             self.passed(base + end, width)
@@ -114,29 +113,43 @@ class LoopWatch:
 class Loops:
     """Runs a block's loop watch, and swallows a loop once one is found."""
 
-    def _loop_rx(self, openers: list[Marker], cands: list[Cand]) -> Skipping:
+    __slots__ = ("cat", "policy", "cache", "window", "sink", "ledger")
+
+    def __init__(self, shared: Shared, window: Window, sink: Sink, ledger: Ledger) -> None:
+        self.cat = shared.cat
+        self.policy = shared.policy
+        self.cache = shared.cache
+        self.window = window
+        self.sink = sink
+        self.ledger = ledger
+
+    def loop_rx(self, openers: list[Marker], cands: list[Cand]) -> Skipping:
         """One pattern for the block's opener (group 1) and the closers that pair with it
         (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
         key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
-            opens = {mk.terminal.pattern.source for mk in openers if mk.terminal.pattern is not None}
+            opens = {mk.terminal.marker.source for mk in openers if not mk.terminal.external}
             stems = {mk.terminal.stem for mk in openers}
-            pats = [mk.terminal.pattern for mk in openers if mk.terminal.pattern is not None]
-            closers = [t.pattern for c in cands for t in c.g.closers if t.pattern is not None and t.stem in stems]
+            pats = [mk.terminal.marker for mk in openers if not mk.terminal.external]
+            closers = [t.marker for c in cands for t in c.g.closers if not t.external and t.stem in stems]
             closes = {p.source for p in closers}
             o = "|".join(f"(?:{p})" for p in sorted(opens))
             cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
-            firsts = [p.first for p in pats + closers]
-            chars = None if any(f is None for f in firsts) else set().union(*firsts)
+            chars: set[str] | None = set()
+            for p in pats + closers:
+                if p.first is None or chars is None:
+                    chars = None
+                else:
+                    chars |= p.first
             first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
             # group 1: the opener, group 2: a closer (pats only with first: every
             # pattern's first characters are known)
             got = Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
-            self._stop_cache[key] = got
+            self.cache[key] = got
         return got
 
-    def _loop_scan(self, b: Block) -> bool:
+    def scan(self, b: Block) -> bool:
         """Count the block's opener in the text every live candidate has read; more than
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
         cands = b.cands
@@ -148,19 +161,17 @@ class Loops:
         else:
             live = [c.pos for c in cands if c.state.live]
             limit = min(live) if live else furthest(cands)
-            lead = lambda at: self._loop_lead(b, at)  # noqa: E731
+            lead = lambda at: self.lead(b, at)  # noqa: E731
         w = self.window
         if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
-            self._rewind(b.loop.pos)
+            self.window.rewind(b.loop.pos)
         end = min(limit - w.base, len(w.win))
         if w.base + end == b.loop.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        if b.loop.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead):
-            self._loop_begin(b)
-            return True
-        return False
+        watch: LoopWatch = b.loop
+        return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead)
 
-    def _loop_lead(self, b: Block, at: int) -> Cand:
+    def lead(self, b: Block, at: int) -> Cand:
         """The candidate that speaks for the block on the text before ``at``: among those
         still standing there (a failure seen only at or after it does not count), the
         same at every chunking."""
@@ -168,11 +179,13 @@ class Loops:
         alive = [c for c in b.cands if c.state is not Reading.FAILED or c.reach >= at]
         return alive[0] if len(alive) == 1 else min(alive or b.cands, key=lambda c: rank[c.g.name])
 
-    def _loop_begin(self, b: Block) -> None:
+    def begin(self, b: Block) -> None:
         """A loop: what the block completed before the loop was found stands; the rest of
-        the block, up to a closer of its opener or the end of the text, is the loop."""
+        the block, up to a closer of its opener or the end of the text, is the loop (the
+        block goes on in ``Phase.LOOP``: :meth:`step`)."""
         at = b.loop.at
-        c0 = self._loop_lead(b, at)
+        assert at is not None
+        c0 = self.lead(b, at)
         if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
             b.emitted = 0
         while b.emitted < len(c0.items):
@@ -181,29 +194,29 @@ class Loops:
                 break
             b.emitted += 1
             if item.kind is not Kind.TEXT:
-                self._emit_item(b, item)
+                self.ledger.emit_item(b, item)
         # the rest of the block runs from the end of the last call that stands (or from the
         # block's start): the report covers all of it, also what comes before the run of
         # openers (a candidate reading on past a closer of the opener)
         stood = [item_end(item.obj) for item in c0.items[: b.emitted] if item.kind is Kind.CALL]
         b.loop.first = min(b.loop.first, max(stood, default=b.start))
         b.winner = c0
-        self._abort_started(b, "repetition_loop")
+        self.ledger.abort_started(b, "repetition_loop")
         for c in b.cands:
             if c.state.live:
                 c.fail(c.pos, Failure.LOOP, "inside a repetition loop")
-        b.phase = Phase.LOOP
 
-    def _step_loop(self, b: Block) -> bool:
-        """Swallow the loop up to a closer of its opener (and the closers right after it) or
-        the end of the text, counting the openers; then report it once."""
+    def step(self, b: Block) -> Verdict:
+        """Swallow the loop up to a closer of its opener or the end of the text, counting the
+        openers; then report it once.  ``Verdict.RECOVER`` at a closer: the closers right
+        after it go with the block too (``Recovery.absorb``)."""
         loop = b.loop
         w = self.window
         if loop.pos < w.base:
-            self._rewind(loop.pos)
+            self.window.rewind(loop.pos)
         win = w.win
         lp = loop.pos - w.base
-        hold = 0 if self.eof else self.cat.max_width
+        hold = 0 if self.window.eof else self.cat.max_width
         closer = None
         resume = lp
         while True:
@@ -220,10 +233,10 @@ class Loops:
                 closer = m
                 break
             loop.repeats += 1
-        if closer is None and not self.eof:
+        if closer is None and not self.window.eof:
             loop.pos = w.base + resume
-            w.cur = resume
-            return False
+            w.move(resume)
+            return Verdict.WAIT
         end = w.base + (lp if closer is not None else len(win))
         family = (b.winner or b.cands[0]).g.name
         self.sink.diag(
@@ -243,7 +256,6 @@ class Loops:
         )
         if closer is not None:
             b.absorb = end
-            return self._absorb(b, b.winner or b.cands[0])
-        self._rewind(end)
-        self.block = None
-        return True
+            return Verdict.RECOVER
+        self.window.rewind(end)
+        return Verdict.CLOSED

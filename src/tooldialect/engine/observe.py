@@ -1,25 +1,80 @@
-"""An engine that reports where its text went and how it decided each block.
+"""What the engine tells an observer: where its text went and how it decided each block.
 
-``td.explain`` needs facts a parse does not keep: where in the input each piece of text
-or reasoning was read, which candidates a block had and why each lost, which events a
-block produced.  :class:`ObservedEngine` is the engine itself with a few of its steps
-wrapped to tell an :class:`Observer`; nothing in :class:`Engine` changes, so a parse that
-does not ask for an explanation does exactly the work it did before.
+``td.explain`` needs facts a parse does not keep: where in the input each piece of text or
+reasoning was read, which candidates a block had and why each lost, which events a block
+produced.  The rooms tell an :class:`Observer` at the few places those facts arise, only
+when one is given (``Engine(..., observer=...)``); a stream that asks for no explanation has
+none, and each of those places costs it one test of ``None``.  :class:`Recorder` is the
+observer ``td.explain`` uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..binding import Binder
-from ..catalog import Catalog
-from ..models import Event, Policy
+from ..models import Event
 from .cand import Block
-from .core import Engine
-from .kinds import Channel, Kind, Phase
+from .kinds import Channel, Phase
 
-__all__ = ["BlockNote", "CandidateNote", "ObservedEngine", "Observer", "TextNote"]
+__all__ = ["BlockNote", "CandidateNote", "EngineView", "Observer", "Recorder", "TextNote"]
+
+
+class Observer(Protocol):
+    """The places the engine tells an observer of (each before the step it names, unless
+    it says after)."""
+
+    def text(self, s: str, channel: Channel) -> None:
+        """``s`` goes out as text or reasoning (the events sink is about to hold it)."""
+
+    def plain(self, delta: str, at: int, channel: Channel) -> None:
+        """A delta of plain prose went out whole from ``at``, without a reading step."""
+
+    def inside(self, b: Block | None) -> None:
+        """Prose ``b`` read between its parts goes out now (None: that is over)."""
+
+    def mark(self) -> int:
+        """A mark in what was told so far (see :meth:`examples_since`)."""
+
+    def examples_since(self, mark: int) -> None:
+        """The text told since ``mark`` opened a fence: it is part of the example."""
+
+    def in_code(self, on: bool) -> None:
+        """The text told while ``on`` is an inline code span's."""
+
+    def step(self, b: Block | None, begin: bool) -> None:
+        """A reading step of block ``b`` begins (``begin``) or ends."""
+
+    def deciding(self, b: Block) -> None:
+        """No candidate of ``b`` reads on: the arbiter decides it now."""
+
+    def decided(self, b: Block) -> None:
+        """The arbiter decided ``b`` (after)."""
+
+    def accepted(self, b: Block, end: int) -> None:
+        """A candidate's reading of ``b`` stands, to ``end``."""
+
+    def given_back(self, b: Block) -> None:
+        """``b``'s text is released as text."""
+
+
+class EngineView(Protocol):
+    """What :class:`Recorder` reads of the engine it watches."""
+
+    @property
+    def sink_out(self) -> list[Event]: ...
+
+    def reading_at(self) -> int: ...
+
+    def channel(self) -> Channel: ...
+
+    def in_fence(self) -> bool: ...
+
+    def open_block(self) -> Block | None: ...
+
+    def opener_text(self, b: Block) -> str: ...
+
+    def rank(self, family: str) -> int: ...
 
 
 @dataclass
@@ -43,12 +98,12 @@ class CandidateNote:
     tentative: bool
     trail: bool  # stopped at text it could not read before any closer
     junk: int  # issues and stray text it read
-    skip_at: int
+    skip_at: int | None  # where it first passed over text it could not read
     failure: str | None
-    fail_pos: int
+    fail_pos: int | None
     reason: str
     progress: int
-    at: int = -1  # where its grammar stopped (Cand.fail)
+    at: int | None = None  # where its grammar stopped (Cand.fail)
 
 
 @dataclass
@@ -63,14 +118,16 @@ class BlockNote:
     candidates: list[CandidateNote] = field(default_factory=list)
     winner: str | None = None
     decided: bool = False
-    accepted_to: int = -1  # where the block ended when a candidate's reading was accepted
+    accepted_to: int | None = None  # where the block ended when a candidate's reading was accepted
     quoted: bool = False  # prose quoting the format (decisions, "Prose that quotes the format")
     events: list[Event] = field(default_factory=list)
     block: Any = field(default=None, repr=False, compare=False)  # the engine's Block, while it reads
 
 
-class Observer:
-    """What an :class:`ObservedEngine` tells.  The defaults keep everything it is told."""
+class Recorder:
+    """Keeps what the engine tells: each piece of text with where it was in the input, each
+    block with its candidates, its verdict and its events, and the events said outside any
+    block."""
 
     def __init__(self, text: str) -> None:
         self.source = text
@@ -78,6 +135,22 @@ class Observer:
         self.blocks: list[BlockNote] = []
         self.loose: list[Event] = []  # events said outside any block
         self._end = 0  # where the last piece of text ended (text comes in source order)
+        self.engine: EngineView | None = None
+        self._code = False
+        self._stepping: Block | None = None  # the block a reading step began with
+        self._inside: Block | None = None  # the block whose prose item is being released
+        self._seen: tuple[list[Event], int] = ([], 0)
+
+    def watch(self, engine: EngineView) -> None:
+        """Start telling what ``engine`` does (it holds this recorder as its observer)."""
+        self.engine = engine
+        self._seen = (engine.sink_out, 0)
+
+    def _view(self) -> EngineView:
+        assert self.engine is not None, "watch() the engine first"
+        return self.engine
+
+    # -- where the text went -----------------------------------------------------------------------
 
     def locate(self, s: str, hint: int, floor: int = 0) -> int:
         """Where ``s``, released now, was in the input: at the reading position ``hint`` when
@@ -88,7 +161,7 @@ class Observer:
         at = src.find(s, max(self._end, floor))
         return at if at >= 0 else self._end
 
-    def text(self, s: str, start: int, channel: Channel, example: bool) -> None:
+    def note_text(self, s: str, start: int, channel: Channel, example: bool) -> None:
         end = start + len(s)
         self.texts.append(TextNote(start, end, channel is Channel.REASONING, example))
         self._end = max(self._end, end)
@@ -97,117 +170,96 @@ class Observer:
         """Text before ``pos`` is decided without being released (a call's own text)."""
         self._end = max(self._end, pos)
 
-
-class ObservedEngine(Engine):
-    """:class:`Engine`, telling ``observer`` what it does (only ``td.explain`` builds one)."""
-
-    def __init__(self, catalog: Catalog, binder: Binder, policy: Policy, observer: Observer) -> None:
-        super().__init__(catalog, binder, policy)
-        self.observer = observer
-        self._in_code = False
-        self._stepping: Block | None = None  # the block a reading step began with
-        self._inside: Block | None = None  # the block whose prose item is being released
-        self._seen: tuple[list[Event], int] = (self.sink.out, 0)
-
-    # text: where each piece was
-    def _text(self, s: str, channel: Channel | None = None) -> None:
-        if s:
-            self._note_events(self.block or self._stepping)
-            obs = self.observer
-            w = self.window
-            inside = self._inside
-            # prose a block read between its parts is after the block's opener, not at the
-            # reading position (which is still the block's start)
-            start = obs.locate(s, w.base + w.cur) if inside is None else obs.locate(s, -1, inside.opener_end)
-            obs.text(s, start, channel or self.channel, self._in_code or self.fence is not None)
-        super()._text(s, channel)
-
-    def _emit_item(self, b: Block, item: Any) -> None:
-        if item.kind is not Kind.TEXT:
-            super()._emit_item(b, item)
+    def text(self, s: str, channel: Channel) -> None:
+        if not s:
             return
+        view = self._view()
+        self._note_events(view.open_block() or self._stepping)
+        inside = self._inside
+        # prose a block read between its parts is after the block's opener, not at the
+        # reading position (which is still the block's start)
+        start = self.locate(s, view.reading_at()) if inside is None else self.locate(s, -1, inside.opener_end)
+        self.note_text(s, start, channel, self._code or view.in_fence())
+
+    def inside(self, b: Block | None) -> None:
         self._inside = b
-        try:
-            super()._emit_item(b, item)
-        finally:
-            self._inside = None
 
-    def _at_fence_char(self, q: int) -> bool:
-        before = len(self.observer.texts)
-        fenced = self.fence is not None
-        got = super()._at_fence_char(q)
-        if not fenced and self.fence is not None:  # the fence's opening line is part of the example
-            for note in self.observer.texts[before:]:
-                note.example = True
-        return got
+    def mark(self) -> int:
+        return len(self.texts)
 
-    def _inline_done(self, start: int, end: int, matched: bool) -> bool:
-        self._in_code = matched
-        try:
-            return super()._inline_done(start, end, matched)
-        finally:
-            self._in_code = False
+    def examples_since(self, mark: int) -> None:
+        for note in self.texts[mark:]:
+            note.example = True
 
-    # blocks: what each one was and how it was decided
-    def _step_block(self) -> bool:
-        b = self.block
-        if b is not None and self._note_of(b) is None:
-            self._remember(b)
-        self._stepping = b
-        try:
-            return super()._step_block()
-        finally:
+    def in_code(self, on: bool) -> None:
+        self._code = on
+
+    def plain(self, delta: str, at: int, channel: Channel) -> None:
+        """A delta of plain prose released whole, without a reading step, from ``at``."""
+        self.note_text(delta, at, channel, False)
+
+    # -- blocks: what each one was and how it was decided ----------------------------------------
+
+    def step(self, b: Block | None, begin: bool) -> None:
+        if begin:
+            if b is not None and self._note_of(b) is None:
+                view = self._view()
+                self.blocks.append(
+                    BlockNote(b.start, b.opener_end, view.opener_text(b), b.channel.value, bool(b.reply), block=b)
+                )
+            self._stepping = b
+        else:
             self._note_events(b)
             self._stepping = None
 
-    def _decide(self, b: Block) -> None:
+    def deciding(self, b: Block) -> None:
         note = self._note_of(b)
-        rank = self.cat.rank
-        if note is not None:
-            note.candidates = [
-                CandidateNote(
-                    c.g.name,
-                    rank[c.g.name],
-                    c.state.label,
-                    c.calls,
-                    c.soft,
-                    c.trail,
-                    c.junk,
-                    c.skip_at,
-                    c.fail_kind.value if c.fail_kind is not None else None,
-                    c.fail_pos,
-                    c.fail_reason,
-                    c.progress,
-                    c.at,
-                )
-                for c in b.cands
-            ]
-        super()._decide(b)
+        if note is None:
+            return
+        view = self._view()
+        note.candidates = [
+            CandidateNote(
+                c.g.name,
+                view.rank(c.g.name),
+                c.state.value,
+                c.calls,
+                c.soft,
+                c.trail,
+                c.junk,
+                c.skip_at,
+                c.failed.kind.value if c.failed is not None else None,
+                c.failed.pos if c.failed is not None else None,
+                c.failed.reason if c.failed is not None else "",
+                c.progress,
+                c.failed.at if c.failed is not None else None,
+            )
+            for c in b.cands
+        ]
+
+    def decided(self, b: Block) -> None:
+        note = self._note_of(b)
         if note is not None:
             note.decided = True
             note.winner = b.winner.g.name if b.winner is not None else None
 
-    def _accept(self, b: Block, c: Any, end: int) -> None:
+    def accepted(self, b: Block, end: int) -> None:
         note = self._note_of(b)
         if note is not None:
             note.accepted_to = end
-        super()._accept(b, c, end)
 
-    def _give_back(self, b: Block, resume: int, release_from: int | None = None) -> None:
+    def given_back(self, b: Block) -> None:
         note = self._note_of(b)
         if note is not None and b.phase is Phase.INLINE:
             note.quoted = True
-        super()._give_back(b, resume, release_from)
 
-    # events: which block said what
-    def _remember(self, b: Block) -> None:
-        opener = self._slice(b.start, b.opener_end)
-        self.observer.blocks.append(BlockNote(b.start, b.opener_end, opener, b.channel.value, bool(b.reply), block=b))
+    # -- events: which block said what --------------------------------------------------------------
 
     def _note_of(self, b: Block | None) -> BlockNote | None:
         if b is None:
             return None
-        for note in reversed(self.observer.blocks):
+        blocks = self.blocks
+        for i in range(len(blocks) - 1, -1, -1):  # (the newest first)
+            note = blocks[i]
             if note.block is b:
                 return note
             if note.start < b.start:
@@ -217,8 +269,9 @@ class ObservedEngine(Engine):
     def _note_events(self, b: Block | None) -> None:
         """Give the events said since the last look to ``b`` (or to no block)."""
         out, seen = self._seen
-        if out is not self.sink.out:  # drained: the list was handed out
-            out, seen = self.sink.out, 0
+        current = self._view().sink_out
+        if out is not current:  # drained: the list was handed out
+            out, seen = current, 0
         new = out[seen:]
         self._seen = (out, len(out))
         if not new:
@@ -227,28 +280,14 @@ class ObservedEngine(Engine):
         for ev in new:
             call = getattr(ev, "call", None)
             if call is not None:
-                self.observer.moved_past(call.span[1])
-        (note.events if note is not None else self.observer.loose).extend(new)
+                self.moved_past(call.span[1])
+        (note.events if note is not None else self.loose).extend(new)
 
-    def feed(self, delta: str) -> list[Event]:
-        w = self.window
-        at, noted = w.end, len(self.observer.texts)
-        events = super().feed(delta)
-        if delta and len(self.observer.texts) == noted and events and w.base == at + len(delta):
-            # plain prose with nothing held, released whole without a reading step
-            only = events[0]
-            if len(events) == 1 and getattr(only, "text", None) == delta:
-                self.observer.text(delta, at, self.channel, False)
-        return self._handed_out(events)
-
-    def close(self) -> list[Event]:
-        return self._handed_out(super().close())
-
-    def _handed_out(self, events: list[Event]) -> list[Event]:
+    def handed_out(self, events: list[Event]) -> list[Event]:
         """Events said after the last look (the end of a step, the end of the text)."""
         out, seen = self._seen
         if events is out and seen < len(events):
-            note = self._note_of(self.block)
-            (note.events if note is not None else self.observer.loose).extend(events[seen:])
-        self._seen = (self.sink.out, 0)
+            note = self._note_of(self._view().open_block())
+            (note.events if note is not None else self.loose).extend(events[seen:])
+        self._seen = (self._view().sink_out, 0)
         return events

@@ -4,7 +4,7 @@ plan, from a stack of placeholder values standing for those a candidate's parser
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar
 from ..lalr import END, LRParser, Node, Tok
@@ -219,7 +219,7 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
             need.add(r)
             todo.extend(c for c in nodes[r - toks][1] if c >= toks)
     remap = {i: i for i in range(toks)}
-    kept = []
+    kept: list[tuple[str, tuple[int, ...], int, int, int, int]] = []
     for i, (name, refs, start, end, size, take) in enumerate(nodes):
         if toks + i in need:
             remap[toks + i] = toks + len(kept)
@@ -301,7 +301,7 @@ def _names(dry: _Dry) -> frozenset[str]:
     return frozenset(node.name for node, _, _ in dry.fired)
 
 
-def shape_of(v: Any) -> Shape | bool:
+def shape_of(v: Any) -> Shape | Literal[False]:
     """How a plan stands for ``v``, a value on the parser's stack (see ``_Dry``): False when
     it cannot (a value with no place in the text, or a node whose one child is a node or
     has another place than the node: a reduction may put that child in its place)."""

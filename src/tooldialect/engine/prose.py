@@ -5,58 +5,62 @@ may claim the reply)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
 from ..compiled_grammar import EXTERNALS, LINE_RULE, CompiledGrammar
-from ..markers import NEVER_ARRIVING, Arriving
-from .cand import Block, Cand
-from .kinds import NEVER, Channel
+from .arbiter import Arbiter
+from .cand import Block
+from .events import Sink
+from .kinds import Channel, Closer, Mode
+from .ledger import Ledger
+from .search import RUNS, SHORT, Skipping
+from .shared import Shared
+from .window import Window
 
-__all__ = ["RUNS", "SHORT", "Prose", "Skipping"]
-
-#: Text this short (a delta, what is held at a window's end) is searched by where a
-#: marker's first two characters can stand (Catalog.lead_rx): a cheap test on a few
-#: characters that spares most per-position checks, and slower than first_rx over a
-#: long text, which is searched by first character.
-SHORT = 64
+__all__ = ["Prose"]
 
 _NON_WS = re.compile(r"\S")
 _BLANKS = re.compile(r"[ \t]*")
-#: A backtick or tilde run from where it begins (to its end).
-RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
-
-
-class Skipping:
-    """A pattern whose matches all begin with one of a few characters, searched by first
-    finding such a character (one C-level scan of a character class) and trying the
-    pattern from there: a long alternation of markers is slow to try at every position."""
-
-    __slots__ = ("rx", "first", "pats", "arriving")
-
-    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
-        self.rx = rx
-        self.first = first  # a character class: where a match may begin (None: anywhere)
-        self.pats = pats  # the alternatives' MarkerPatterns, when known
-        self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
-
-    def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
-        first, rx = self.first, self.rx
-        if first is None:
-            return rx.search(text, pos, end)
-        while True:
-            f = first.search(text, pos, end)
-            if f is None:
-                return None
-            m = rx.match(text, f.start(), end)
-            if m is not None:
-                return m  # the leftmost match: none can begin before this character
-            pos = f.start() + 1
 
 
 class Prose:
     """Reads prose and reasoning (owns ``channel``, ``rclose``, ``reply_started``,
-    ``settled``)."""
+    ``settled``, ``line_tried`` and ``nl_seen``).  At a marker that opens a block it asks the
+    arbiter to open one; at a backtick or tilde it hands the reading to the fences room
+    (``Mode.TICKS``)."""
+
+    __slots__ = (
+        "shared", "cat", "policy", "binder", "window", "sink", "ledger", "arbiter", "marker_search",
+        "marker_search_short", "channel", "rclose", "reply_started", "settled", "line_tried", "nl_seen",
+    )  # fmt: skip
+
+    def __init__(self, shared: Shared, window: Window, sink: Sink, ledger: Ledger, arbiter: Arbiter) -> None:
+        self.shared = shared
+        self.cat = catalog = shared.cat
+        self.policy = policy = shared.policy
+        self.binder = shared.binder
+        self.window = window
+        self.sink = sink
+        self.ledger = ledger
+        self.arbiter = arbiter
+        # every marker begins with one of first_rx; in a short text, where lead_rx finds
+        self.marker_search = Skipping(catalog.prose, catalog.first_rx)
+        self.marker_search_short = Skipping(catalog.prose, catalog.lead_rx)
+        self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
+        # the wrapper whose closer ends the reasoning (any, when the template opened it)
+        self.rclose: str | Closer | None = Closer.ANY if policy.start_in_reasoning else None
+        self.reply_started = False
+        self.settled = 0  # no marker can be arriving at a position before this (_partial_before)
+        self.line_tried: int | None = None  # where a line start was last tried (_line_start)
+        self.nl_seen = (0, -1, 0)  # the last search for a line break (_line_break)
+
+    def text(self, s: str) -> None:
+        """Prose read: it goes out in the channel being read."""
+        self.sink.text(s, self.channel)
+
+    def started(self) -> bool:
+        """Whether the reply's first character was read (a reply-anchored grammar had its look)."""
+        return self.reply_started or self.channel is not Channel.TEXT
 
     def _partial_before(self, limit: int) -> int:
         """Earliest position before ``limit`` where a marker may be starting but is cut off.
@@ -65,7 +69,7 @@ class Prose:
         beginning that went wrong right again, nor a complete marker longer than it can
         be): ``settled`` remembers how far that is known, so each position is looked at
         once however many deltas pass while text is held."""
-        if self.eof:
+        if self.window.eof:
             return -1
         w = self.window
         win = w.win
@@ -88,34 +92,30 @@ class Prose:
         """A backtick/tilde run that reaches the end of the text may still grow."""
         win = self.window.win
         m = RUNS[win[p]].match(win, p)
+        assert m is not None  # (a run: it matches, empty or not)
         return m.end() == len(win)
 
-    def _step_prose(self) -> bool:
+    def step(self) -> Mode | None:
+        """Read prose from the reading position: None to wait for more text, else the mode
+        that reads next."""
         w = self.window
         win = w.win
-        if self.long_run:
-            end = RUNS[self.long_run].match(win, w.cur).end()
-            self._text(win[w.cur : end])
-            w.cur = end
-            if end == len(win) and not self.eof:
-                return False
-            self.long_run = ""
         cur = w.cur
         if not self.reply_started and self.channel is Channel.TEXT:
             m = _NON_WS.search(win, cur)
             if m is None:
-                self._text(win[cur:])
-                w.cur = len(win)
-                return False
+                self.text(win[cur:])
+                w.move(len(win))
+                return None
             if m.start() > cur:
-                self._text(win[cur : m.start()])
-                w.cur = m.start()
+                self.text(win[cur : m.start()])
+                w.move(m.start())
             return self._reply_start(w.cur)
         lines = self._lines_open()
         if lines and not self.sink.line_prose and self.line_tried != w.base + cur:
             got = self._line_start(cur)
             if got is not None:
-                return got
+                return Mode.BLOCK if got else None
         end = len(win)
         if lines:
             # prose stops at the next line break: a marker that begins after it is not
@@ -128,27 +128,27 @@ class Prose:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             if lines and self._to_line_end(cur, len(win)):
-                return True
-            self._text(win[cur:])
-            w.cur = len(win)
-            return False
+                return Mode.PROSE
+            self.text(win[cur:])
+            w.move(len(win))
+            return None
         m = (self.marker_search_short if short else self.marker_search).search(win, cur, end)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if lines and self._to_line_end(cur, p if p >= 0 else limit):
-            return True
+            return Mode.PROSE
         if p >= 0:
-            self._text(win[cur:p])
-            w.cur = p
-            return False
+            self.text(win[cur:p])
+            w.move(p)
+            return None
         if m is None:
-            self._text(win[cur:])
-            w.cur = len(win)
-            return False
+            self.text(win[cur:])
+            w.move(len(win))
+            return None
         q = m.start()
         if q > cur:
-            self._text(win[cur:q])
-            w.cur = q
+            self.text(win[cur:q])
+            w.move(q)
         return self._at_marker(q)
 
     # -- lines on their own (a grammar's `line` rule) ------------------------------------------
@@ -161,17 +161,19 @@ class Prose:
             bool(self.cat.lines)
             and bool(self.binder.known)
             and self.channel is Channel.TEXT
-            and self.calls_out == self.line_calls
+            and self.ledger.only_line_calls()
         )
 
-    def _line_may_begin(self, delta: str) -> bool:
+    def line_may_begin(self, delta: str) -> bool:
         """Whether a line that may be a call on its own begins in ``delta`` (arriving with
         nothing held): where prose would look for one (the delta's start, when its line has
         no prose yet, and after each line break), only blanks so far or the first
         character of a name the toolset offers."""
         if not self._lines_open():
             return False
-        first, after_break = self.binder.index.line_starts()
+        index = self.binder.index
+        assert index is not None  # (lines are read against a toolset)
+        first, after_break = index.line_starts()
         return (not self.sink.line_prose and first.match(delta) is not None) or after_break.search(delta) is not None
 
     def _to_line_end(self, cur: int, limit: int) -> bool:
@@ -180,8 +182,8 @@ class Prose:
         nl = self._line_break(cur)
         if nl < 0 or nl >= limit:
             return False
-        self._text(self.window.win[cur : nl + 1])
-        self.window.cur = nl + 1
+        self.text(self.window.win[cur : nl + 1])
+        self.window.move(nl + 1)
         return True
 
     def _line_break(self, cur: int) -> int:
@@ -209,10 +211,14 @@ class Prose:
         True once a block is open, None when the line is prose."""
         w = self.window
         win = w.win
-        r = _BLANKS.match(win, q).end()
-        if r >= len(win) and not self.eof:
+        run = _BLANKS.match(win, q)
+        assert run is not None  # (a run: it matches, empty or not)
+        r = run.end()
+        if r >= len(win) and not self.window.eof:
             return False  # the line's first word has not arrived
-        if r < len(win) and win[r] not in self.binder.index.name_firsts():
+        index = self.binder.index
+        assert index is not None  # (lines are read against a toolset)
+        if r < len(win) and win[r] not in index.name_firsts():
             # no name the toolset offers begins with this character: prose, whatever follows
             self.line_tried = w.base + q
             return None
@@ -222,15 +228,14 @@ class Prose:
                 pat = term.pattern
                 if pat is None:
                     continue
-                if not self.eof and pat.needs_more(win, r):
+                if not self.window.eof and pat.needs_more(win, r):
                     return False
                 end = pat.match_end(win, r)
                 if end is None or end <= r or win[r:end] not in self.binder.known:
                     continue
-                if end >= len(win) and not self.eof:
+                if end >= len(win) and not self.window.eof:
                     return False  # the name may go on
-                accepted = self._accepted.setdefault(g.name, {})
-                cands.append(Cand(g, LINE_RULE, w.base + q, True, self._reader(g), accepted))
+                cands.append(self.shared.cand(g, LINE_RULE, w.base + q, True))
                 break
         self.line_tried = w.base + q
         if not cands:
@@ -238,17 +243,17 @@ class Prose:
         self.reply_started = True
         # read like a reply (Block.reply): a line cut off by the end of the text after its name
         # is a truncated call, a line that does not read is prose from its first character
-        self.block = Block(w.base + q, w.base + q, cands, self.channel, True, w.tail_at(q))
+        self.arbiter.adopt(Block(w.base + q, w.base + q, cands, self.channel, True, w.tail_at(q)))
         return True
 
     def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
         """Markers matching at ``q`` (longest first) and whether one may still grow."""
         win = self.window.win
         near = len(win) - q  # (a marker that cannot reach the end of the text is not arriving)
-        eof = self.eof
+        eof = self.window.eof
         found = []
         for mk in self.cat.viable(win, q):
-            pat = mk.terminal.pattern
+            pat = mk.terminal.marker
             if not eof and pat.max_width >= near and pat.needs_more(win, q):
                 return [], True
             m = pat.regex.match(win, q)
@@ -259,65 +264,66 @@ class Prose:
             found = [(mk, e) for mk, e in found if e == best]
         return found, False
 
-    def _at_marker(self, q: int) -> bool:
+    def _at_marker(self, q: int) -> Mode | None:
         found, wait = self._matches(q)
         if wait:
-            return False
+            return None
         if not found:
-            return self._at_fence_char(q)
+            return Mode.TICKS  # a backtick or tilde: the fences room reads it
         end = found[0][1]
         roles = {mk.role for mk, _ in found}
         if OPEN in roles:
             openers = [mk for mk, _ in found if mk.role == OPEN]
-            if self._open_block(q, end, openers):
-                return True
-        sp = self.specials
+            if self.arbiter.open_block(q, end, openers, self.channel):
+                self.reply_started = self.reply_started or self.channel is Channel.TEXT
+                return Mode.BLOCK
+        sp = self.window.specials
         # a family's special token spelled in ordinary tokens is not its furniture
         plain = sp is not None and sp.ordinary(self.window.base + q, self.window.win[q:end])
         for mk, _ in found:
             if mk.role == RSTART and self.channel is Channel.TEXT:
                 self.channel = Channel.REASONING
                 self.rclose = mk.pair
-                self.window.cur = end
-                return True
+                self.window.move(end)
+                return Mode.PROSE
             if mk.role == REND:
-                if self.channel is Channel.REASONING and self.rclose in ("*", mk.pair):
+                if self.channel is Channel.REASONING and (self.rclose is Closer.ANY or self.rclose == mk.pair):
                     self.channel = Channel.TEXT
                     self.rclose = None
-                    self.window.cur = end
-                    return True
+                    self.window.move(end)
+                    return Mode.PROSE
                 if self.channel is Channel.TEXT:  # a stray closer is furniture
-                    self.window.cur = end
-                    return True
+                    self.window.move(end)
+                    return Mode.PROSE
             if mk.role == FURNITURE and not (plain and mk.terminal.grammar in self.cat.special_only):
-                self.window.cur = end
-                return True
+                self.window.move(end)
+                return Mode.PROSE
         # nothing applies (an opener declined, or a reasoning opener inside reasoning): it is text
-        self._text(self.window.win[q:end])
-        self.window.cur = end
-        return True
+        self.text(self.window.win[q:end])
+        self.window.move(end)
+        return Mode.PROSE
 
-    def _reply_start(self, q: int) -> bool:
+    def _reply_start(self, q: int) -> Mode | None:
         """The first visible non-space character: a reply-anchored grammar may claim it."""
         found, wait = self._matches(q)
         if wait:
-            return False
+            return None
         roles = {mk.role for mk, _ in found}
         if roles and OPEN not in roles:
             return self._at_marker(q)
         if not roles and self.policy.bare_json and self.cat.reply_furniture:
             # a header the prompt left open (a recipient line): framing, then the reply goes on
             for term in self.cat.reply_furniture:
-                if not self.eof and term.pattern.needs_more(self.window.win, q):
-                    return False
-                end = term.pattern.match_end(self.window.win, q)
+                if not self.window.eof and term.marker.needs_more(self.window.win, q):
+                    return None
+                end = term.marker.match_end(self.window.win, q)
                 if end is not None and end > q:
                     self.reply_started = True
-                    self.window.cur = end
-                    return True
+                    self.window.move(end)
+                    return Mode.PROSE
         self.reply_started = True
         if OPEN in roles or not self.cat.reply:
-            return True
+            return Mode.PROSE
         cands = []
         for g in self.cat.reply:
             # Policy(bare_json=False) turns off replies read without a marker; a reply form
@@ -327,14 +333,13 @@ class Prose:
             if g.header.gated and not self.binder.known:
                 continue
             if self._can_begin(g, "reply", q):
-                accepted = self._accepted.setdefault(g.name, {})
-                cands.append(Cand(g, "reply", self.window.base + q, True, self._reader(g), accepted))
+                cands.append(self.shared.cand(g, "reply", self.window.base + q, True))
         if not cands:
-            return True
-        self.block = Block(
-            self.window.base + q, self.window.base + q, cands, self.channel, True, self.window.tail_at(q)
+            return Mode.PROSE
+        self.arbiter.adopt(
+            Block(self.window.base + q, self.window.base + q, cands, self.channel, True, self.window.tail_at(q))
         )
-        return True
+        return Mode.BLOCK
 
     def _can_begin(self, g: CompiledGrammar, rule: str, q: int) -> bool:
         ch = self.window.win[q]
@@ -342,29 +347,29 @@ class Prose:
             if term.external:
                 if ch in EXTERNALS[term.name]:
                     return True
-            elif term.pattern.first is None or ch in term.pattern.first:
+            elif term.marker.first is None or ch in term.marker.first:
                 return True
         return False
 
-    def _reasoning_close_in(self, start: int, end: int) -> int | None:
+    def reasoning_close_in(self, start: int, end: int) -> int | None:
         """Inside protected text in reasoning, the reasoning closer stays live."""
         if self.channel is not Channel.REASONING:
             return None
         best = None
         for mk in self.cat.markers:
-            if mk.role == REND and self.rclose in ("*", mk.pair):
-                m = mk.terminal.pattern.regex.search(self.window.win, start, end)
+            if mk.role == REND and (self.rclose is Closer.ANY or self.rclose == mk.pair):
+                m = mk.terminal.marker.regex.search(self.window.win, start, end)
                 if m is not None and (best is None or m.start() < best):
                     best = m.start()
         return best
 
-    def _partial_reasoning_close(self, start: int, end: int) -> int:
-        if self.channel is not Channel.REASONING or self.eof:
+    def partial_reasoning_close(self, start: int, end: int) -> int:
+        if self.channel is not Channel.REASONING or self.window.eof:
             return -1
         win = self.window.win
         lo = max(start, len(win) - self.cat.max_width)
         for p in range(lo, min(end, len(win))):
             for mk in self.cat.at(win, p):
-                if mk.role == REND and mk.terminal.pattern.needs_more(win, p):
+                if mk.role == REND and mk.terminal.marker.needs_more(win, p):
                     return p
         return -1

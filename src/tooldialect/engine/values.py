@@ -6,72 +6,93 @@ a long value costs one C-level scan."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import cast
 
 from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
 from ..markers import Arriving
-from .cand import Block, Cand
+from .cand import Block, Cand, TextValue
 from .kinds import Failure, Reading, Stop
+from .shared import Shared
+from .window import Window
 
-__all__ = ["ESCAPE_GROUP", "TEXT", "TextValues"]
+__all__ = ["ESCAPE_GROUP", "TEXT", "Stops", "TextValues"]
 
 TEXT = "TEXT"  # the raw-text scanner's terminal
 ESCAPE_GROUP = "escaped"
 _ESCAPE_PAIR = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
+#: The stops of a text value at a parser state: the terminals, one alternation of them, and
+#: (where a stop may begin, the longest stop, which may still be arriving).
+Stops = tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str] | None, int, Arriving]]
 
 
 class TextValues:
-    """Reads text values (writes a ``Cand``'s ``text_*`` fields)."""
+    """Reads text values (a ``Cand``'s ``text``: :class:`TextValue`)."""
 
-    def _stops(self, c: Cand) -> tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[Any, int, Arriving]]:
+    __slots__ = ("policy", "cache", "window")
+
+    def __init__(self, shared: Shared, window: Window) -> None:
+        self.policy = shared.policy
+        self.cache = shared.cache
+        self.window = window
+
+    def begin(self, c: Cand, start: int) -> TextValue:
+        """A text value ``c`` begins reading at ``start``."""
+        stops, rx, first = self.stops(c)
+        return TextValue(start, stops, rx, first)
+
+    def stops(self, c: Cand) -> Stops:
         """The markers that can end a raw text value here: what the grammar accepts next."""
         key = (c.g.name, tuple(c.parser.stack))
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
             stops = tuple(
                 t
                 for t in c.g.terminals.values()
                 if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, t.name])
             )
-            parts = [f"(?:{t.pattern.source})" for t in stops]
+            parts = [f"(?:{t.marker.source})" for t in stops]
             if parts and c.g.header.text_escapes == "backslash":
                 parts.insert(0, _ESCAPE_PAIR)  # a backslash takes the next character: no stop
             rx = re.compile("|".join(parts)) if parts else None
-            firsts = [t.pattern.first for t in stops]
+            chars: set[str] = set()
             first = None
-            if stops and all(f is not None for f in firsts):
-                first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(set().union(*firsts))) + "]")
-            reach = max((t.pattern.max_width for t in stops), default=0)
-            got = (stops, rx, (first, reach, Arriving(tuple(t.pattern for t in stops))))
-            self._stop_cache[key] = got
-        return got
+            if stops and all(t.marker.first is not None for t in stops):
+                for t in stops:
+                    chars |= t.marker.first or frozenset()
+                first = re.compile("[" + "".join(re.escape(ch) for ch in sorted(chars)) + "]")
+            reach = max((t.marker.max_width for t in stops), default=0)
+            got = (stops, rx, (first, reach, Arriving(tuple(t.marker for t in stops))))
+            self.cache[key] = got
+        return cast(Stops, got)  # (the cache holds what this builds)
 
-    def _scan_text(self, b: Block, c: Cand) -> bool:
+    def scan_text(self, b: Block, c: Cand) -> bool:
         """Read a raw text value up to the marker that ends it.  False to stop for now."""
         win = self.window.win
         base = self.window.base
         n = len(win)
         end = min(n, b.start + self.policy.max_block_chars + 1 - base)
         lp = c.pos - base
+        t = c.text
+        assert t is not None
         while True:
-            q, verdict, lp = self._next_stop(c, lp, end)
+            q, verdict, lp = self.next_stop(c, t, lp, end)
             if q < 0:
-                if self.eof and end == n:
-                    if c.text_tentative is not None:
-                        self._rewind(c.text_tentative)  # read on from there (once, at the end)
-                        return self._end_text(c, c.text_tentative)
-                    if self._line_value_ends(c) and self._cut_stop(c, lp, n, n) < 0:
-                        return self._end_text(c, base + n)  # the end of the text ends a line
+                if self.window.eof and end == n:
+                    if t.tentative is not None:
+                        self.window.rewind(t.tentative)  # read on from there (once, at the end)
+                        return self._end_text(c, t, t.tentative)
+                    if self._line_value_ends(c, t) and self._cut_stop(t, lp, n, n) < 0:
+                        return self._end_text(c, t, base + n)  # the end of the text ends a line
                     c.reach = base + n
-                    c.fail(c.text_start, Failure.CUT, "value cut off by the end of the text")
+                    c.fail(t.start, Failure.CUT, "value cut off by the end of the text")
                     return False
                 hold = end
-                rx = c.text_rx
+                rx = t.rx
                 if rx is not None and ESCAPE_GROUP in rx.groupindex and lp < end and win[end - 1] == "\\":
                     hold = end - 1  # a backslash whose escaped character has not arrived yet
-                if not self.eof:
-                    cut = self._cut_stop(c, lp, end, hold)
+                if not self.window.eof:
+                    cut = self._cut_stop(t, lp, end, hold)
                     if cut >= 0:
                         hold = cut
                 c.pos = base + hold
@@ -82,13 +103,13 @@ class TextValues:
                 c.state = Reading.WAIT
                 return False
             if verdict is Stop.YES:
-                return self._end_text(c, base + q)
-            if c.text_tentative is None:
-                c.text_tentative = base + q  # Stop.MAYBE
+                return self._end_text(c, t, base + q)
+            if t.tentative is None:
+                t.tentative = base + q  # Stop.MAYBE
             lp = q + 1
 
-    def _next_stop(self, c: Cand, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
-        """The first stop of ``c``'s text value in ``win[lp:end]`` that may end it, past
+    def next_stop(self, c: Cand, t: TextValue, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
+        """The first stop of ``c``'s text value ``t`` in ``win[lp:end]`` that may end it, past
         escaped characters and stops that cannot (``Stop.NO``): ``(where it begins, Stop.YES
         or Stop.MAYBE, lp)``, or None in place of the verdict when more text is needed (a
         longer stop may still match there, or the stop is undecided); ``(-1, None, lp)``
@@ -96,7 +117,8 @@ class TextValues:
         called is not known (a whole block read in one step), so a stop whose verdict
         depends on it (``Reader.tool_stops``) is undecided too."""
         win = self.window.win
-        rx = c.text_rx
+        rx = t.rx
+        stops = t.stops
         while True:
             m = rx.search(win, lp, end) if rx is not None else None
             if m is None:
@@ -105,31 +127,30 @@ class TextValues:
                 lp = m.end()  # an escaped character is the value's, whatever it is
                 continue
             q = m.start()
-            term, stop_end = c.text_stops[0], q  # the longest stop matching here (the first on a tie)
-            for t in c.text_stops:
-                m = t.pattern.regex.match(win, q)
+            term, stop_end = stops[0], q  # the longest stop matching here (the first on a tie)
+            for stop in stops:
+                m = stop.marker.regex.match(win, q)
                 if m is not None and m.end() > stop_end:
-                    term, stop_end = t, m.end()
-            near_end = not self.eof and q + c.text_first[1] >= len(win)  # (no stop reaches further)
-            if near_end and any(t is not term and t.pattern.needs_more(win, q) for t in c.text_stops):
+                    term, stop_end = stop, m.end()
+            near_end = not self.window.eof and q + t.first[1] >= len(win)  # (no stop reaches further)
+            if near_end and any(stop is not term and stop.marker.needs_more(win, q) for stop in stops):
                 return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
             if blind and term.name in c.reader.tool_stops:
                 return q, None, lp
-            verdict = self._stop_valid(c, term, q, stop_end)
+            verdict = self._stop_valid(c, t, term, q, stop_end)
             if verdict is not Stop.NO:
                 return q, verdict, lp
             lp = q + 1
 
-    def _end_text(self, c: Cand, at: int) -> bool:
-        value = self._slice(c.text_start, at)
-        c.shift(Tok(TEXT, value, c.text_start, at), None)
+    def _end_text(self, c: Cand, t: TextValue, at: int) -> bool:
+        value = self.window.slice(t.start, at)
+        c.text = None
+        c.shift(Tok(TEXT, value, t.start, at), None)
         c.pos = c.last_end = at
-        c.text_start = -1
-        c.text_tentative = None
         c.state = Reading.RUN
         return True
 
-    def _stop_valid(self, c: Cand, term: Terminal, q: int, e: int) -> Stop | None:
+    def _stop_valid(self, c: Cand, value: TextValue, term: Terminal, q: int, e: int) -> Stop | None:
         """Whether a marker ends the value (``Stop``), or None (undecided: more text is
         needed).
 
@@ -137,11 +158,11 @@ class TextValues:
         of the tool); otherwise a stop counts where the grammar can go on after it.
         """
         win = self.window.win
-        if self.eof and e >= len(win) and term.bare and win[e - 1 : e].isalnum():
+        if self.window.eof and e >= len(win) and term.bare and win[e - 1 : e].isalnum():
             # a name-like token that runs to the end of the text may be cut off (`<esc`): it
             # says nothing about where the value before it ends
             return Stop.NO
-        hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.eof)
+        hook = c.reader.stop_ok(term.name, win, e, c.current_name, self.window.eof)
         if hook is None:
             return None
         if hook is False:
@@ -153,28 +174,28 @@ class TextValues:
         while skipped:
             skipped = False
             for ig in c.g.ignore:
-                m = ig.pattern.regex.match(win, f)
+                m = ig.marker.regex.match(win, f)
                 if m is not None and m.end() > f:
                     f = m.end()
                     skipped = True
-                elif not self.eof and ig.pattern.literal is not None and ig.pattern.needs_more(win, f):
+                elif not self.window.eof and ig.marker.literal is not None and ig.marker.needs_more(win, f):
                     return None  # an ignored marker may be arriving (a split "\\n")
         if f >= len(win):
-            return Stop.YES if self.eof else None
+            return Stop.YES if self.window.eof else None
         follow = self._follow(c, term)
         if follow is None:  # another raw text value may begin there: anything can follow
             return Stop.YES
         for t in follow:
-            if not self.eof and t.pattern.needs_more(win, f):
+            if not self.window.eof and t.marker.needs_more(win, f):
                 return None
-            end = t.pattern.match_end(win, f)
+            end = t.marker.match_end(win, f)
             if end is not None and end > f:
                 return Stop.YES
-        if self._closes_line_value(c, term):
+        if self._closes_line_value(c, value, term):
             return Stop.YES
         return Stop.MAYBE
 
-    def _line_value_ends(self, c: Cand) -> bool:
+    def _line_value_ends(self, c: Cand, t: TextValue) -> bool:
         """Whether the end of the text completes the value (only asked there): a one-line
         value (a line break ends it) of a line on its own, after which the grammar may end:
         `shell/command>ls` at the very end is a call (decisions.md, "GLM lines at the end of
@@ -182,17 +203,17 @@ class TextValues:
         if c.rule != LINE_RULE:
             return False
         key = (c.g.name, tuple(c.parser.stack), "line_eof")
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
-            got = any(t.pattern.match_end("\n", 0) for t in c.text_stops) and c.parser.accepts_seq([TEXT, END])
-            self._stop_cache[key] = got
+            got = any(stop.marker.match_end("\n", 0) for stop in t.stops) and c.parser.accepts_seq([TEXT, END])
+            self.cache[key] = got
         return got
 
-    def _cut_stop(self, c: Cand, lp: int, end: int, hold: int) -> int:
+    def _cut_stop(self, t: TextValue, lp: int, end: int, hold: int) -> int:
         """The first place in ``[lp, hold)`` where one of the value's stops begins and is
         cut off by ``end`` (-1: none). Such a stop begins with one of its first characters,
         no further back than the longest stop: `ls<|im_e` or a lone `\r` at the end."""
-        first, reach, arriving = c.text_first
+        first, reach, arriving = t.first
         win = self.window.win
         lo = max(lp, end - reach)
         at = (m.start() for m in first.finditer(win, lo, hold)) if first is not None else range(lo, hold)
@@ -201,28 +222,28 @@ class TextValues:
                 return p
         return -1
 
-    def _closes_line_value(self, c: Cand, term: Terminal) -> bool:
+    def _closes_line_value(self, c: Cand, t: TextValue, term: Terminal) -> bool:
         """Whether ``term`` is the block's closer, the block may end after it, and the value
         is one line (a line break also ends it): `shell/command>ls</tool_call>` then prose
         is `ls`, never a value that takes the closer in (a longer value could not reach past
         the line anyway)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "closes")
-        got = self._stop_cache.get(key)
+        got = self.cache.get(key)
         if got is None:
             got = (
                 term in c.g.closers
-                and any(t.pattern.match_end("\n", 0) for t in c.text_stops)
+                and any(stop.marker.match_end("\n", 0) for stop in t.stops)
                 and c.parser.accepts_seq([TEXT, term.name, END])
             )
-            self._stop_cache[key] = got
+            self.cache[key] = got
         return got
 
     def _follow(self, c: Cand, term: Terminal) -> tuple[Terminal, ...] | None:
         """The markers that may come after ``term`` ends a raw text value here (None when a
         raw text value may come right after it, so that anything may follow)."""
         key = (c.g.name, tuple(c.parser.stack), term.name, "follow")
-        if key in self._stop_cache:
-            return self._stop_cache[key]
+        if key in self.cache:
+            return cast("tuple[Terminal, ...] | None", self.cache[key])
         if c.parser.accepts_seq([TEXT, term.name, TEXT]):
             got = None
         else:
@@ -231,5 +252,5 @@ class TextValues:
                 for t in c.g.terminals.values()
                 if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, term.name, t.name])
             )
-        self._stop_cache[key] = got
+        self.cache[key] = got
         return got

@@ -31,9 +31,12 @@ from typing import Any
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import Node, Tok
 from .cand import Block, Cand, Lexicon
+from .cursor import Cursor
 from .kinds import Reading, Stop
-from .plans import Ending, Plan, Plans, child_plan, ending_for, root_plan, shape_of, spliced
-from .values import TEXT
+from .plans import Ending, Plan, Plans, Shape, child_plan, ending_for, root_plan, shape_of, spliced
+from .shared import Shared
+from .values import TEXT, TextValues
+from .window import Window
 
 __all__ = ["Plans", "WholeBlocks"]
 
@@ -49,6 +52,15 @@ MAX_ENDING_TOKENS = 1 << 16
 class WholeBlocks:
     """Reads a block that fits a plan in one step."""
 
+    __slots__ = ("shared", "policy", "window", "cursor", "values")
+
+    def __init__(self, shared: Shared, window: Window, cursor: Cursor, values: TextValues) -> None:
+        self.shared = shared
+        self.policy = shared.policy
+        self.window = window
+        self.cursor = cursor
+        self.values = values
+
     def _plan_after(self, g: CompiledGrammar, plan: Plan | None, ttype: str) -> Plan | None:
         """The plan one token longer than ``plan`` (None: the grammar's plan after its opener
         ``ttype``), made the first time it is met."""
@@ -56,17 +68,18 @@ class WholeBlocks:
             after = plan.after
         else:
             roots = self._plans().roots
-            after = roots.get(g.name)
-            if after is None:
-                after = roots[g.name] = {}
-        got = after.get(ttype, after)
-        if got is after:
-            plans = self._plans()
-            if plans.made >= MAX_PLANS:
-                return None
-            plans.made += 1
-            accepted = self._accepted.setdefault(g.name, {})
-            got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
+            known = roots.get(g.name)
+            if known is None:
+                known = roots[g.name] = {}
+            after = known
+        if ttype in after:
+            return after[ttype]
+        plans = self._plans()
+        if plans.made >= MAX_PLANS:
+            return None
+        plans.made += 1
+        accepted = self.shared.accepted(g)
+        got = after[ttype] = root_plan(g, ttype, accepted) if plan is None else child_plan(g, plan, ttype, accepted)
         return got
 
     def _ending_of(self, g: CompiledGrammar, plan: Plan) -> Ending | None:
@@ -75,24 +88,24 @@ class WholeBlocks:
             if plans.tokens + len(plan.types) > MAX_ENDING_TOKENS:
                 return None
             plans.tokens += len(plan.types)
-            plan.ending = ending_for(g, plan.types, self._accepted.setdefault(g.name, {}), plan.base)
+            plan.ending = ending_for(g, plan.types, self.shared.accepted(g), plan.base)
             plan.ended = True
         return plan.ending
 
     def _plans(self) -> Plans:
-        got = self._stop_cache.get("whole blocks")
+        got = self.shared.cache.get("whole blocks")
         if got is None:
-            got = self._stop_cache["whole blocks"] = Plans()
+            got = self.shared.cache["whole blocks"] = Plans()
         return got
 
-    def _whole_block(self, b: Block, c: Cand) -> bool | None:
+    def whole_block(self, b: Block, c: Cand) -> bool | None:
         """Read ``b`` (its one candidate ``c`` has read the opener) in one step when its text
         fits a plan: True when it did (``c`` is done, or waits for what follows the block's
         last token, as token-by-token reading leaves it); None when the text does not fit
         (``c`` untouched); False when it fits but the reader refused it (``c`` is spent:
         the caller reads the block with a new one)."""
         g = c.g
-        if c.soft or c.whole or g.header.gated or self.specials is not None or self.eof:
+        if c.soft or c.whole or g.header.gated or self.window.specials is not None or self.window.eof:
             # a tentative opener, a reply read whole, a registry-gated body, token ids, or a
             # block opened once the end of the text is known (after a block decided at
             # close()): read token by token, where the end of the text is judged
@@ -108,6 +121,7 @@ class WholeBlocks:
             got = True if start is None or start.lex is None else self._read_from(b, c, start)
             if got is None:
                 return True  # (c stands where the last chunk left it, reading on)
+        assert not isinstance(got, str)  # (every part was read on)
         return got
 
     def _read_from(self, b: Block, c: Cand, start: Plan) -> bool | str | None:
@@ -129,7 +143,7 @@ class WholeBlocks:
             if lex.text_ok or (ig_first is not None and at < n and win[at] not in ig_first):
                 pos = at
             else:
-                pos = self._skip_ignored(c, at)
+                pos = self.cursor.skip_ignored(c, at)
             if pos < 0:
                 return None  # an ignored token still arriving
             if pos >= n:
@@ -146,23 +160,23 @@ class WholeBlocks:
                     # step finds there (Cursor._read_token), found now (most candidates of
                     # the families that share an opener end here)
                     c.pos = base + pos
-                    self._unexpected(c, pos)
+                    self.cursor.unexpected(c, pos)
                     return True
                 break  # nothing the parser accepts begins here: the block ends before this
-            best, external, wait = self._longest(terms, win, pos)
+            best, external, wait = self.cursor.longest(terms, win, pos)
             if wait:
                 return None  # a token that may still grow
             if best is not None:
                 term, end = best[2], best[0]
             elif external is not None and external.name in JSON_EXTERNALS:
-                term, end = external, self._whole_payload(c, pos, cap)
+                term, end = external, self.cursor.whole_payload(c, pos, cap)
                 if end < 0:
                     return None  # not strict JSON, not whole yet, too deep, or past the cap
             elif external is not None:
                 return None  # a quoted string: its scanner reads it
             elif lex.text_ok:
                 if probe is None:
-                    probe = Cand(g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(g.name, {}))
+                    probe = Cand(g, c.rule, c.pos, False, c.reader, self.shared.accepted(g))
                 term, end = g.terminals[TEXT], self._text_value(b, probe, last, pos)
                 if end < 0:
                     return None  # no stop that surely ends it: token by token
@@ -173,9 +187,10 @@ class WholeBlocks:
             if len(toks) >= MAX_TOKENS:
                 return self._first_part(b, c, start, toks)
             toks.append((term, pos, end))
-            plan = last = last.after.get(term.name) or self._plan_after(g, last, term.name)
+            plan = last.after.get(term.name) or self._plan_after(g, last, term.name)
             if plan is None:
                 return None
+            last = plan
             at = pos = end
             lex = plan.lex
         return self._read_to(b, c, start, plan, toks, pos)
@@ -197,7 +212,7 @@ class WholeBlocks:
         ending = self._ending_of(c.g, plan)
         if ending is None:
             return None
-        if ending.whole is None and (pos < n or self.eof):
+        if ending.whole is None and (pos < n or self.window.eof):
             return None  # the block cannot end here: the reading fails or goes on after damage
         if (
             pos < n
@@ -216,16 +231,16 @@ class WholeBlocks:
         end of the window, or the first that may end it is undecided (more text, the tool
         being called) or only a fallback (``Stop.MAYBE``)."""
         probe.parser.stack[:] = plan.stack
-        probe.text_stops, probe.text_rx, probe.text_first = self._stops(probe)
+        text = self.values.begin(probe, self.window.base + lp)
         end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
-        q, verdict, _ = self._next_stop(probe, lp, end, blind=True)
+        q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
     def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
         """Whether a structure is still open after a chained ``plan``'s tokens: as ``c``
         counts them, with the tokens noted on a probe that stands there (a plan from an
         opener knows: ``Ending.open_left``)."""
-        probe = Cand(c.g, c.rule, c.pos, False, c.reader, self._accepted.setdefault(c.g.name, {}))
+        probe = Cand(c.g, c.rule, c.pos, False, c.reader, self.shared.accepted(c.g))
         probe.opens = dict(c.opens)
         probe.parser.stack[:] = plan.stack
         for term, _, _ in toks:
@@ -239,7 +254,7 @@ class WholeBlocks:
         parser = c.parser
         if parser.finished or len(parser.stack) > 64:
             return None
-        shapes = []
+        shapes: list[Shape] = []
         for v in parser.values:
             shape = shape_of(v)
             if shape is False:
@@ -247,12 +262,13 @@ class WholeBlocks:
             shapes.append(shape)
         base = (tuple(parser.stack), tuple(shapes))
         plans = self._plans()
-        got = plans.chained.get((c.g.name, base), plans)
-        if got is plans:
-            if plans.made >= MAX_PLANS:
-                return None
-            plans.made += 1
-            got = plans.chained[c.g.name, base] = Plan((), base[0], c.lexicon(), base)
+        key = (c.g.name, base)
+        if key in plans.chained:
+            return plans.chained[key]
+        if plans.made >= MAX_PLANS:
+            return None
+        plans.made += 1
+        got = plans.chained[key] = Plan((), base[0], c.lexicon(), base)
         return got
 
     def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
@@ -292,24 +308,24 @@ class WholeBlocks:
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
         if plan.base is None:
-            objs: list[Any] = [Tok(c.last_type, self._slice(b.start, b.opener_end), b.start, b.opener_end)]
+            objs: list[Any] = [Tok(c.last_type, self.window.slice(b.start, b.opener_end), b.start, b.opener_end)]
             lead = 1
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
             lead = len(objs)
-        payload_at = -1
+        payload_at: int | None = None
         for term, start, end in read:
             objs.append(Tok(term.name, win[start:end], base + start, base + end))
-            if term.external and payload_at < 0:
+            if term.external and payload_at is None:
                 payload_at = base + start
         # what _read_token and _begin_payload note as the tokens are read
         if plan.base is None:
             c.body_at = objs[1].start
-        if c.payload_at < 0:
+        if c.payload_at is None:
             c.payload_at = payload_at
         c.loose = None
         b.sniffed = 0
-        waits = at_end and not self.eof and plan.lex is not None  # what follows is yet to come
+        waits = at_end and not self.window.eof and plan.lex is not None  # what follows is yet to come
         stage = ending.read if waits or part else ending.whole
         assert stage is not None
         # the children each value on a chained plan's stack has before the plan's nodes take over its list
@@ -354,5 +370,5 @@ class WholeBlocks:
         if plan.lex is None:
             c.state = Reading.DONE  # the parse finished with the last token (Cursor._finish)
         else:
-            self._done(c, trail=not at_end, at=base + pos)
+            self.cursor.done(c, trail=not at_end, at=base + pos)
         return True

@@ -34,13 +34,45 @@ class Held:
 
 
 class Window:
-    __slots__ = ("win", "base", "cur", "prev_tail")
+    """The text received and not yet decided, where prose reading is, whether the text has
+    ended, and who holds the text ``win`` no longer keeps (the open block, or an open code
+    span: its ``Held`` pieces).  Positions change only through its methods."""
+
+    __slots__ = ("win", "base", "cur", "prev_tail", "eof", "held", "specials")
 
     def __init__(self) -> None:
         self.win = ""
         self.base = 0
         self.cur = 0
         self.prev_tail = "\n"  # the four characters before ``win`` (a line start at first)
+        self.eof = False  # the end of the text is known (close())
+        self.held: Held | None = None  # the holder of text moved out of ``win``
+        # reading token ids: which text came from ordinary tokens (None: reading text)
+        self.specials: SpecialTokens | None = None
+
+    def move(self, cur: int) -> None:
+        """Reading goes on at ``cur`` (relative to ``base``): what is before it was read."""
+        self.cur = cur
+
+    def append(self, delta: str) -> None:
+        """A delta arrived: it is read from the window."""
+        self.win += delta
+
+    def read_tokens(self, special_texts: frozenset[str]) -> SpecialTokens:
+        """The stream reads token ids: what ordinary tokens wrote is kept from now on (the
+        tokenizer's special tokens have ``special_texts``)."""
+        sp = self.specials
+        if sp is None:
+            sp = self.specials = SpecialTokens(special_texts)
+        return sp
+
+    def end_text(self) -> None:
+        """The text has ended (``close()``): nothing more will arrive."""
+        self.eof = True
+
+    def hold(self, held: Held | None) -> None:
+        """``held`` keeps the text ``win`` lets go of from now on (None: nobody does)."""
+        self.held = held
 
     @property
     def end(self) -> int:
@@ -56,9 +88,10 @@ class Window:
         self.prev_tail = (self.prev_tail + text)[-4:]
         self.base += len(text)
 
-    def compact(self, look_from: int, keep_from: int, held: Held | None) -> None:
+    def compact(self, look_from: int, keep_from: int) -> None:
         """Drop the text before ``look_from`` from ``win``; what of it is after
-        ``keep_from`` moves into ``held``."""
+        ``keep_from`` moves into the holder's pieces."""
+        held = self.held
         base = self.base
         win = self.win
         look = min(look_from, base + len(win)) - base
@@ -81,11 +114,12 @@ class Window:
         self.base = base + look
         self.cur = max(0, self.cur - look)
 
-    def slice(self, start: int, end: int, held: Held | None) -> str:
-        """Text between absolute offsets, from ``held``'s pieces and ``win``."""
+    def slice(self, start: int, end: int) -> str:
+        """Text between absolute offsets, from the holder's pieces and ``win``."""
         base = self.base
         if start >= base:
             return self.win[start - base : end - base]
+        held = self.held
         parts = []
         if held is not None and held.pieces:
             pieces, starts = held.pieces, held.starts
@@ -102,16 +136,17 @@ class Window:
             parts.append(self.win[max(start, base) - base : end - base])
         return "".join(parts)
 
-    def rewind(self, pos: int, held: Held | None) -> None:
+    def rewind(self, pos: int) -> None:
         """Make ``pos`` the reading position again (text after it is read as prose); text
-        before ``base`` comes back from ``held``."""
+        before ``base`` comes back from the holder (the block or span that keeps it)."""
         if pos >= self.base:
             self.cur = pos - self.base
             return
+        held = self.held
         assert held is not None, "rewinding needs the holder of the text"
-        before = self.slice(max(held.start, pos - 4), pos, held)
+        before = self.slice(max(held.start, pos - 4), pos)
         tail = (held.tail + before)[-4:] if pos - 4 < held.start else before
-        self.win = self.slice(pos, self.base, held) + self.win
+        self.win = self.slice(pos, self.base) + self.win
         self.base = pos
         self.cur = 0
         self.prev_tail = tail
@@ -121,8 +156,12 @@ class Window:
         if held.pieces and held.starts[-1] + len(held.pieces[-1]) > pos:
             held.pieces[-1] = held.pieces[-1][: pos - held.starts[-1]]
 
-    def restore(self, held: Held) -> None:
-        """Put everything ``held`` kept back in front of ``win`` (it is read again)."""
+    def restore(self) -> None:
+        """Put everything the holder kept back in front of ``win`` (it is read again), and let
+        the holder go."""
+        held = self.held
+        assert held is not None, "restoring needs the holder of the text"
+        self.held = None
         text = held.text()
         if text:
             self.win = text + self.win

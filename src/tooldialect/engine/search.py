@@ -1,0 +1,51 @@
+"""Searching prose for markers and runs: one C-level scan where a match may begin, then the
+pattern tried there."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..markers import NEVER_ARRIVING, Arriving
+from .kinds import NEVER
+
+__all__ = ["MAX_FENCE_LINE", "RUNS", "SHORT", "Skipping"]
+
+#: Text this short (a delta, what is held at a window's end) is searched by where a
+#: marker's first two characters can stand (Catalog.lead_rx): a cheap test on a few
+#: characters that spares most per-position checks, and slower than first_rx over a
+#: long text, which is searched by first character.
+SHORT = 64
+
+#: A fence line longer than this is no fence line.
+MAX_FENCE_LINE = 256
+
+#: A backtick or tilde run from where it begins (to its end).
+RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
+
+
+class Skipping:
+    """A pattern whose matches all begin with one of a few characters, searched by first
+    finding such a character (one C-level scan of a character class) and trying the
+    pattern from there: a long alternation of markers is slow to try at every position."""
+
+    __slots__ = ("rx", "first", "pats", "arriving")
+
+    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
+        self.rx = rx
+        self.first = first  # a character class: where a match may begin (None: anywhere)
+        self.pats = pats  # the alternatives' MarkerPatterns, when known
+        self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
+
+    def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
+        first, rx = self.first, self.rx
+        if first is None:
+            return rx.search(text, pos, end)
+        while True:
+            f = first.search(text, pos, end)
+            if f is None:
+                return None
+            m = rx.match(text, f.start(), end)
+            if m is not None:
+                return m  # the leftmost match: none can begin before this character
+            pos = f.start() + 1

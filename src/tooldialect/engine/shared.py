@@ -1,0 +1,64 @@
+"""What every room of one stream reads and none changes: the catalog of markers, the binder,
+the policy, the caches of what depends only on a grammar and a parser state (shared by every
+stream over the catalog), and the readers of the grammars' nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..binding import Binder
+from ..catalog import Catalog
+from ..compiled_grammar import CompiledGrammar
+from ..models import Policy
+from ..transform import KEYED_RULE, Reader, reader_class
+from .cand import Cand, Lexicon
+
+__all__ = ["Shared"]
+
+
+class Shared:
+    """One stream's settings and the caches its rooms consult."""
+
+    __slots__ = ("cat", "binder", "policy", "cache", "_accepted", "_readers")
+
+    #: Read a JSON payload, or a whole block, in one step where the text allows (the
+    #: differential tests turn it off to show the token-by-token reading yields the same events).
+    whole_steps = True
+
+    def __init__(self, catalog: Catalog, binder: Binder, policy: Policy) -> None:
+        self.cat = catalog
+        self.binder = binder
+        self.policy = policy
+        # what depends only on a grammar and a parser state, shared by every stream over the catalog
+        self.cache: dict[Any, Any] = catalog.engine_cache
+        self._accepted: dict[str, dict[tuple[int, ...], Lexicon]] = catalog.engine_cache.setdefault("accepted", {})
+        self._readers: dict[str, Reader] = {}
+
+    def accepted(self, g: CompiledGrammar) -> dict[tuple[int, ...], Lexicon]:
+        """The lexicons of ``g``'s parser states met so far (by stack)."""
+        got = self._accepted.get(g.name)
+        if got is None:
+            got = self._accepted.setdefault(g.name, {})
+        return got
+
+    def reader(self, g: CompiledGrammar) -> Reader:
+        """The reader of ``g``'s nodes for this stream (a reader holds only its settings, so
+        every candidate of the grammar shares one)."""
+        got = self._readers.get(g.name)
+        if got is None:
+            got = self._readers[g.name] = reader_class(g.name)(
+                g.name,
+                self.binder.known,
+                self.policy.max_depth,
+                g.quotes,
+                self.binder.tools,
+                g.header.value_newlines == "strip",
+                KEYED_RULE in g.nodes,
+                # a kept cut-off call has whole members only: its stream sends no more
+                self.policy.truncated == "keep",
+            )
+        return got
+
+    def cand(self, g: CompiledGrammar, rule: str, pos: int, soft: bool) -> Cand:
+        """A new candidate of ``g`` reading ``rule`` from ``pos``."""
+        return Cand(g, rule, pos, soft, self.reader(g), self.accepted(g))
