@@ -179,7 +179,7 @@ def main() -> None:
 
     if not Path(td.__file__).resolve().is_relative_to(SRC):
         sys.exit(f"tooldialect imported from {td.__file__}, not from --src {SRC}")
-    build = "compiled" if getattr(td, "compiled", False) else "pure"
+    build = "compiled" if getattr(td, "compiled", False) is True else "pure"
     print(f"# tooldialect from {td.__file__} ({build} build)\n")
     tools = td.Toolset.from_openai(TOOLS)
     print(

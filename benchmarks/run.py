@@ -628,7 +628,8 @@ def main(argv: list[str] | None = None) -> int:
         "when": time.strftime("%Y-%m-%d %H:%M"),
         "tooldialect": td.__file__,
         "rev": revision(Path(args.src), args.rev),
-        "build": "compiled" if getattr(td, "compiled", False) else "pure",
+        # (an older tree has a module named compiled: only True is the compiled build)
+        "build": "compiled" if getattr(td, "compiled", False) is True else "pure",
     }
     before_meta, before_rows = None, []
     if args.before:

@@ -163,3 +163,18 @@ def test_type_ignores_are_few_and_name_their_code():
     bare = [where for where, line in ignores if not re.search(r"type: ignore\[[\w-]+(, [\w-]+)*\]", line)]
     assert not bare, f"name the error code of each type: ignore: {bare}"
     assert len(ignores) <= MAX_IGNORES, [where for where, _ in ignores]
+
+
+def test_the_engines_enums_hash_in_c():
+    """The run loop looks its readers up by Mode and a block's reader by Phase on every
+    step: an enum hashed by Enum.__hash__ is a Python call per lookup."""
+    import enum
+
+    from tooldialect.engine import kinds
+
+    enums = [v for v in vars(kinds).values() if isinstance(v, type) and issubclass(v, enum.Enum) and list(v)]
+    assert {e.__name__ for e in enums} >= {"Mode", "Phase", "Verdict", "Channel", "Reading"}
+    for e in enums:
+        assert e.__hash__ in (object.__hash__, int.__hash__), e.__name__
+        member = next(iter(e))
+        assert {member: 1}[member] == 1

@@ -40,6 +40,8 @@ from .window import Window
 
 __all__ = ["Engine"]
 
+_PROSE, _BLOCK, _TEXT = Mode.PROSE, Mode.BLOCK, Channel.TEXT  # (read on every delta)
+
 
 class Engine:
     """The sans-IO core behind :class:`~tooldialect.ToolStream` and :func:`~tooldialect.parse`."""
@@ -86,40 +88,42 @@ class Engine:
     # -- public -----------------------------------------------------------------------------
 
     def feed(self, delta: str) -> list[Event]:
-        if delta:
-            w = self.window
-            prose = self.prose
-            if self.mode is Mode.BLOCK:
-                b = self.arbiter.block
-                assert b is not None
-                if self.cursor.string_run(b, delta):
-                    return self.sink.drain()
-            elif (
-                self.mode is Mode.PROSE
-                and not w.win
-                and (prose.reply_started or prose.channel is not Channel.TEXT)
-                and not (
-                    self.cat.lines and ("\n" in delta or not self.sink.line_prose) and self.prose.line_may_begin(delta)
-                )
-                and (
-                    self.cat.first_rx.search(delta) is None
-                    or (len(delta) <= SHORT and self.cat.lead_rx.search(delta) is None)
-                )
-            ):
-                # prose, nothing held, and no character a marker (or fence) begins with:
-                # the delta is text, as prose.step and _compact would find it
-                w.skip(delta)
+        if not delta:
+            return self.sink.drain()
+        mode = self.mode
+        w = self.window
+        if mode is _PROSE:
+            if not w.win:
+                prose = self.prose
                 channel = prose.channel
-                lone = self.sink.lone(delta, channel)  # the delta is the one event
-                if lone is not None:
-                    if self.observer is not None:
-                        self.observer.plain(delta, w.base - len(delta), channel)
-                    return lone
-                prose.text(delta)
+                cat = self.cat
+                sink = self.sink
+                if (
+                    (prose.reply_started or channel is not _TEXT)
+                    and not (cat.lines and ("\n" in delta or not sink.line_prose) and prose.line_may_begin(delta))
+                    and (
+                        cat.first_rx.search(delta) is None
+                        or (len(delta) <= SHORT and cat.lead_rx.search(delta) is None)
+                    )
+                ):
+                    # prose, nothing held, and no character a marker (or fence) begins with:
+                    # the delta is text, as prose.step and _compact would find it
+                    w.skip(delta)
+                    lone = sink.lone(delta, channel)  # the delta is the one event
+                    if lone is not None:
+                        if self.observer is not None:
+                            self.observer.plain(delta, w.base - len(delta), channel)
+                        return lone
+                    prose.text(delta)
+                    return sink.drain()
+        elif mode is _BLOCK:
+            b = self.arbiter.block
+            assert b is not None
+            if self.cursor.string_run(b, delta):
                 return self.sink.drain()
-            w.append(delta)
-            self._run()
-            self._compact()
+        w.append(delta)
+        self._run()
+        self._compact()
         return self.sink.drain()
 
     def ordinary_tokens(self, special_texts: frozenset[str], spans: list[tuple[int, int]]) -> None:

@@ -28,14 +28,22 @@ __all__ = [
 NEVER = 1 << 62
 
 
-class Channel(enum.Enum):
+class _Members(enum.Enum):
+    """An enum of singletons, hashed by identity: a dict or set keyed by one (the engine's
+    tables of modes and phases) hashes in C, not through ``Enum.__hash__`` (a Python call
+    per lookup)."""
+
+    __hash__ = object.__hash__
+
+
+class Channel(_Members):
     """Where prose goes: the visible text or the reasoning."""
 
     TEXT = "text"
     REASONING = "reasoning"
 
 
-class Reading(enum.Enum):
+class Reading(_Members):
     """A candidate's state while it reads a block (``live``: it may still read on)."""
 
     RUN = "run"  # reading: more may be read from the text there is
@@ -50,7 +58,7 @@ for _state in Reading:
     _state.live = _state is Reading.RUN or _state is Reading.WAIT
 
 
-class Failure(enum.Enum):
+class Failure(_Members):
     """Why a candidate failed."""
 
     SYNTAX = "syntax"  # text the grammar cannot read
@@ -59,14 +67,14 @@ class Failure(enum.Enum):
     LOOP = "loop"  # inside a repetition loop
 
 
-class Resync(enum.Enum):
+class Resync(_Members):
     """After damage in a block, what the candidate looks for to go on."""
 
     PAYLOAD = "payload"  # a broken payload: the next payload or a closer
     JUNK = "junk"  # unexpected text where the block could end: a closer of what is open
 
 
-class Mode(enum.Enum):
+class Mode(_Members):
     """Which room reads at the reading position (the engine's table of readers is keyed by it)."""
 
     PROSE = "prose"  # visible text or reasoning, up to the next marker
@@ -77,7 +85,7 @@ class Mode(enum.Enum):
     RUN = "run"  # a backtick or tilde run too long to open anything: plain text to its end
 
 
-class Verdict(enum.Enum):
+class Verdict(_Members):
     """What a step of a block's reading tells the engine (which asks the arbiter to act on it)."""
 
     WAIT = "wait"  # more text is needed
@@ -88,14 +96,14 @@ class Verdict(enum.Enum):
     OVER_CAP = "over cap"  # the block reads past max_block_chars: it is released as text
 
 
-class Closer(enum.Enum):
+class Closer(_Members):
     """A reasoning closer that ends the reasoning whatever wrapper opened it (the template
     opened it in the prompt: ``Policy.start_in_reasoning``)."""
 
     ANY = "any"
 
 
-class Phase(enum.Enum):
+class Phase(_Members):
     """What a block is doing."""
 
     LEX = "lex"  # its candidates read it
@@ -104,7 +112,7 @@ class Phase(enum.Enum):
     INLINE = "inline"  # a block after prose on its line: prose quoting the format, or calls
 
 
-class Stop(enum.Enum):
+class Stop(_Members):
     """Whether a marker ends a text value (None where asked means: undecided yet)."""
 
     YES = "yes"
@@ -112,7 +120,7 @@ class Stop(enum.Enum):
     MAYBE = "maybe"  # only if nothing better comes before the end of the text
 
 
-class Kind(enum.Enum):
+class Kind(_Members):
     """What a block item is."""
 
     START = "start"  # a call's name, read before its arguments: (name, id or None, name end)

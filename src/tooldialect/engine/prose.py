@@ -44,8 +44,14 @@ class Prose:
         self.ledger = ledger
         self.arbiter = arbiter
         # every marker begins with one of first_rx; in a short text, where lead_rx finds
-        self.marker_search = Skipping(catalog.prose, catalog.first_rx)
-        self.marker_search_short = Skipping(catalog.prose, catalog.lead_rx)
+        # (they hold no state: one pair per catalog)
+        searches: tuple[Skipping, Skipping] | None = shared.cache.get("marker searches")
+        if searches is None:
+            searches = shared.cache["marker searches"] = (
+                Skipping(catalog.prose, catalog.first_rx),
+                Skipping(catalog.prose, catalog.lead_rx),
+            )
+        self.marker_search, self.marker_search_short = searches
         self.channel = Channel.REASONING if policy.start_in_reasoning else Channel.TEXT
         # the wrapper whose closer ends the reasoning (any, when the template opened it)
         self.rclose: str | Closer | None = Closer.ANY if policy.start_in_reasoning else None
