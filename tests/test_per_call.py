@@ -159,6 +159,20 @@ def test_member_span_of_text_that_is_not_strict_is_the_walks() -> None:
         assert jsonspans.member_span(text, 0, "a") == member_spans(text, 0).get("a"), text
 
 
+@pytest.mark.parametrize("text", ['{"a"}', '{"a":', '{"a": 1, "b"', '{"a', '{"a\\x": 1}', '{"a" ', '{"a": 1, "b": }'])
+def test_member_spans_of_text_that_is_not_an_object_are_those_before_it(text: str) -> None:
+    spans = member_spans(text, 0)  # (raised IndexError or ValueError)
+    assert spans == ({"a": (6, 7)} if text.startswith('{"a": 1') else {}), text
+    assert jsonspans.member_span(text, 0, "a") == spans.get("a")
+
+
+@given(st.text(alphabet='{}[]":, 1a\\ \n', max_size=24))
+def test_member_spans_take_any_text(tail: str) -> None:
+    text = "{" + tail
+    for start, end in member_spans(text, 0).values():  # (no IndexError, no ValueError)
+        assert 0 < start < end <= len(text)
+
+
 @given(st.lists(VALUES, max_size=6), SPACE, st.booleans())
 def test_element_spans_are_jsonscans(values: list[Any], space: str, ascii_only: bool) -> None:
     text = "[" + space + ("," + space).join(_dump(v, ascii_only) + space for v in values) + "]"

@@ -61,7 +61,8 @@ def _value_end(text: str, pos: int) -> int:
 
 
 def member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
-    """Spans of the values of an object's members (strict JSON at ``start``, a ``{``)."""
+    """Spans of the values of an object's members (strict JSON at ``start``, a ``{``; on
+    text that is not, the members before the first that is not ``"key": value``)."""
     spans: dict[str, tuple[int, int]] = {}
     pos = _ws_match(text, start + 1).end()
     while pos < len(text) and text[pos] != "}":
@@ -69,10 +70,19 @@ def member_spans(text: str, start: int) -> dict[str, tuple[int, int]]:
             break
         key_end = string_end(text, pos)
         raw = text[pos:key_end]
-        key = raw[1:-1] if "\\" not in raw else json.loads(raw)
-        pos = _ws_match(text, key_end).end() + 1  # the colon
-        pos = _ws_match(text, pos).end()
+        colon = _ws_match(text, key_end).end()
+        if key_end > len(text) or colon >= len(text) or text[colon] != ":":
+            break  # not an object's member after all: the spans read so far
+        try:
+            key = raw[1:-1] if "\\" not in raw else json.loads(raw)
+        except ValueError:
+            break  # an escape json does not know
+        pos = _ws_match(text, colon + 1).end()
+        if pos >= len(text):
+            break
         end = _value_end(text, pos)
+        if end <= pos:
+            break  # no value after the colon
         spans[key] = (pos, end)
         pos = _ws_match(text, end).end()
         if pos < len(text) and text[pos] == ",":
