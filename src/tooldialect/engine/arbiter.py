@@ -14,7 +14,7 @@ from ..lalr import Tok
 from ..records import Issue, excerpt
 from .cand import Block, Cand, failed, furthest
 from .events import Sink
-from .kinds import Channel, Failure, Item, Kind, Phase, Reading, Verdict
+from .kinds import READING_DONE, VERDICT_ON, Channel, Failure, Item, Kind, Phase, Reading, Verdict
 from .ledger import Ledger, may_be_quoted
 from .loops import Loops, LoopWatch
 from .observe import Observer
@@ -160,7 +160,7 @@ class Arbiter:
         cands = b.cands
         far = cands[0].progress if len(cands) == 1 else furthest(cands)
         if far - b.start <= self.policy.max_block_chars:
-            return Verdict.ON
+            return VERDICT_ON
         c0 = self._over_limit_owner(b, far)
         done_calls = c0.call_items() if not c0.soft else []
         if done_calls:
@@ -208,7 +208,7 @@ class Arbiter:
 
     def _decide(self, b: Block) -> Verdict:
         rank = self.cat.rank
-        done = [c for c in b.cands if c.state is Reading.DONE and c.calls]
+        done = [c for c in b.cands if c.state is READING_DONE and c.calls]
         deeper: list[Cand] = []
         if done:
             # a candidate that read the block to its end beats one that stopped at text it

@@ -16,7 +16,20 @@ from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
 from ..tree import node_text as _node_text
-from .kinds import NEVER, Channel, Failure, Item, Key, Kind, Phase, Reading, Resync, Source
+from .kinds import (
+    NEVER,
+    READING_DONE,
+    READING_FAILED,
+    Channel,
+    Failure,
+    Item,
+    Key,
+    Kind,
+    Phase,
+    Reading,
+    Resync,
+    Source,
+)
 from .window import Held
 
 __all__ = [
@@ -428,9 +441,9 @@ class Cand:
     @property
     def progress(self) -> int:
         """How far this candidate has read, the same at every chunking once it has stopped."""
-        if self.state is Reading.FAILED:
+        if self.state is READING_FAILED:
             return self.reach
-        if self.state is Reading.DONE:
+        if self.state is READING_DONE:
             return max(self.last_end, self.reach)
         return max(self.pos, self.reach)
 

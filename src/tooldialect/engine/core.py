@@ -26,7 +26,20 @@ from .cand import Block
 from .cursor import Cursor
 from .events import Sink
 from .fences import Fences
-from .kinds import Channel, Mode, Phase, Verdict
+from .kinds import (
+    CHANNEL_TEXT,
+    MODE_BLOCK,
+    MODE_PROSE,
+    PHASE_INLINE,
+    PHASE_LOOP,
+    PHASE_RECOVER,
+    VERDICT_CLOSED,
+    VERDICT_WAIT,
+    Channel,
+    Mode,
+    Phase,
+    Verdict,
+)
 from .ledger import Ledger
 from .loops import Loops
 from .observe import Observer
@@ -39,8 +52,6 @@ from .whole import WholeBlocks
 from .window import Window
 
 __all__ = ["Engine"]
-
-_PROSE, _BLOCK, _TEXT = Mode.PROSE, Mode.BLOCK, Channel.TEXT  # (read on every delta)
 
 
 class Engine:
@@ -92,14 +103,14 @@ class Engine:
             return self.sink.drain()
         mode = self.mode
         w = self.window
-        if mode is _PROSE:
+        if mode is MODE_PROSE:
             if not w.win:
                 prose = self.prose
                 channel = prose.channel
                 cat = self.cat
                 sink = self.sink
                 if (
-                    (prose.reply_started or channel is not _TEXT)
+                    (prose.reply_started or channel is not CHANNEL_TEXT)
                     and not (cat.lines and ("\n" in delta or not sink.line_prose) and prose.line_may_begin(delta))
                     and (
                         cat.first_rx.search(delta) is None
@@ -116,7 +127,7 @@ class Engine:
                         return lone
                     prose.text(delta)
                     return sink.drain()
-        elif mode is _BLOCK:
+        elif mode is MODE_BLOCK:
             b = self.arbiter.block
             assert b is not None
             if self.cursor.string_run(b, delta):
@@ -162,9 +173,9 @@ class Engine:
         verdict = self._phases[b.phase](b)
         if obs is not None:
             obs.step(b, False)
-        if verdict is Verdict.WAIT:
+        if verdict is VERDICT_WAIT:
             return None
-        return Mode.BLOCK if self.arbiter.step(verdict) else Mode.PROSE
+        return MODE_BLOCK if self.arbiter.step(verdict) else MODE_PROSE
 
     def _step_lex(self, b: Block) -> Verdict:
         """The candidates read what they can; the block is decided once none reads on."""
@@ -180,11 +191,11 @@ class Engine:
         if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
             self.ledger.early(b)
         # the cap depends only on how far the candidates read, so every chunking agrees
-        if self.arbiter.over_limit(b) is Verdict.CLOSED:
+        if self.arbiter.over_limit(b) is VERDICT_CLOSED:
             return Verdict.CLOSED
         for c in b.cands:
             if c.state.live:
-                return Verdict.WAIT
+                return VERDICT_WAIT
         return self.arbiter.decide(b)
 
     # -- text ------------------------------------------------------------------------------------
@@ -202,12 +213,12 @@ class Engine:
             for c in b.cands:
                 if c.state.live and c.pos < look_from:
                     look_from = c.pos
-            if b.phase is Phase.RECOVER or b.phase is Phase.INLINE:
+            if b.phase is PHASE_RECOVER or b.phase is PHASE_INLINE:
                 look_from = min(look_from, b.absorb if b.absorb is not None else b.rpos)
             elif b.loop is not None and b.loop.pos < look_from:
                 look_from = b.loop.pos
             # a loop is removed whole: none of its text is kept
-            keep_from = b.loop.pos if b.phase is Phase.LOOP else b.start
+            keep_from = b.loop.pos if b.phase is PHASE_LOOP else b.start
             w.compact(look_from, keep_from)
         elif self.fences.span is not None:
             span = self.fences.span

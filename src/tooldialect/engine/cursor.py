@@ -16,7 +16,7 @@ from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
 from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
-from .kinds import Failure, Item, Key, Kind, Phase, Reading, Resync, Source
+from .kinds import PHASE_LEX, READING_WAIT, Failure, Item, Key, Kind, Reading, Resync, Source
 from .ledger import Ledger
 from .shared import Shared
 from .values import ESCAPE_GROUP, TEXT, TextValues
@@ -86,7 +86,7 @@ class Cursor:
         or a raw text value (no character a stop begins with, no backslash where
         backslashes escape), with no character a loop marker begins with, under the size
         cap.  False, having done nothing, otherwise."""
-        if b.phase is not Phase.LEX or b.early is None:
+        if b.phase is not PHASE_LEX or b.early is None:
             return False
         if len(b.cands) == 1:
             c = b.cands[0]
@@ -96,7 +96,7 @@ class Cursor:
             return False
         w = self.window
         at = w.base + len(w.win)
-        if c.state is not Reading.WAIT or c.pos != at:
+        if c.state is not READING_WAIT or c.pos != at:
             return False
         sc = c.scanner
         stream = c.stream
@@ -181,7 +181,7 @@ class Cursor:
                 c.stream = None
         if status == MORE:
             c.pos = base + p
-            c.state = Reading.WAIT
+            c.state = READING_WAIT
             return False
         if status == DONE:
             if base + p > cap:
@@ -271,7 +271,7 @@ class Cursor:
             if self.window.eof:
                 self._no_token(c, c.pos, "end of text")
             else:
-                c.state = Reading.WAIT
+                c.state = READING_WAIT
             return False
         terms = lex.at(win[lp])
         if not terms and not text_ok:
@@ -286,7 +286,7 @@ class Cursor:
         ):
             best = None  # a marker of this family spelled in ordinary tokens is not its marker
         if wait:
-            c.state = Reading.WAIT
+            c.state = READING_WAIT
             return False
         if c.body_at is None and (best is not None or external is not None or text_ok):
             c.body_at = base + lp

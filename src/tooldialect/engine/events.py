@@ -16,7 +16,7 @@ from ..models import (
     constructor,
 )
 from ..records import Issue
-from .kinds import Channel
+from .kinds import CHANNEL_TEXT, Channel
 from .observe import Observer
 
 __all__ = [
@@ -60,7 +60,7 @@ class Sink:
         when something is, and ``s`` is added with :meth:`text`."""
         if self._pend or self.out:
             return None
-        if kind is not Channel.TEXT:
+        if kind is not CHANNEL_TEXT:
             return [reasoning_delta(s)]
         if not self.line_prose or "\n" in s:  # (else the line it goes on already holds prose)
             self.note_line(s)

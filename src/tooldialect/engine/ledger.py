@@ -16,7 +16,7 @@ from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand, failed
 from .events import Sink, arguments_delta, call_abort, call_end, call_start
-from .kinds import Channel, Item, Key, Kind, Phase, Reading, Source, item_end
+from .kinds import KIND_CALL, KIND_ISSUE, KIND_TEXT, Channel, Item, Key, Kind, Phase, Reading, Source, item_end
 from .observe import Observer
 from .shared import Shared
 from .window import Window
@@ -145,10 +145,10 @@ class Ledger:
         assert c is not None
         for item in c.items[b.emitted :]:  # (emitting an item adds none)
             kind = item.kind
-            if (kind is Kind.CALL or kind is Kind.ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
+            if (kind is KIND_CALL or kind is KIND_ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
                 b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
                 return  # not before the loop scan has cleared its text (every chunking agrees)
-            if b.inline and (kind is Kind.TEXT or (kind is Kind.CALL and may_be_quoted(self.binder, item.obj))):
+            if b.inline and (kind is KIND_TEXT or (kind is KIND_CALL and may_be_quoted(self.binder, item.obj))):
                 return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
             self.emit_item(b, item)
@@ -229,7 +229,7 @@ class Ledger:
     def emit_item(self, b: Block, item: Item) -> None:
         kind = item.kind
         key = item.key
-        if kind is Kind.CALL:
+        if kind is KIND_CALL:
             self._emit_call(b, item.obj, key)
         elif kind is Kind.START:
             assert key is not None  # (a call's name read first is keyed)

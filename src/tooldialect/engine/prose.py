@@ -11,7 +11,7 @@ from ..compiled_grammar import EXTERNALS, LINE_RULE, CompiledGrammar
 from .arbiter import Arbiter
 from .cand import Block
 from .events import Sink
-from .kinds import Channel, Closer, Mode
+from .kinds import CHANNEL_TEXT, Channel, Closer, Mode
 from .ledger import Ledger
 from .search import RUNS, SHORT, Skipping
 from .shared import Shared
@@ -107,7 +107,7 @@ class Prose:
         w = self.window
         win = w.win
         cur = w.cur
-        if not self.reply_started and self.channel is Channel.TEXT:
+        if not self.reply_started and self.channel is CHANNEL_TEXT:
             m = _NON_WS.search(win, cur)
             if m is None:
                 self.text(win[cur:])

@@ -12,7 +12,7 @@ from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
 from ..markers import Arriving
 from .cand import Block, Cand, TextValue
-from .kinds import Failure, Reading, Stop
+from .kinds import READING_WAIT, STOP_NO, Failure, Reading, Stop
 from .shared import Shared
 from .window import Window
 
@@ -96,11 +96,11 @@ class TextValues:
                     if cut >= 0:
                         hold = cut
                 c.pos = base + hold
-                c.state = Reading.WAIT
+                c.state = READING_WAIT
                 return False
             if verdict is None:  # undecided until more text arrives
                 c.pos = base + q
-                c.state = Reading.WAIT
+                c.state = READING_WAIT
                 return False
             if verdict is Stop.YES:
                 return self._end_text(c, t, base + q)
@@ -138,7 +138,7 @@ class TextValues:
             if blind and term.name in c.reader.tool_stops:
                 return q, None, lp
             verdict = self._stop_valid(c, t, term, q, stop_end)
-            if verdict is not Stop.NO:
+            if verdict is not STOP_NO:
                 return q, verdict, lp
             lp = q + 1
 
