@@ -163,3 +163,25 @@ def nested(depth: int, leaf: Any = 1) -> Any:
     for _ in range(depth):
         value = [value]
     return value
+
+
+#: A NexusRaven-style grammar (``Call: get_time(tz='UTC')``), gated by the toolset.
+NEXUSRAVEN = """\
+// family: nexusraven
+// title: NexusRaven Call: lines with Python keyword arguments
+// models: Nexusflow/NexusRaven-*
+// checked against: an invented copy of the NexusRaven prompt format
+// gated: toolset
+// write call: CALL_LINE " " name:PY_NAME "(" arguments:keywords ")"
+
+%import ._json (WS)
+%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
+%ignore WS
+
+start: CALL_LINE call
+call: name "(" args? ")"
+args: _py_items
+name: PY_NAME
+
+CALL_LINE: "Call:"
+"""

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import NEXUSRAVEN, ROOT
 
 import tooldialect as td
 from tooldialect.cli import main
@@ -194,27 +194,6 @@ def test_a_node_name_added_to_the_read_set_is_all_it_takes(tmp_path):
 
 
 # -- errors cite the line ------------------------------------------------------------------
-
-#: A NexusRaven-style grammar (``Call: get_time(tz='UTC')``), gated by the toolset.
-NEXUSRAVEN = """\
-// family: nexusraven
-// title: NexusRaven Call: lines with Python keyword arguments
-// models: Nexusflow/NexusRaven-*
-// checked against: an invented copy of the NexusRaven prompt format
-// gated: toolset
-// write call: CALL_LINE " " name:PY_NAME "(" arguments:keywords ")"
-
-%import ._json (WS)
-%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
-%ignore WS
-
-start: CALL_LINE call
-call: name "(" args? ")"
-args: _py_items
-name: PY_NAME
-
-CALL_LINE: "Call:"
-"""
 
 
 def _line_of(text: str, prefix: str) -> int:

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import ROOT, check_invariants, cuts_for, run_stream
+from support import NEXUSRAVEN, ROOT, check_invariants, cuts_for, run_stream
 
 import tooldialect as td
 from tooldialect import families as registry
@@ -177,23 +177,8 @@ def test_grammar_path_variable(tmp_path, monkeypatch):
 
 
 #: A grammar that does not compile: its call rule uses a ``name`` rule it never defines.
-UNCOMPILED = """\
-// family: nexusraven
-// title: NexusRaven Call: lines
-// models: Nexusflow/NexusRaven-*
-// checked against: an invented copy of the NexusRaven prompt format
-// gated: toolset
-// write call: CALL_LINE " " name:PY_NAME "(" arguments:keywords ")"
-
-%import ._json (WS)
-%import ._pyliteral (py_value, _py_atom, py_name, py_string, py_template, py_number, py_op, py_list, py_tuple, py_dict, py_entry, _py_items, _py_item, py_kwarg, PY_STRING, BACKTICK_STRING, PY_NAME, PY_NUMBER, PY_OP, COMMA)
-%ignore WS
-
-start: CALL_LINE call
-call: name "(" _py_items? ")"
-CALL_LINE: "Call:"
-"""
-UNCOMPILED_AT = "nexusraven.lark:{}".format(UNCOMPILED.splitlines().index('call: name "(" _py_items? ")"') + 1)
+UNCOMPILED = NEXUSRAVEN.replace("name: PY_NAME\n", "")
+UNCOMPILED_AT = "nexusraven.lark:{}".format(UNCOMPILED.splitlines().index('call: name "(" args? ")"') + 1)
 HERMES_REPLY = 'Sure.\n<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
 
 

@@ -5,7 +5,7 @@ check`` reports on their own (:func:`unread`, :func:`unwritable`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from .compiled_grammar import CANONICAL, JSON_EXTERNALS, RAW_TEXT, START_RULES, CompiledGrammar, NodeReads, Terminal
 from .tree import LITERAL_ITEMS
@@ -134,38 +134,28 @@ def _payload(symbol: str, compiled: CompiledGrammar) -> bool:
     return term is not None and term.external
 
 
-def _holds_payload(node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> set[str]:
-    """The payload terminals anywhere under a node."""
-    out: set[str] = set()
-    seen: set[str] = set()
+def _under(node: str, holds: dict[str, set[str]]) -> Iterator[str]:
+    """Every node and terminal anywhere under ``node``, each once (the rules hold each other
+    in cycles)."""
+    seen = {node}
     todo = [node]
     while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for kid in holds.get(n, ()):
-            if kid in holds:
-                todo.append(kid)
-            elif _payload(kid, compiled):
-                out.add(kid)
-    return out
+        for kid in holds.get(todo.pop(), ()):
+            if kid not in seen:
+                seen.add(kid)
+                yield kid
+                if kid in holds:
+                    todo.append(kid)
+
+
+def _holds_payload(node: str, holds: dict[str, set[str]], compiled: CompiledGrammar) -> set[str]:
+    """The payload terminals anywhere under a node."""
+    return {kid for kid in _under(node, holds) if kid not in holds and _payload(kid, compiled)}
 
 
 def _holds_node(node: str, wanted: frozenset[str], holds: dict[str, set[str]]) -> bool:
     """Whether one of the ``wanted`` nodes is anywhere under ``node``."""
-    seen: set[str] = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        kids = holds.get(n, set())
-        if kids & wanted:
-            return True
-        todo.extend(k for k in kids if k in holds)
-    return False
+    return any(kid in wanted for kid in _under(node, holds))
 
 
 def _no_call_rule(holds: dict[str, set[str]], reads: NodeReads) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import shape as sh
+from .coerce import json_type
 from .compiled_grammar import CompiledGrammar
 from .errors import GrammarError, PolicyError
 from .models import ParseResult
@@ -121,22 +122,8 @@ def _toolset(calls: list[dict[str, Any]]) -> Toolset:
     for call in calls:
         props = properties.setdefault(call["name"], {})
         for key, value in call["arguments"].items():
-            props.setdefault(key, {"type": _json_type(value)})
+            props.setdefault(key, {"type": json_type(value)})
     return Toolset([Tool(name=name, parameters={"type": "object", "properties": p}) for name, p in properties.items()])
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _differs(calls: list[dict[str, Any]], got: ParseResult, shape: sh.Shape) -> str | None:
