@@ -181,17 +181,26 @@ def test_a_name_written_exactly_resolves_without_a_new_record(monkeypatch: pytes
     assert made
 
 
-def test_the_reader_decodes_each_payload_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    loads = Counter[str]()
-    original = jsonscan.loads_strict
+def test_each_payload_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the whole-block reader looks for a payload's end it decodes it; the reader
+    takes that value instead of decoding the same text again."""
+    decodes = Counter[str]()
+    loads, scan = jsonscan.loads_strict, jsonscan.strict_value_at
 
-    def counted(text: str):
-        loads[text] += 1
-        return original(text)
+    def counted_loads(text: str):
+        decodes["loads"] += 1
+        return loads(text)
 
-    monkeypatch.setattr("tooldialect.transform.loads_strict", counted)
-    assert len(td.parse(reply("hermes", 20), tools=TOOLS, families=["hermes"]).calls) == 20
-    assert sum(loads.values()) == 20
+    def counted_scan(text: str, pos: int):
+        decodes["scan"] += 1
+        return scan(text, pos)
+
+    monkeypatch.setattr("tooldialect.transform.loads_strict", counted_loads)
+    monkeypatch.setattr("tooldialect.engine.cursor.strict_value_at", counted_scan)
+    for family in ("hermes", "mistral", "kimi_k2"):
+        decodes.clear()
+        assert len(td.parse(reply(family, 20), tools=TOOLS, families=[family]).calls) == 20
+        assert decodes == {"scan": 20}, family
 
 
 LIST_TOOLS = td.Toolset.from_openai(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .records import NAME_KEYS
@@ -32,6 +33,7 @@ __all__ = [
     "depth_exceeds",
     "loads_strict",
     "quoted_end",
+    "strict_value_at",
     "string_end",
 ]
 
@@ -476,6 +478,21 @@ def _finite(text: str) -> float:
 
 #: one decoder for every strict load (json.loads with keywords builds a new one per call)
 _STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
+
+
+#: (value, end) of the strict JSON value at an offset, as ``loads_strict`` reads it: the C
+#: scanner of the strict decoder, without ``raw_decode``'s Python frame around it
+_scan_strict: Callable[[str, int], tuple[Any, int]] = vars(_STRICT)["scan_once"]
+
+
+def strict_value_at(text: str, pos: int) -> tuple[Any, int]:
+    """The strict JSON value that begins at ``pos`` (no white space before it) and where it
+    ends, as ``loads_strict`` reads it; ``json.JSONDecodeError`` (``pos`` where the decoder
+    stopped) when there is none there, ``JsonValueError`` for a non-finite number."""
+    try:
+        return _scan_strict(text, pos)
+    except StopIteration as stop:
+        raise json.JSONDecodeError("Expecting value", text, stop.value) from None
 
 
 def loads_strict(text: str) -> Any:

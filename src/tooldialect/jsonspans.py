@@ -194,26 +194,53 @@ def depth_after(text: str, start: int, end: int) -> int:
 
 #: (value, end) of the JSON value at an offset (the scanner a decoder makes for itself)
 _scan_value: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
-_STRICT_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
-_strict_comma_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*(?:,[ \t\r\n]*)?").match)
+
+
+_WS = " \t\r\n"
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """The first offset from ``pos`` that is not JSON white space (a few characters at most,
+    where a regex match would cost more than the loop)."""
+    n = len(text)
+    while pos < n and text[pos] in _WS:
+        pos += 1
+    return pos
 
 
 def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
     """``member_spans(text, start).get(key)``: the span of the value of member ``key`` of
     the object at ``start`` (its last, the one json.loads keeps)."""
+    # (white space is looked at in place first: most payloads have none, or one space,
+    # where a member's parts meet)
     try:
         found = None
-        pos = _ws_match(text, start + 1).end()
+        pos = start + 1
+        if text[pos] in _WS:
+            pos = _skip_ws(text, pos)
         while text[pos] == '"':
             name, pos = _scan_value(text, pos)
-            colon = _STRICT_COLON.match(text, pos)
-            if colon is None:  # not strict JSON after all
-                return member_spans(text, start).get(key)
-            pos = colon.end()
+            if text[pos] != ":":
+                pos = _skip_ws(text, pos)
+                if text[pos] != ":":  # not strict JSON after all
+                    return member_spans(text, start).get(key)
+            pos += 1
+            if text[pos] in _WS:
+                pos += 1
+                if text[pos] in _WS:
+                    pos = _skip_ws(text, pos)
             end = _scan_value(text, pos)[1]
             if name == key:
                 found = (pos, end)
-            pos = _strict_comma_match(text, end).end()
+            pos = end
+            if text[pos] in _WS:
+                pos = _skip_ws(text, pos)
+            if text[pos] == ",":
+                pos += 1
+                if text[pos] in _WS:
+                    pos += 1
+                    if text[pos] in _WS:
+                        pos = _skip_ws(text, pos)
         return found
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return member_spans(text, start).get(key)
@@ -223,11 +250,13 @@ def strict_element_spans(text: str, start: int) -> list[tuple[int, int]]:
     """``element_spans(text, start)``: the spans of the elements of the array at ``start``."""
     try:
         spans = []
-        pos = _ws_match(text, start + 1).end()
+        pos = _skip_ws(text, start + 1)
         while text[pos] != "]":
             end = _scan_value(text, pos)[1]
             spans.append((pos, end))
-            pos = _strict_comma_match(text, end).end()
+            pos = _skip_ws(text, end)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
         return spans
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return element_spans(text, start)

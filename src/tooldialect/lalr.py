@@ -229,7 +229,13 @@ class LRParser:
                 pushed.append(gotos[pushed[-1] if pushed else stack[depth - 1]][act.origin])
         return True
 
-    def feed(self, tok: Tok) -> bool:
+    def feed(self, tok: Tok, on_node: Callable[[Node], None] | None = None) -> bool:
+        """Shift ``tok`` after the reductions it calls for: False when the grammar has no
+        place for it.  Each node a reduction builds goes to ``on_node`` (the parser's own
+        when None): a caller that passes its bound method here rather than to the
+        constructor keeps no reference cycle between itself and its parser."""
+        if on_node is None:
+            on_node = self.on_node
         tables = self.tables
         stack = self.stack
         ttype = tok.type
@@ -242,14 +248,14 @@ class LRParser:
                 return False
             if type(act) is not RuleShape:
                 break
-            self._reduce(act)
+            self._reduce(act, on_node)
         stack.append(act)
         self.values.append(tok)
         # reduce at once while the state's only possible action is one reduction
         sole = tables.sole
         shape = sole[act]
         while shape is not None:
-            self._reduce(shape)
+            self._reduce(shape, on_node)
             shape = sole[stack[-1]]
         return True
 
@@ -262,15 +268,15 @@ class LRParser:
             if isinstance(v, Node) and len(v.children) > v.size:
                 del v.children[v.size :]
 
-    def end(self) -> bool:
-        return self.feed(Tok(END, "", -1, -1))
+    def end(self, on_node: Callable[[Node], None] | None = None) -> bool:
+        return self.feed(Tok(END, "", -1, -1), on_node)
 
     def result(self) -> Any:
         return self.values[-1] if self.finished and self.values else None
 
     # -- internals ---------------------------------------------------------------
 
-    def _reduce(self, shape: RuleShape) -> None:
+    def _reduce(self, shape: RuleShape, on_node: Callable[[Node], None] | None) -> None:
         size = shape.size
         stack = self.stack
         values = self.values
@@ -317,7 +323,7 @@ class LRParser:
             value: Any = children[0]
         else:
             value = Node(shape.name, children, start, end)
-            if not shape.structural and self.on_node is not None:
-                self.on_node(value)
+            if not shape.structural and on_node is not None:
+                on_node(value)
         stack.append(self.tables.gotos[stack[-1]][shape.origin])
         values.append(value)

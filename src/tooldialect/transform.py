@@ -78,6 +78,8 @@ __all__ = [
 
 #: The conventional rule whose payload holds objects keyed by the tool name.
 KEYED_RULE = "keyed_json_calls"
+#: payloads a reader keeps decoded for its next loads (a block's, found before it is read)
+_DECODED_KEPT = 32
 #: The conventional rules :meth:`Reader.read` reads as calls (every other node is None).
 CALL_NODES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
 #: The parts of a ``call`` the reader reads: its name, JSON arguments, id, text parameters
@@ -124,7 +126,7 @@ class Reader(Salvage):
     #: whole block read in one step does not know it, and leaves such a stop undecided.
     tool_stops: ClassVar[frozenset[str]] = frozenset()
 
-    __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools")
+    __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools", "_decoded")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -150,6 +152,7 @@ class Reader(Salvage):
         self.keyed = keyed  # the grammar's payloads are keyed by the tool name (KEYED_RULE)
         # arguments stream member by member (Policy(truncated="keep") keeps complete members)
         self.coarse = coarse
+        self._decoded: list[tuple[str, Any]] = []  # (text, value): payloads decoded as they were found
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -375,10 +378,22 @@ class Reader(Salvage):
                 issues.sort(key=lambda i: i.span[0] if i.span else 0)
         return calls, issues
 
+    def decoded(self, text: str, value: Any) -> None:
+        """``text`` is strict JSON that ``loads_strict`` reads as ``value`` (found where its end
+        was looked for): the next ``_load`` of it takes the value, once."""
+        if len(self._decoded) < _DECODED_KEPT:
+            self._decoded.append((text, value))
+
     def _load(self, text: str) -> tuple[Any, list[str]]:
         """Strict JSON, else the repair ladder: the value and the repairs made."""
         if depth_exceeds(text, self.max_depth):
             raise JsonValueError(f"nesting deeper than {self.max_depth}")
+        kept = self._decoded
+        if kept:  # (read in the order they were found: those before a match were never read)
+            for i, (known, value) in enumerate(kept):
+                if known == text:
+                    del kept[: i + 1]
+                    return value, []
         try:
             return loads_strict(text), []
         except JsonValueError as strict:

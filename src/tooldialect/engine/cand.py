@@ -201,7 +201,7 @@ class Cand:
         self.reader = reader
         self.items: list[Item] = []  # in source order; see Kind
         self.ncalls = 0  # the CALL items among them (asked after every resync: kept, not counted)
-        self.parser = LRParser(g.tables, rule, self._on_node)
+        self.parser = LRParser(g.tables, rule)  # (its nodes go to _on_node: shift passes it)
         self.pos = pos
         self.state = Reading.RUN
         self.last_end = pos
@@ -249,7 +249,7 @@ class Cand:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
         if tok.type in JSON_EXTERNALS:
             self.json_start = tok.start
-        ok = self.parser.feed(tok)
+        ok = self.parser.feed(tok, self._on_node)
         self.note(tok, term)
         return ok
 

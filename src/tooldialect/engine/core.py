@@ -59,7 +59,7 @@ class Engine:
 
     __slots__ = (
         "shared", "cat", "binder", "window", "sink", "observer", "ledger", "values", "cursor", "whole",
-        "loops", "recovery", "arbiter", "prose", "fences", "mode", "_readers", "_phases",
+        "loops", "recovery", "arbiter", "prose", "fences", "blocks", "mode", "_readers",
     )  # fmt: skip
 
     def __init__(self, catalog: Catalog, binder: Binder, policy: Policy, observer: Observer | None = None) -> None:
@@ -79,21 +79,17 @@ class Engine:
         self.prose = prose = Prose(shared, window, sink, ledger, arbiter)
         self.fences = fences = Fences(window, sink, prose, observer)
         self.mode = Mode.PROSE
-        # which room reads in each mode (None: wait for more text; else the mode that reads next)
+        self.blocks = blocks = BlockStep(arbiter, observer, Lexing(cursor, ledger, loops, arbiter), recovery, loops)
+        # which room reads in each mode (None: wait for more text; else the mode that reads next);
+        # only rooms' methods: a table of the engine's own would tie it into a reference cycle,
+        # which leaves every reply's objects to the garbage collector
         self._readers: dict[Mode, Callable[[], Mode | None]] = {
             Mode.PROSE: prose.step,
-            Mode.BLOCK: self._step_block,
+            Mode.BLOCK: blocks.step,
             Mode.TICKS: fences.at_run,
             Mode.FENCE: fences.step_fence,
             Mode.CODE: fences.step_code,
             Mode.RUN: fences.step_run,
-        }
-        # what reads a block in each phase (its candidates read in Phase.LEX)
-        self._phases: dict[Phase, Callable[[Block], Verdict]] = {
-            Phase.LEX: self._step_lex,
-            Phase.RECOVER: recovery.recover,
-            Phase.LOOP: loops.step,
-            Phase.INLINE: arbiter.step_quoted,
         }
 
     # -- public -----------------------------------------------------------------------------
@@ -164,40 +160,6 @@ class Engine:
                 return
             self.mode = got
 
-    def _step_block(self) -> Mode | None:
-        b = self.arbiter.block
-        assert b is not None
-        obs = self.observer
-        if obs is not None:
-            obs.step(b, True)
-        verdict = self._phases[b.phase](b)
-        if obs is not None:
-            obs.step(b, False)
-        if verdict is VERDICT_WAIT:
-            return None
-        return MODE_BLOCK if self.arbiter.step(verdict) else MODE_PROSE
-
-    def _step_lex(self, b: Block) -> Verdict:
-        """The candidates read what they can; the block is decided once none reads on."""
-        cursor = self.cursor
-        for c in b.cands:
-            if c.state.live:
-                cursor.advance(b, c)
-        if b.early is None:
-            self.ledger.update_early(b)
-        if b.loop is not None and self.loops.scan(b):
-            return Verdict.LOOP
-        leader = b.leader
-        if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
-            self.ledger.early(b)
-        # the cap depends only on how far the candidates read, so every chunking agrees
-        if self.arbiter.over_limit(b) is VERDICT_CLOSED:
-            return Verdict.CLOSED
-        for c in b.cands:
-            if c.state.live:
-                return VERDICT_WAIT
-        return self.arbiter.decide(b)
-
     # -- text ------------------------------------------------------------------------------------
 
     def _compact(self) -> None:
@@ -249,3 +211,67 @@ class Engine:
 
     def rank(self, family: str) -> int:
         return self.cat.rank[family]
+
+
+class BlockStep:
+    """Reads the open block one step: the reader of its phase, then the arbiter's verdict."""
+
+    __slots__ = ("arbiter", "observer", "_phases")
+
+    def __init__(
+        self, arbiter: Arbiter, observer: Observer | None, lexing: Lexing, recovery: Recovery, loops: Loops
+    ) -> None:
+        self.arbiter = arbiter
+        self.observer = observer
+        # what reads a block in each phase (its candidates read in Phase.LEX)
+        self._phases: dict[Phase, Callable[[Block], Verdict]] = {
+            Phase.LEX: lexing.step,
+            Phase.RECOVER: recovery.recover,
+            Phase.LOOP: loops.step,
+            Phase.INLINE: arbiter.step_quoted,
+        }
+
+    def step(self) -> Mode | None:
+        b = self.arbiter.block
+        assert b is not None
+        obs = self.observer
+        if obs is not None:
+            obs.step(b, True)
+        verdict = self._phases[b.phase](b)
+        if obs is not None:
+            obs.step(b, False)
+        if verdict is VERDICT_WAIT:
+            return None
+        return MODE_BLOCK if self.arbiter.step(verdict) else MODE_PROSE
+
+
+class Lexing:
+    """``Phase.LEX``: the block's candidates read what they can; the block is decided once none reads on."""
+
+    __slots__ = ("cursor", "ledger", "loops", "arbiter")
+
+    def __init__(self, cursor: Cursor, ledger: Ledger, loops: Loops, arbiter: Arbiter) -> None:
+        self.cursor = cursor
+        self.ledger = ledger
+        self.loops = loops
+        self.arbiter = arbiter
+
+    def step(self, b: Block) -> Verdict:
+        cursor = self.cursor
+        for c in b.cands:
+            if c.state.live:
+                cursor.advance(b, c)
+        if b.early is None:
+            self.ledger.update_early(b)
+        if b.loop is not None and self.loops.scan(b):
+            return Verdict.LOOP
+        leader = b.leader
+        if b.early and leader is not None and b.emitted < len(leader.items) and b.unheld():
+            self.ledger.early(b)
+        # the cap depends only on how far the candidates read, so every chunking agrees
+        if self.arbiter.over_limit(b) is VERDICT_CLOSED:
+            return Verdict.CLOSED
+        for c in b.cands:
+            if c.state.live:
+                return VERDICT_WAIT
+        return self.arbiter.decide(b)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ..argstream import StrictPrefix
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
-from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds
+from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds, strict_value_at
 from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
@@ -27,20 +28,15 @@ __all__ = ["Cursor"]
 _NON_WS = re.compile(r"\S")
 
 
-def _refuse(constant: str) -> None:
-    raise ValueError(constant)  # NaN and Infinity are not JSON: the scanner decides what they are
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse)
-
 #: The first piece of a payload the whole-payload reader decodes, and how much larger each
 #: next try is.
 _FIRST_PIECE = 1024
 _GROWTH = 8
 
 
-def _decode_end(win: str, lp: int) -> int:
-    """Where the strict JSON value at ``lp`` ends, or -1 when it is not one.
+def _decode_end(win: str, lp: int) -> tuple[int, Any]:
+    """Where the strict JSON value at ``lp`` ends, and the value (as ``loads_strict`` reads
+    it); -1 when it is not one.
 
     It decodes growing pieces from ``lp`` rather than the window itself: a failure costs the
     decoder a count of the lines before it, which over the window would be quadratic in a
@@ -52,15 +48,16 @@ def _decode_end(win: str, lp: int) -> int:
     while True:
         piece = win[lp : lp + size]
         try:
-            return lp + _DECODER.raw_decode(piece)[1]
+            value, end = strict_value_at(piece, 0)
+            return lp + end, value
         except RecursionError:
-            return -1
+            return -1, None
         except json.JSONDecodeError as err:
             cut = err.msg.startswith("Unterminated string") or err.pos >= len(piece) - 8
             if not cut or lp + size >= len(win):
-                return -1
-        except ValueError:
-            return -1
+                return -1, None
+        except ValueError:  # NaN, Infinity, a number past the float range
+            return -1, None
         size *= _GROWTH
 
 
@@ -386,11 +383,13 @@ class Cursor:
         win = self.window.win
         if win[lp] not in "{[":
             return -1
-        end = _decode_end(win, lp)
+        end, value = _decode_end(win, lp)
         if end < 0 or self.window.base + end > cap:
             return -1
-        if depth_exceeds(win[lp:end], self.policy.max_depth):
+        text = win[lp:end]
+        if depth_exceeds(text, self.policy.max_depth):
             return -1
+        c.reader.decoded(text, value)  # its reader reads the payload's token: decoded once
         return end  # (a grammar's quote token, <|"|>, cannot stand in strict JSON as written)
 
     def _finish(self, c: Cand) -> None:
@@ -482,7 +481,7 @@ class Cursor:
         """The block ends after its last token (``trail``: it stopped at text it could not
         read, at ``at``, or where its last token ended)."""
         if not c.parser.finished:
-            c.parser.end()
+            c.parser.end(c._on_node)
         c.trail = trail
         if trail and c.skip_at is None:
             c.skip_at = c.last_end if at is None else at
