@@ -1,6 +1,6 @@
 """The per-call shortcuts after parsing find exactly what the general path finds.
 
-* The engine's own constructors (``models.constructor``) build what ``model_construct``
+* The engine's own constructors (``construct.constructor``) build what ``model_construct``
   builds: the same ``__dict__`` in the same order, the same fields set, no extra, no
   private state, so dumps, equality and copies cannot tell them apart.
 * The reader's spans inside strict JSON (json's scanner crossing each value) are
@@ -19,9 +19,9 @@ from pydantic import ValidationError
 
 import tooldialect as td
 from tooldialect import binding, jsonspans
+from tooldialect.construct import constructor
 from tooldialect.engine import events
 from tooldialect.jsonspans import element_spans, member_spans
-from tooldialect.models import constructor
 from tooldialect.records import Issue
 
 CALL = td.ToolCall.model_construct(

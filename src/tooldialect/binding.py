@@ -13,8 +13,9 @@ from typing import Any, NamedTuple
 
 from .argstream import member
 from .coerce import ValueTyping
+from .construct import constructor
 from .errors import PolicyError
-from .models import Diagnostic, Policy, ToolCall, ToolChoice, constructor
+from .models import Diagnostic, Policy, ToolCall, ToolChoice
 from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
 from .toolset import Toolset

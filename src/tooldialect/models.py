@@ -2,15 +2,14 @@
 
 All are frozen pydantic v2 models.  The engine builds them without validation (its
 values are already checked): with ``model_construct``, or, for what it builds per call
-and per delta, with a :func:`constructor` that builds the same instance in fewer steps.
+and per delta, ``construct.constructor``, which builds the same instance in fewer steps.
 Callers building them get full validation, and a bad ``Policy`` raises
 :class:`~tooldialect.errors.PolicyError`, never a pydantic error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -155,66 +154,6 @@ class Policy(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise PolicyError(_explain(exc)) from None
-
-
-_M = TypeVar("_M", bound=BaseModel)
-_new = object.__new__
-_set = object.__setattr__
-
-
-def constructor(cls: type[_M], *names: str) -> Callable[..., _M]:
-    """``cls.model_construct(**dict(zip(names, values)))`` as a positional function, for the
-    models the engine builds per call and per delta: the same instance (``__dict__`` in
-    field order, every field in the fields set, no extra, no private) without
-    ``model_construct``'s generic walk over aliases and defaults, which is most of its
-    cost.  ``names`` are all the model's fields in declaration order; a model this would
-    not build exactly (an alias, private attributes, a post-init hook, extra="allow") is
-    found here, once, and gets ``model_construct`` itself."""
-    plain = (
-        names == tuple(cls.model_fields)
-        and all(f.alias is None and f.validation_alias is None for f in cls.model_fields.values())
-        and not cls.__private_attributes__
-        and not cls.__pydantic_post_init__
-        and not cls.__pydantic_root_model__
-        and cls.model_config.get("extra") != "allow"
-    )
-    if not plain:  # a model that grew an alias or a hook
-        return lambda *values: cls.model_construct(**dict(zip(names, values)))
-    # one and two fields (the per-delta events) spelled out: a third cheaper than the loop
-    if len(names) == 1:
-        (a,) = names
-
-        def build1(x: Any) -> _M:
-            m = _new(cls)
-            _set(m, "__dict__", {a: x})
-            _set(m, "__pydantic_fields_set__", {a})
-            _set(m, "__pydantic_extra__", None)
-            _set(m, "__pydantic_private__", None)
-            return m
-
-        return build1
-    if len(names) == 2:  # ArgumentsDelta, one per delta of a streamed call
-        b, c = names
-
-        def build2(x: Any, y: Any) -> _M:
-            m = _new(cls)
-            _set(m, "__dict__", {b: x, c: y})
-            _set(m, "__pydantic_fields_set__", {b, c})
-            _set(m, "__pydantic_extra__", None)
-            _set(m, "__pydantic_private__", None)
-            return m
-
-        return build2
-
-    def build(*values: Any) -> _M:
-        m = _new(cls)
-        _set(m, "__dict__", dict(zip(names, values)))
-        _set(m, "__pydantic_fields_set__", set(names))
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        return m
-
-    return build
 
 
 def json_data(model: BaseModel) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from typing import Any
 
 from .binding import Binder
 from .catalog import catalog_for
+from .construct import constructor
 from .engine import Engine
 from .errors import PolicyError, StreamClosedError
 from .families import get
-from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta, constructor
+from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
 from .tokens import Detokenizer
 from .toolset import Toolset
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..binding import Binder
+from ..construct import constructor
 from ..models import (
     ArgumentsDelta,
     CallAbort,
@@ -13,7 +14,6 @@ from ..models import (
     Event,
     ReasoningDelta,
     TextDelta,
-    constructor,
 )
 from ..records import Issue
 from .kinds import CHANNEL_TEXT, Channel
