@@ -15,7 +15,7 @@ from typing import Any
 
 from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .markers import MarkerPattern
+from .markerpattern import MarkerPattern
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]

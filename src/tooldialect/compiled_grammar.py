@@ -14,7 +14,7 @@ from typing import ClassVar, Protocol
 from .errors import GrammarError
 from .header import Header
 from .lalr import Tables
-from .markers import NO_MARKER, MarkerPattern
+from .markerpattern import NO_MARKER, MarkerPattern
 
 __all__ = [
     "CANONICAL",

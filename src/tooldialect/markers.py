@@ -18,9 +18,10 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from .markerpattern import NEVER_ARRIVING, NO_MARKER, SIMULATE, Arriving, MarkerPattern
 
 if TYPE_CHECKING:  # the stubs describe the parser under its Python 3.10 names only
     import sre_constants as _c
@@ -36,76 +37,22 @@ else:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["NEVER_ARRIVING", "Arriving", "MarkerPattern", "UnsupportedPattern", "analyse", "samples"]
+__all__ = [
+    "NEVER_ARRIVING",
+    "NO_MARKER",
+    "Arriving",
+    "MarkerPattern",
+    "UnsupportedPattern",
+    "analyse",
+    "samples",
+    "simulate",
+]
 
 _MAXREPEAT = _c.MAXREPEAT
 
 
 class UnsupportedPattern(ValueError):
     """A terminal's regex uses a feature the incremental matcher cannot simulate."""
-
-
-@dataclass(frozen=True)
-class MarkerPattern:
-    """A compiled terminal pattern with what the tokenizer needs to know about it."""
-
-    source: str
-    regex: re.Pattern[str]
-    max_width: int  # longest possible match, in characters (may be huge when unbounded)
-    first: frozenset[str] | None  # characters a match can start with; None = too many to list
-    literal: str | None  # the exact text, when the pattern is one literal (case kept)
-    ignorecase: bool  # only meaningful with ``literal``
-
-    def match_end(self, text: str, pos: int) -> int | None:
-        m = self.regex.match(text, pos)
-        return m.end() if m else None
-
-    def needs_more(self, text: str, pos: int) -> bool:
-        """True when a match at ``pos`` could change if text were appended."""
-        if pos + self.max_width < len(text):
-            return False  # the pattern cannot reach the end of the buffer from here
-        tail = text[pos:]
-        if self.literal is not None:
-            if len(tail) >= len(self.literal):
-                return False
-            lit = self.literal[: len(tail)]
-            return tail.lower() == lit.lower() if self.ignorecase else tail == lit
-        return _simulate(self.source, tail)
-
-
-class Arriving:
-    """Whether one of a few patterns may match at a place once more text arrives (any
-    one's :meth:`MarkerPattern.needs_more`), asked at the last few characters of a
-    growing text again and again.  The answer depends only on the text from that place
-    to the end, so it is remembered by that text: for a tail of at most ``MAX_TAIL``
-    characters, and at most ``MAX_SEEN`` of them."""
-
-    MAX_TAIL = 64
-    MAX_SEEN = 1024
-    __slots__ = ("pats", "_seen")
-
-    def __init__(self, pats: tuple[MarkerPattern, ...]) -> None:
-        self.pats = pats
-        self._seen: dict[str, bool] = {}
-
-    def at(self, text: str, pos: int) -> bool:
-        if len(text) - pos > self.MAX_TAIL:
-            return any(p.needs_more(text, pos) for p in self.pats)
-        tail = text[pos:]
-        got = self._seen.get(tail)
-        if got is None:
-            got = any(p.needs_more(text, pos) for p in self.pats)
-            if len(self._seen) < self.MAX_SEEN:
-                self._seen[tail] = got
-        return got
-
-
-#: No pattern: nothing is ever arriving (a watch with nothing to watch).
-NEVER_ARRIVING = Arriving(())
-
-#: What a scanned (external) terminal has as a marker pattern: nothing matches it, nothing
-#: is arriving (``Terminal.marker``: code that reads markers never asks ``None``).
-NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
 
 
 def analyse(regexp: str) -> MarkerPattern:
@@ -243,12 +190,15 @@ def _parsed(source: str) -> list[_Item]:
 
 
 @lru_cache(maxsize=4096)  # a pure function of short strings: the same cut-off text recurs
-def _simulate(source: str, text: str) -> bool:
+def simulate(source: str, text: str) -> bool:
     """Whether some path of the pattern wants a character beyond the end of ``text``."""
     items = _parsed(source)
     sim = _Sim(text)
     sim.seq(items, 0, 0, False)
     return sim.hit_end
+
+
+SIMULATE.append(simulate)
 
 
 class _Sim:

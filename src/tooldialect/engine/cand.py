@@ -11,7 +11,7 @@ from ..binding import Typed
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner, Resume
 from ..lalr import END, LRParser, Node, Tok
-from ..markers import Arriving
+from ..markerpattern import Arriving
 from ..records import excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader

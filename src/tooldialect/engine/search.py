@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..markers import NEVER_ARRIVING, Arriving
+from ..markerpattern import NEVER_ARRIVING, Arriving
 from .kinds import NEVER
 
 __all__ = ["MAX_FENCE_LINE", "RUNS", "SHORT", "Skipping"]

@@ -10,7 +10,7 @@ from typing import cast
 
 from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
-from ..markers import Arriving
+from ..markerpattern import Arriving
 from .cand import Block, Cand, TextValue
 from .kinds import READING_WAIT, STOP_NO, Failure, Reading, Stop
 from .shared import Shared

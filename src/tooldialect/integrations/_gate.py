@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ToolDialectError
-from ..markers import MarkerPattern
+from ..markerpattern import MarkerPattern
 from ..models import Policy
 from ..pieces import piece
 from ..tokens import Detokenizer

@@ -1,0 +1,83 @@
+"""A terminal's compiled pattern and what the tokenizer asks of it per character: whether
+a match at a place may still change as text arrives (``MarkerPattern.needs_more``,
+``Arriving``).  ``markers`` works the patterns out from their regular expressions; this
+module is what the engine reads per marker and per character, kept apart so that the
+compiled build compiles it (``markers`` reads the regex parser's internals, which differ
+between Python versions)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+__all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern"]
+
+#: ``markers.simulate``, which that module puts here when it is imported (it reads the
+#: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
+#: path of a pattern wants a character past the end of a text.
+SIMULATE: list[Callable[[str, str], bool]] = []
+
+
+@dataclass(frozen=True)
+class MarkerPattern:
+    """A compiled terminal pattern with what the tokenizer needs to know about it."""
+
+    source: str
+    regex: re.Pattern[str]
+    max_width: int  # longest possible match, in characters (may be huge when unbounded)
+    first: frozenset[str] | None  # characters a match can start with; None = too many to list
+    literal: str | None  # the exact text, when the pattern is one literal (case kept)
+    ignorecase: bool  # only meaningful with ``literal``
+
+    def match_end(self, text: str, pos: int) -> int | None:
+        m = self.regex.match(text, pos)
+        return m.end() if m else None
+
+    def needs_more(self, text: str, pos: int) -> bool:
+        """True when a match at ``pos`` could change if text were appended."""
+        if pos + self.max_width < len(text):
+            return False  # the pattern cannot reach the end of the buffer from here
+        tail = text[pos:]
+        if self.literal is not None:
+            if len(tail) >= len(self.literal):
+                return False
+            lit = self.literal[: len(tail)]
+            return tail.lower() == lit.lower() if self.ignorecase else tail == lit
+        return SIMULATE[0](self.source, tail)
+
+
+class Arriving:
+    """Whether one of a few patterns may match at a place once more text arrives (any
+    one's :meth:`MarkerPattern.needs_more`), asked at the last few characters of a
+    growing text again and again.  The answer depends only on the text from that place
+    to the end, so it is remembered by that text: for a tail of at most ``MAX_TAIL``
+    characters, and at most ``MAX_SEEN`` of them."""
+
+    MAX_TAIL: ClassVar[int] = 64
+    MAX_SEEN: ClassVar[int] = 1024
+    __slots__ = ("pats", "_seen")
+
+    def __init__(self, pats: tuple[MarkerPattern, ...]) -> None:
+        self.pats = pats
+        self._seen: dict[str, bool] = {}
+
+    def at(self, text: str, pos: int) -> bool:
+        if len(text) - pos > self.MAX_TAIL:
+            return any(p.needs_more(text, pos) for p in self.pats)
+        tail = text[pos:]
+        got = self._seen.get(tail)
+        if got is None:
+            got = any(p.needs_more(text, pos) for p in self.pats)
+            if len(self._seen) < self.MAX_SEEN:
+                self._seen[tail] = got
+        return got
+
+
+#: No pattern: nothing is ever arriving (a watch with nothing to watch).
+NEVER_ARRIVING = Arriving(())
+
+#: What a scanned (external) terminal has as a marker pattern: nothing matches it, nothing
+#: is arriving (``Terminal.marker``: code that reads markers never asks ``None``).
+NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
