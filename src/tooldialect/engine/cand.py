@@ -20,6 +20,8 @@ from .kinds import (
     NEVER,
     READING_DONE,
     READING_FAILED,
+    READING_RUN,
+    READING_WAIT,
     Channel,
     Failure,
     Item,
@@ -306,6 +308,12 @@ class Cand:
     def accepted(self) -> dict[str, Terminal]:
         """The terminals the parser accepts now (exactly), by name."""
         return self.lexicon().terms
+
+    @property
+    def live(self) -> bool:
+        """Whether it may still read on (``Reading.live`` of its state, asked at every step)."""
+        state = self.state
+        return state is READING_RUN or state is READING_WAIT
 
     def lexicon(self) -> Lexicon:
         """What the parser accepts now, indexed for lexing (the same for every block of the

@@ -173,7 +173,7 @@ class Engine:
             # nothing better, stays in the block's pieces: values.scan_text rewinds to it)
             look_from = w.base + len(w.win)
             for c in b.cands:
-                if c.state.live and c.pos < look_from:
+                if c.live and c.pos < look_from:
                     look_from = c.pos
             if b.phase is PHASE_RECOVER or b.phase is PHASE_INLINE:
                 look_from = min(look_from, b.absorb if b.absorb is not None else b.rpos)
@@ -259,7 +259,7 @@ class Lexing:
     def step(self, b: Block) -> Verdict:
         cursor = self.cursor
         for c in b.cands:
-            if c.state.live:
+            if c.live:
                 cursor.advance(b, c)
         if b.early is None:
             self.ledger.update_early(b)
@@ -272,6 +272,6 @@ class Lexing:
         if self.arbiter.over_limit(b) is VERDICT_CLOSED:
             return Verdict.CLOSED
         for c in b.cands:
-            if c.state.live:
+            if c.live:
                 return VERDICT_WAIT
         return self.arbiter.decide(b)

@@ -20,6 +20,7 @@ __all__ = [
     "PHASE_RECOVER",
     "READING_DONE",
     "READING_FAILED",
+    "READING_RUN",
     "READING_WAIT",
     "STOP_NO",
     "VERDICT_CLOSED",
@@ -164,6 +165,7 @@ PHASE_LOOP: Final = Phase.LOOP
 PHASE_RECOVER: Final = Phase.RECOVER
 READING_DONE: Final = Reading.DONE
 READING_FAILED: Final = Reading.FAILED
+READING_RUN: Final = Reading.RUN
 READING_WAIT: Final = Reading.WAIT
 STOP_NO: Final = Stop.NO
 VERDICT_CLOSED: Final = Verdict.CLOSED

@@ -87,7 +87,7 @@ class Ledger:
             b.early = False
             return
         if len(alive) > 1:
-            if not any(c.state.live for c in alive):
+            if not any(c.live for c in alive):
                 b.early = False
             return
         lead = alive[0]  # still reading, or done (a whole block read in one delta)

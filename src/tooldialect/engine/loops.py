@@ -55,10 +55,11 @@ class LoopWatch:
         self.seen = max(self.seen, end - width)
         self.clear = max(self.clear, self.seen)
 
-    def scan(self, win: str, base: int, end: int, width: int, limit: int, lead: Callable[[int], Cand]) -> bool:
+    def scan(self, win: str, base: int, end: int, width: int, limit: int, lead: Cand | Callable[[int], Cand]) -> bool:
         """Count openers in ``win[pos - base : end]``; True once more than ``limit`` follow
         one another (``at`` then says where).  ``lead(at)`` is the candidate that speaks
-        for the block before ``at``: an opener it read as its own token is not a repeat."""
+        for the block before ``at`` (a block's only candidate: itself): an opener it read as
+        its own token is not a repeat."""
         self.scanned = base + end
         lp = self.pos - base
         rx = self.rx
@@ -78,7 +79,8 @@ class LoopWatch:
             if m.group(1) is None:  # a closer
                 self.repeats = 0
                 continue
-            if base + m.start() in lead(base + lp).opened_at:
+            speaker = lead if isinstance(lead, Cand) else lead(base + lp)
+            if base + m.start() in speaker.opened_at:
                 # the grammar read this opener as the block's own token: one marker per call
                 # (Mistral v11 writes [TOOL_CALLS] before each), not an opener met again
                 continue
@@ -126,7 +128,14 @@ class Loops:
     def loop_rx(self, openers: list[Marker], cands: list[Cand]) -> Skipping:
         """One pattern for the block's opener (group 1) and the closers that pair with it
         (group 2): ``X_OPEN`` pairs with ``X_CLOSE`` and ``FURNITURE_X_CLOSE``."""
-        key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
+        if len(openers) == 1 and len(cands) == 1:  # (most blocks: the same key, made directly)
+            key: tuple[str, tuple[str, ...], tuple[str, ...]] = (
+                "loop",
+                (openers[0].terminal.name,),
+                (cands[0].g.name,),
+            )
+        else:
+            key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
         got = self.cache.get(key)
         if got is None:
             opens = {mk.terminal.marker.source for mk in openers if not mk.terminal.external}
@@ -154,12 +163,12 @@ class Loops:
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
         cands = b.cands
         # (lead: the candidate that speaks for the block before a place; a block's only one, always)
+        lead: Cand | Callable[[int], Cand]
         if len(cands) == 1:
-            c = cands[0]
-            limit = c.pos if c.state.live else c.progress
-            lead = lambda at: c  # noqa: E731
+            lead = c = cands[0]
+            limit = c.pos if c.live else c.progress
         else:
-            live = [c.pos for c in cands if c.state.live]
+            live = [c.pos for c in cands if c.live]
             limit = min(live) if live else furthest(cands)
             lead = lambda at: self.lead(b, at)  # noqa: E731
         w = self.window
@@ -203,7 +212,7 @@ class Loops:
         b.winner = c0
         self.ledger.abort_started(b, "repetition_loop")
         for c in b.cands:
-            if c.state.live:
+            if c.live:
                 c.fail(c.pos, Failure.LOOP, "inside a repetition loop")
 
     def step(self, b: Block) -> Verdict:
