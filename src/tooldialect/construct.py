@@ -4,19 +4,19 @@ pydantic's ``model_construct`` (in the compiled build, compiled code)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from pydantic import BaseModel
 
 __all__ = ["constructor"]
 
 _M = TypeVar("_M", bound=BaseModel)
-_new = object.__new__
+_new: Final = object.__new__
 # The three slots every model instance has, set through their own descriptors: a call to
 # ``object.__setattr__`` finds the descriptor by name first (and packs its arguments)
-_set_fields = cast(Any, BaseModel.__dict__["__pydantic_fields_set__"]).__set__
-_set_extra = cast(Any, BaseModel.__dict__["__pydantic_extra__"]).__set__
-_set_private = cast(Any, BaseModel.__dict__["__pydantic_private__"]).__set__
+_set_fields: Final = cast(Any, BaseModel.__dict__["__pydantic_fields_set__"]).__set__
+_set_extra: Final = cast(Any, BaseModel.__dict__["__pydantic_extra__"]).__set__
+_set_private: Final = cast(Any, BaseModel.__dict__["__pydantic_private__"]).__set__
 
 
 def constructor(cls: type[_M], *names: str) -> Callable[..., _M]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..argstream import StrictPrefix
 from ..binding import Typed
@@ -33,6 +33,10 @@ from .kinds import (
     Source,
 )
 from .window import Held
+
+if TYPE_CHECKING:  # (both modules read blocks: the types only, no import cycle)
+    from .loops import LoopWatch
+    from .recovery import Balance
 
 __all__ = [
     "ArgStream",
@@ -515,9 +519,9 @@ class Block:
         self.rpos = start  # where recovery, or prose quoting the format, reads on
         self.sniffed = 0
         self.absorb: int | None = None  # after a broken block's closer: where following closers are sought
-        self.loop: Any = None  # the repetition-loop watch (loops.LoopWatch), when there is one
+        self.loop: LoopWatch | None = None  # the repetition-loop watch, when there is one
         # a payload deeper than max_depth: its brackets counted to find where it ends
-        self.balance: Any = None
+        self.balance: Balance | None = None
         # a tag opened after prose on the same line: a zero-argument call in it may be the
         # prose quoting the format (Arbiter._quoted); decided only once the block is read
         self.inline = False
@@ -536,4 +540,4 @@ class Block:
         """Whether the first item not emitted yet is not the one known to wait for the
         loop watch (asked before ``Ledger._early``, with an item not emitted yet)."""
         emitted, end = self.waits
-        return emitted != self.emitted or self.loop.clear >= end
+        return emitted != self.emitted or self.loop is None or self.loop.clear >= end

@@ -180,7 +180,7 @@ class Engine:
             elif b.loop is not None and b.loop.pos < look_from:
                 look_from = b.loop.pos
             # a loop is removed whole: none of its text is kept
-            keep_from = b.loop.pos if b.phase is PHASE_LOOP else b.start
+            keep_from = b.loop.pos if b.phase is PHASE_LOOP and b.loop is not None else b.start
             w.compact(look_from, keep_from)
         elif self.fences.span is not None:
             span = self.fences.span

@@ -106,7 +106,9 @@ class Cursor:
         elif stream is not None and (stream.fed != at or not stream.prefix.in_plain_string()):
             return False
         loop = b.loop
-        if loop is not None and (loop.pos != at or not loop.rx.pats or loop.rx.first.search(delta) is not None):
+        if loop is not None and (
+            loop.pos != at or not loop.rx.pats or loop.rx.first is None or loop.rx.first.search(delta) is not None
+        ):
             return False  # (LoopWatch.quiet, asked per delta)
         end = at + len(delta)
         if max(end, c.reach) - b.start > self.policy.max_block_chars:

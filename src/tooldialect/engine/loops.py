@@ -172,12 +172,13 @@ class Loops:
             limit = min(live) if live else furthest(cands)
             lead = lambda at: self.lead(b, at)  # noqa: E731
         w = self.window
-        if b.loop.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
-            self.window.rewind(b.loop.pos)
+        watch = b.loop
+        assert watch is not None  # (asked only of a block that has one)
+        if watch.pos < w.base:  # pragma: no cover - the window keeps loop.pos (see _compact)
+            self.window.rewind(watch.pos)
         end = min(limit - w.base, len(w.win))
-        if w.base + end == b.loop.scanned:
+        if w.base + end == watch.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        watch: LoopWatch = b.loop
         return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead)
 
     def lead(self, b: Block, at: int) -> Cand:
@@ -192,8 +193,9 @@ class Loops:
         """A loop: what the block completed before the loop was found stands; the rest of
         the block, up to a closer of its opener or the end of the text, is the loop (the
         block goes on in ``Phase.LOOP``: :meth:`step`)."""
-        at = b.loop.at
-        assert at is not None
+        loop = b.loop
+        assert loop is not None and loop.at is not None
+        at = loop.at
         c0 = self.lead(b, at)
         if b.leader is not None and b.leader is not c0:  # pragma: no cover - a leader stands alone
             b.emitted = 0
@@ -208,7 +210,7 @@ class Loops:
         # block's start): the report covers all of it, also what comes before the run of
         # openers (a candidate reading on past a closer of the opener)
         stood = [item_end(item.obj) for item in c0.items[: b.emitted] if item.kind is Kind.CALL]
-        b.loop.first = min(b.loop.first, max(stood, default=b.start))
+        loop.first = min(loop.first, max(stood, default=b.start))
         b.winner = c0
         self.ledger.abort_started(b, "repetition_loop")
         for c in b.cands:
@@ -220,6 +222,7 @@ class Loops:
         openers; then report it once.  ``Verdict.RECOVER`` at a closer: the closers right
         after it go with the block too (``Recovery.absorb``)."""
         loop = b.loop
+        assert loop is not None  # (Phase.LOOP: the watch found it)
         w = self.window
         if loop.pos < w.base:
             self.window.rewind(loop.pos)

@@ -82,15 +82,16 @@ class Prose:
         n = len(win)
         hi = min(limit, n)
         lo = max(w.cur, n - self.cat.max_width, self.settled - w.base)
-        cut_off = self.cat.cut_off
-        for m in self.cat.lead_rx.finditer(win, lo, hi):  # (at most the longest marker's width)
-            p = m.start()
-            if cut_off(win[p:]):
-                self.settled = w.base + p
-                return p
-            if win[p] in "`~" and self._fence_pending(p):
-                self.settled = w.base + p
-                return p
+        if lo < hi:  # (text read whole: the next marker is found before its last few characters)
+            cut_off = self.cat.cut_off
+            for m in self.cat.lead_rx.finditer(win, lo, hi):  # (at most the longest marker's width)
+                p = m.start()
+                if cut_off(win[p:]):
+                    self.settled = w.base + p
+                    return p
+                if win[p] in "`~" and self._fence_pending(p):
+                    self.settled = w.base + p
+                    return p
         self.settled = max(self.settled, w.base + hi)
         return -1
 
