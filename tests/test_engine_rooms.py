@@ -16,9 +16,8 @@ from tooldialect.engine import window
 from tooldialect.engine.cand import Cand, Lexicon, furthest
 from tooldialect.engine.events import Sink
 from tooldialect.engine.kinds import Channel, Key, Reading, Source
-from tooldialect.engine.loops import LoopWatch
-from tooldialect.engine.recovery import Balance
 from tooldialect.engine.search import Skipping
+from tooldialect.engine.watches import Balance, LoopWatch
 from tooldialect.engine.window import Held, Window
 
 # -- the window ----------------------------------------------------------------------------------
@@ -189,24 +188,24 @@ class _Lead:
 def test_loop_watch_counts_openers_without_a_closer_between():
     text = "<a>" + "x<a>" * 3
     w = _watch()
-    assert not w.scan(text, 0, len(text), 8, 5, lambda at: _Lead())
+    assert not w.scan(text, 0, len(text), 8, 5, lambda at: _Lead.opened_at)
     assert w.repeats == 4 and w.at is None  # no loop yet
     text2 = text + "x<a>x<a>"
-    assert w.scan(text2, 0, len(text2), 8, 5, lambda at: _Lead())
+    assert w.scan(text2, 0, len(text2), 8, 5, lambda at: _Lead.opened_at)
     assert w.repeats == 6 and w.at == len(text2) and w.first == 0
 
 
 def test_loop_watch_resets_at_a_closer_and_skips_the_blocks_own_openers():
     text = "<a>x<a></a>y<a>z<a>"
     w = _watch()
-    assert not w.scan(text, 0, len(text), 8, 2, lambda at: _Lead())
+    assert not w.scan(text, 0, len(text), 8, 2, lambda at: _Lead.opened_at)
     assert w.repeats == 2 and w.first == text.index("y") + 1
 
     class Own:
         opened_at: ClassVar[set[int]] = {4}  # the grammar read the opener at 4 as its own token
 
     w = _watch()
-    assert not w.scan(text, 0, 8, 8, 1, lambda at: Own())
+    assert not w.scan(text, 0, 8, 8, 1, Own.opened_at)
 
 
 def test_loop_watch_passes_quiet_text_in_one_step():
@@ -291,10 +290,10 @@ def test_a_loop_scan_given_no_new_text_finds_what_it_found(parts, data):
     end = len("<tool_call>")
     while end < len(text):
         end = data.draw(st.integers(end, len(text)))
-        if watch.scan(text, 0, end, engine.cat.max_width, 3, lambda at: lead):
+        if watch.scan(text, 0, end, engine.cat.max_width, 3, lead.opened_at):
             break  # a loop: the block leaves the watch
         state = [getattr(watch, f) for f in fields]
-        assert not watch.scan(text, 0, end, engine.cat.max_width, 3, lambda at: lead)
+        assert not watch.scan(text, 0, end, engine.cat.max_width, 3, lead.opened_at)
         assert [getattr(watch, f) for f in fields] == state
         if end == len(text):
             break

@@ -193,7 +193,7 @@ _RE_CALLS = {"compile", "match", "search", "fullmatch", "sub", "subn", "split", 
 NOT_MODEL_TEXT = {"grammar.py", "header.py", "coverage.py", "_docs.py"}
 #: Regexes built at run time, by file and function: each is explained in docs/security.md.
 DYNAMIC = {
-    ("recovery.py", "<module>"): "a string's plain run for each quote character: one negated class",
+    ("watches.py", "<module>"): "a string's plain run for each quote character: one negated class",
     ("fences.py", "_closer"): "a fence's closing line: bounded run of the fence character",
     ("fences.py", "step_fence"): "a fence's closing line: bounded run of the fence character",
     ("loops.py", "loop_rx"): "an alternation of marker terminals (bounded)",

@@ -16,10 +16,11 @@ from .cand import Block, Cand, failed, furthest
 from .events import Sink
 from .kinds import READING_DONE, VERDICT_ON, Channel, Failure, Item, Kind, Phase, Reading, Verdict
 from .ledger import Ledger, may_be_quoted
-from .loops import Loops, LoopWatch
+from .loops import Loops
 from .observe import Observer
 from .recovery import Recovery
 from .shared import Shared
+from .watches import LoopWatch
 from .whole import WholeBlocks
 from .window import Window
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..argstream import StrictPrefix
 from ..binding import Typed
@@ -32,11 +32,8 @@ from .kinds import (
     Resync,
     Source,
 )
+from .watches import Balance, LoopWatch
 from .window import Held
-
-if TYPE_CHECKING:  # (both modules read blocks: the types only, no import cycle)
-    from .loops import LoopWatch
-    from .recovery import Balance
 
 __all__ = [
     "ArgStream",

@@ -18,98 +18,10 @@ from .search import Skipping
 from .shared import Shared
 from .window import Window
 
-__all__ = ["LoopWatch", "Loops"]
+__all__ = ["Loops"]
 
 _TERMINAL_NAME = attrgetter("terminal.name")
 _GRAMMAR_NAME = attrgetter("g.name")
-
-
-class LoopWatch:
-    """Counts a block's opener in the text its candidates have read."""
-
-    __slots__ = ("rx", "marker", "pos", "repeats", "first", "at", "clear", "seen", "scanned")
-
-    def __init__(self, rx: Skipping, marker: str, start: int, opener_end: int) -> None:
-        self.rx = rx  # group 1: the opener, group 2: a closer that pairs with it
-        self.marker = marker  # the opener as written
-        self.pos = opener_end  # everything before this was counted
-        self.repeats = 1  # openers in the current run (the block's own included)
-        self.first = start  # where the current run began (once a loop: where what it removes begins)
-        self.at: int | None = None  # end of the opener that made the run a loop (None: no loop)
-        self.clear = opener_end  # no loop before this: items ending here may be emitted
-        # one marker width before what the scan has read (or the end of its last match):
-        # what ``clear`` follows, so that calls are released at the same points whatever
-        # ``pos`` skips
-        self.seen = opener_end
-        self.scanned: int | None = None  # the end of the text the last scan was given
-
-    def quiet(self, text: str) -> bool:
-        """Whether ``text`` holds no character an opener or closer begins with (the watch
-        then only moves on)."""
-        first = self.rx.first
-        return bool(self.rx.pats) and first is not None and first.search(text) is None
-
-    def passed(self, end: int, width: int) -> None:
-        """Everything before ``end`` (absolute) was read, and no marker begins in it."""
-        self.pos = end
-        self.seen = max(self.seen, end - width)
-        self.clear = max(self.clear, self.seen)
-
-    def scan(self, win: str, base: int, end: int, width: int, limit: int, lead: Cand | Callable[[int], Cand]) -> bool:
-        """Count openers in ``win[pos - base : end]``; True once more than ``limit`` follow
-        one another (``at`` then says where).  ``lead(at)`` is the candidate that speaks
-        for the block before ``at`` (a block's only candidate: itself): an opener it read as
-        its own token is not a repeat."""
-        self.scanned = base + end
-        lp = self.pos - base
-        rx = self.rx
-        first = rx.first
-        if lp < end and rx.pats and first is not None and first.search(win, lp, end) is None:
-            # no character a marker begins with in the new text: nothing to count, nothing
-            # that may still grow (what the general path below finds, in one scan)
-            self.passed(base + end, width)
-            return False
-        matched = False
-        while lp < end:
-            m = rx.search(win, lp, end)
-            if m is None:
-                break
-            matched = True
-            lp = m.end()
-            if m.group(1) is None:  # a closer
-                self.repeats = 0
-                continue
-            speaker = lead if isinstance(lead, Cand) else lead(base + lp)
-            if base + m.start() in speaker.opened_at:
-                # the grammar read this opener as the block's own token: one marker per call
-                # (Mistral v11 writes [TOOL_CALLS] before each), not an opener met again
-                continue
-            if self.repeats == 0:
-                self.first = base + m.start()
-            self.repeats += 1
-            if self.repeats > limit:
-                self.at = self.pos = base + lp
-                return True
-        self.pos = base + self._back(win, lp, end, width)
-        seen = base + end - width
-        self.seen = max(base + lp, seen) if matched else max(self.seen, seen)
-        self.clear = max(self.clear, self.seen)
-        return False
-
-    def _back(self, win: str, lp: int, end: int, width: int) -> int:
-        """Where the next scan starts: a marker may straddle ``end``, so from one marker
-        width before it, but only where a marker could still match once more text arrives
-        (a position where none can is decided for good, and never looked at again)."""
-        rx = self.rx
-        back = max(lp, end - width)
-        if rx.first is None or not rx.pats or back >= end:
-            return back
-        text = win if end == len(win) else win[:end]
-        arriving = rx.arriving
-        for f in rx.first.finditer(text, back, end):
-            if arriving.at(text, f.start()):
-                return f.start()
-        return end
 
 
 class Loops:
@@ -163,14 +75,15 @@ class Loops:
         ``max_repeats`` with no closer between is a repetition loop.  True when it is one."""
         cands = b.cands
         # (lead: the candidate that speaks for the block before a place; a block's only one, always)
-        lead: Cand | Callable[[int], Cand]
+        own: set[int] | Callable[[int], set[int]]
         if len(cands) == 1:
-            lead = c = cands[0]
+            c = cands[0]
+            own = c.opened_at
             limit = c.pos if c.live else c.progress
         else:
             live = [c.pos for c in cands if c.live]
             limit = min(live) if live else furthest(cands)
-            lead = lambda at: self.lead(b, at)  # noqa: E731
+            own = lambda at: self.lead(b, at).opened_at  # noqa: E731
         w = self.window
         watch = b.loop
         assert watch is not None  # (asked only of a block that has one)
@@ -179,7 +92,7 @@ class Loops:
         end = min(limit - w.base, len(w.win))
         if w.base + end == watch.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, lead)
+        return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, own)
 
     def lead(self, b: Block, at: int) -> Cand:
         """The candidate that speaks for the block on the text before ``at``: among those

@@ -5,7 +5,7 @@ for it — malformed (up to a closer), unterminated (no closer: kept as text), t
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from ..catalog import OPEN
 from ..compiled_grammar import CompiledGrammar
@@ -17,67 +17,13 @@ from .kinds import Channel, Failure, Item, Key, Kind, Source, Verdict
 from .ledger import Ledger
 from .search import MAX_FENCE_LINE
 from .shared import Shared
+from .watches import Balance
 from .window import Window
 
-__all__ = ["Balance", "Recovery"]
+__all__ = ["Recovery"]
 
 _WS = re.compile(r"\s*")
 _OPENING = frozenset("([{")  # the brackets Balance counts as opening a level
-
-
-class Balance:
-    """The brackets and strings of a payload that went deeper than ``max_depth``, counted
-    (never parsed) to find where it ends, so that the prose after it stays text.  Linear:
-    each character is looked at once, runs of plain characters in one regex step."""
-
-    __slots__ = ("depth", "quote", "escape", "pos", "end")
-
-    _PLAIN = re.compile(r"[^\[\](){}\"'\\]+")
-    _IN_STRING: ClassVar[dict[str, re.Pattern[str]]] = {q: re.compile(r"[^\\" + q + "]+") for q in "\"'"}
-
-    def __init__(self, pos: int) -> None:
-        self.depth = 0
-        self.quote = ""  # the quote of the string being read ("" outside strings)
-        self.escape = False
-        self.pos = pos  # absolute: everything before it was counted
-        self.end: int | None = None  # absolute: just after the bracket that closed the payload, once found
-
-    def scan(self, text: str, lo: int, hi: int) -> int:
-        """Count ``text[lo:hi]``; the index just after the bracket that closes the payload,
-        or -1 when it is still open at ``hi``."""
-        i = lo
-        while i < hi:
-            if self.quote:
-                if self.escape:
-                    self.escape = False
-                    i += 1
-                    continue
-                m = self._IN_STRING[self.quote].match(text, i, hi)
-                if m is not None:
-                    i = m.end()
-                    continue
-                ch = text[i]
-                if ch == "\\":
-                    self.escape = True
-                elif ch == self.quote:
-                    self.quote = ""
-                i += 1
-                continue
-            m = self._PLAIN.match(text, i, hi)
-            if m is not None:
-                i = m.end()
-                continue
-            ch = text[i]
-            i += 1
-            if ch in "\"'":
-                self.quote = ch
-            elif ch in "([{":
-                self.depth += 1
-            elif ch in ")]}":
-                self.depth -= 1
-                if self.depth <= 0:
-                    return i
-        return -1
 
 
 class Recovery:
