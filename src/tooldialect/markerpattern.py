@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 __all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern"]
@@ -18,6 +18,8 @@ __all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern
 #: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
 #: path of a pattern wants a character past the end of a text.
 SIMULATE: list[Callable[[str, str], bool]] = []
+#: The tails a pattern remembers the simulation's answer for.
+MAX_SEEN = 1024
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class MarkerPattern:
     first: frozenset[str] | None  # characters a match can start with; None = too many to list
     literal: str | None  # the exact text, when the pattern is one literal (case kept)
     ignorecase: bool  # only meaningful with ``literal``
+    # what the simulation answered for a tail (a pure function of it: asked again as a
+    # text grows by a delta at a time), up to MAX_SEEN tails
+    _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def match_end(self, text: str, pos: int) -> int | None:
         m = self.regex.match(text, pos)
@@ -45,7 +50,13 @@ class MarkerPattern:
                 return False
             lit = self.literal[: len(tail)]
             return tail.lower() == lit.lower() if self.ignorecase else tail == lit
-        return SIMULATE[0](self.source, tail)
+        seen = self._seen
+        got = seen.get(tail)
+        if got is None:
+            got = SIMULATE[0](self.source, tail)
+            if len(seen) < MAX_SEEN:
+                seen[tail] = got
+        return got
 
 
 class Arriving:
