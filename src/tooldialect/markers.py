@@ -189,9 +189,9 @@ def _parsed(source: str) -> list[_Item]:
     return _items(_p.parse(source, 0))
 
 
-@lru_cache(maxsize=4096)  # a pure function of short strings: the same cut-off text recurs
 def simulate(source: str, text: str) -> bool:
-    """Whether some path of the pattern wants a character beyond the end of ``text``."""
+    """Whether some path of the pattern wants a character beyond the end of ``text``
+    (remembered per pattern and tail by ``MarkerPattern.needs_more``, its one caller)."""
     items = _parsed(source)
     sim = _Sim(text)
     sim.seq(items, 0, 0, False)
