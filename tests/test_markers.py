@@ -78,6 +78,23 @@ def test_analyse_supports_every_marker(pattern):
 
 @budget(60, deadline=None)
 @given(data=st.data())
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_literal_is_found_by_comparison_where_the_regex_finds_it(pattern, data):
+    """``exact`` (a literal whose case counts) stands in for the regex in the lexer: it
+    must end a match where the regex does, and only there."""
+    marker = analyse(pattern)
+    if marker.exact is None:
+        assert marker.literal is None or marker.ignorecase
+        return
+    assert marker.regex.fullmatch(marker.exact) and marker.max_width == len(marker.exact)
+    text = data.draw(st.one_of(_sample_texts(pattern), st.just(marker.exact.upper() + "x")))
+    for pos in range(len(text) + 1):
+        m = marker.regex.match(text, pos)
+        assert marker.match_end(text, pos) == (m.end() if m else None), (pattern, text, pos)
+
+
+@budget(60, deadline=None)
+@given(data=st.data())
 @pytest.mark.exhaustive(every=4)
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_needs_more_matches_the_automaton(pattern, data):

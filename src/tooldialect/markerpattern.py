@@ -35,8 +35,16 @@ class MarkerPattern:
     # what the simulation answered for a tail (a pure function of it: asked again as a
     # text grows by a delta at a time), up to MAX_SEEN tails
     _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    # ``literal`` when case counts: matched by comparing text, not by running the regex
+    exact: str | None = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exact", None if self.ignorecase else self.literal)
 
     def match_end(self, text: str, pos: int) -> int | None:
+        exact = self.exact
+        if exact is not None:
+            return pos + len(exact) if text.startswith(exact, pos) else None
         m = self.regex.match(text, pos)
         return m.end() if m else None
 

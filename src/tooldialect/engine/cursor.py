@@ -243,8 +243,13 @@ class Cursor:
             for ig in c.g.ignore:
                 if lp < n and ig.marker.first is not None and win[lp] not in ig.marker.first:
                     continue  # it cannot begin here (nor be arriving)
-                m = ig.marker.regex.match(win, lp)
-                end = lp if m is None else m.end()
+                # (a literal is compared, not matched: a regex call is the lexer's largest cost)
+                exact = ig.marker.exact
+                if exact is not None:
+                    end = lp + len(exact) if win.startswith(exact, lp) else lp
+                else:
+                    m = ig.marker.regex.match(win, lp)
+                    end = lp if m is None else m.end()
                 if end > lp and (end < n or self.window.eof or not resumed(ig, win, lp)):
                     lp = end
                     skipped = True
@@ -323,8 +328,12 @@ class Cursor:
             pat = term.marker
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
-            m = pat.regex.match(win, lp)
-            end = lp if m is None else m.end()
+            exact = pat.exact
+            if exact is not None:
+                end = lp + len(exact) if win.startswith(exact, lp) else lp
+            else:
+                m = pat.regex.match(win, lp)
+                end = lp if m is None else m.end()
             if end > lp:
                 key = (end, pat.literal is not None, term)
                 if best is None or key[:2] > best[:2]:

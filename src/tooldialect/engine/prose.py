@@ -263,9 +263,14 @@ class Prose:
             pat = mk.terminal.marker
             if not eof and pat.max_width >= near and pat.needs_more(win, q):
                 return [], True
-            m = pat.regex.match(win, q)
-            if m is not None and m.end() > q:
-                found.append((mk, m.end()))
+            exact = pat.exact
+            if exact is not None:
+                end = q + len(exact) if win.startswith(exact, q) else q
+            else:
+                m = pat.regex.match(win, q)
+                end = q if m is None else m.end()
+            if end > q:
+                found.append((mk, end))
         if found:
             best = max(e for _, e in found)
             found = [(mk, e) for mk, e in found if e == best]

@@ -129,9 +129,14 @@ class TextValues:
             q = m.start()
             term, stop_end = stops[0], q  # the longest stop matching here (the first on a tie)
             for stop in stops:
-                m = stop.marker.regex.match(win, q)
-                if m is not None and m.end() > stop_end:
-                    term, stop_end = stop, m.end()
+                exact = stop.marker.exact
+                if exact is not None:
+                    e = q + len(exact) if win.startswith(exact, q) else q
+                else:
+                    m = stop.marker.regex.match(win, q)
+                    e = q if m is None else m.end()
+                if e > stop_end:
+                    term, stop_end = stop, e
             near_end = not self.window.eof and q + t.first[1] >= len(win)  # (no stop reaches further)
             if near_end and any(stop is not term and stop.marker.needs_more(win, q) for stop in stops):
                 return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
@@ -174,9 +179,14 @@ class TextValues:
         while skipped:
             skipped = False
             for ig in c.g.ignore:
-                m = ig.marker.regex.match(win, f)
-                if m is not None and m.end() > f:
-                    f = m.end()
+                exact = ig.marker.exact
+                if exact is not None:
+                    e = f + len(exact) if win.startswith(exact, f) else f
+                else:
+                    m = ig.marker.regex.match(win, f)
+                    e = f if m is None else m.end()
+                if e > f:
+                    f = e
                     skipped = True
                 elif not self.window.eof and ig.marker.literal is not None and ig.marker.needs_more(win, f):
                     return None  # an ignored marker may be arriving (a split "\\n")
