@@ -15,7 +15,7 @@ from typing import Any
 
 from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .markerpattern import MarkerPattern
+from .markerpattern import MarkerPattern, lead_parts
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
@@ -193,13 +193,8 @@ def _lead(cat: Catalog) -> re.Pattern[str]:
     character, or by the end of the text; and every backtick and tilde.  The second
     character is looked at, not read (a lookahead), so that no position is skipped.
     For short texts only (a delta): over a long one it is slower than ``first_rx``."""
-    parts = []
-    for ch in sorted(cat.first):
-        if ch in _FENCE_CHARS:
-            continue
-        seconds = [chr(x) for x in range(128) if cat.viable(ch + chr(x), 0)]
-        cls = "".join(re.escape(c) for c in seconds)
-        parts.append(re.escape(ch) + "(?=[" + cls + "\\x80-\\U0010ffff]|\\Z)")
+    parts = lead_parts([m.pattern for m in cat.markers], skip=_FENCE_CHARS)
+    assert parts is not None  # (every marker's first characters are known: _build)
     parts.append("[" + re.escape(_FENCE_CHARS) + "]")
     return re.compile("|".join(parts))
 

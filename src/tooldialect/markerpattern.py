@@ -8,11 +8,11 @@ between Python versions)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-__all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern"]
+__all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern", "lead_parts"]
 
 #: ``markers.simulate``, which that module puts here when it is imported (it reads the
 #: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
@@ -100,3 +100,28 @@ NEVER_ARRIVING = Arriving(())
 #: What a scanned (external) terminal has as a marker pattern: nothing matches it, nothing
 #: is arriving (``Terminal.marker``: code that reads markers never asks ``None``).
 NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
+
+
+def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | None:
+    """Where one of ``pats`` may begin, by two characters: per character a match can begin
+    with, a regex for it followed by an ASCII character that can come second (as a match
+    or the beginning of one), by any other character, or by the end of the text.  The
+    second character is looked at, not read (a lookahead), so that no position is
+    skipped.  None when some pattern can begin with too many characters to list; the
+    characters in ``skip`` are left out (the caller finds them its own way)."""
+    by_first: dict[str, list[MarkerPattern]] = {}
+    for p in pats:
+        if p.first is None:
+            return None
+        for ch in p.first:
+            if ch not in skip:
+                by_first.setdefault(ch, []).append(p)
+    parts = []
+    for ch, some in sorted(by_first.items()):
+        seconds = "".join(
+            re.escape(chr(x))
+            for x in range(128)
+            if any(p.needs_more(ch + chr(x), 0) or p.match_end(ch + chr(x), 0) is not None for p in some)
+        )
+        parts.append(re.escape(ch) + "(?=[" + seconds + "\\x80-\\U0010ffff]|\\Z)")
+    return parts

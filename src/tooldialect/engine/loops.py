@@ -9,6 +9,7 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from ..catalog import Marker
+from ..markerpattern import lead_parts
 from ..records import Issue, excerpt
 from .cand import Block, Cand, furthest
 from .events import Sink
@@ -63,7 +64,16 @@ class Loops:
                     chars = None
                 else:
                     chars |= p.first
-            first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
+            # where a match may begin: by two characters when one character begins them all
+            # (a call's own tags share its opener's `<`), else by the first
+            lead = lead_parts(pats + closers) if chars and len(chars) == 1 else None
+            first = (
+                re.compile("|".join(lead))
+                if lead
+                else re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
+                if chars
+                else None
+            )
             # group 1: the opener, group 2: a closer (pats only with first: every
             # pattern's first characters are known)
             got = Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())

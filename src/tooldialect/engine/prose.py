@@ -156,7 +156,8 @@ class Prose:
         if q > cur:
             self.text(win[cur:q])
             w.move(q)
-        return self._at_marker(q)
+        # (where the search was not cut short, its match is the marker's when only one can begin here)
+        return self._at_marker(q, m.end() if end == len(win) and win[q] not in "`~" else -1)
 
     # -- lines on their own (a grammar's `line` rule) ------------------------------------------
 
@@ -253,13 +254,22 @@ class Prose:
         self.arbiter.adopt(Block(w.base + q, w.base + q, cands, self.channel, True, w.tail_at(q)))
         return True
 
-    def _matches(self, q: int) -> tuple[list[tuple[Marker, int]], bool]:
-        """Markers matching at ``q`` (longest first) and whether one may still grow."""
+    def _matches(self, q: int, known: int = -1) -> tuple[list[tuple[Marker, int]], bool]:
+        """Markers matching at ``q`` (longest first) and whether one may still grow;
+        ``known``: where the prose search's match at ``q`` ends (-1: not searched), which
+        is the marker's own when only one marker can begin there."""
         win = self.window.win
         near = len(win) - q  # (a marker that cannot reach the end of the text is not arriving)
         eof = self.window.eof
+        viable = self.cat.viable(win, q)
+        if known > q and len(viable) == 1:
+            mk = viable[0]
+            pat = mk.terminal.marker
+            if not eof and pat.max_width >= near and pat.needs_more(win, q):
+                return [], True
+            return [(mk, known)], False
         found = []
-        for mk in self.cat.viable(win, q):
+        for mk in viable:
             pat = mk.terminal.marker
             if not eof and pat.max_width >= near and pat.needs_more(win, q):
                 return [], True
@@ -276,8 +286,8 @@ class Prose:
             found = [(mk, e) for mk, e in found if e == best]
         return found, False
 
-    def _at_marker(self, q: int) -> Mode | None:
-        found, wait = self._matches(q)
+    def _at_marker(self, q: int, known: int = -1) -> Mode | None:
+        found, wait = self._matches(q, known)
         if wait:
             return None
         if not found:
