@@ -297,3 +297,27 @@ def test_call_start_id_is_the_id_known_when_the_call_is_announced():
     start = next(e for e in events if isinstance(e, td.CallStart))
     end = next(e for e in events if isinstance(e, td.CallEnd))
     assert start.id is None and end.call.id == "a1b2c3d4e"
+
+
+_WEATHER = td.Toolset.from_openai(
+    [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+)
+
+
+@pytest.mark.parametrize("families", [["hermes"], None])
+def test_what_may_be_a_wide_marker_or_a_fence_is_held_far_from_the_end(families):
+    """A marker wider than most (an opener with attributes) or a run of backticks may be
+    cut off by the end of the text from further back than the other markers reach: it is
+    held, not sent as text, and read whole once the rest arrives."""
+    s = td.ToolStream(_WEATHER, families=families)
+    sent = s.feed("Let me check. <tool_call " + "x" * 80)
+    assert [e.text for e in sent] == ["Let me check. "]
+    rest = s.feed('>\n{"name": "get_weather", "arguments": {}}\n</tool_call>') + s.close()
+    assert [e.call.name for e in rest if isinstance(e, td.CallEnd)] == ["get_weather"]
+    s = td.ToolStream(_WEATHER, families=families)
+    assert [e.text for e in s.feed("Some code: " + "`" * 45)] == ["Some code: "]
+    later = s.feed("python\nx = 1\n" + "`" * 45 + "\ndone") + s.close()
+    assert "".join(e.text for e in later if isinstance(e, td.TextDelta)).startswith("`" * 45 + "python")
+    s = td.ToolStream(_WEATHER, families=families)
+    assert [e.text for e in s.feed("Note ~~")] == ["Note "]  # (two tildes may become a fence's three)
+    assert [e.text for e in s.feed("x") + s.close()] == ["~~x"]

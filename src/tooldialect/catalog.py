@@ -23,6 +23,9 @@ __all__ = ["Catalog", "Marker", "catalog_for"]
 OPEN, RSTART, REND, FURNITURE = "open", "reasoning_open", "reasoning_close", "furniture"
 _ROLE_ORDER = {OPEN: 0, RSTART: 1, REND: 2, FURNITURE: 3}
 _FENCE_CHARS = "`~"
+#: Markers wider than this are few (an opener with attributes, a reasoning header): a text's
+#: last characters are searched for any marker cut off by its end, those before for these.
+_NARROW_WIDTH = 32
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class Catalog:
     _keys: dict[str, tuple[Marker, ...]] = field(default_factory=dict)  # see viable()
     _tails: dict[str, bool] = field(default_factory=dict)  # see cut_off()
     lead_rx: re.Pattern[str] = _NOTHING  # where a marker may begin, by two characters (_lead)
+    # the widest of the markers no wider than _NARROW_WIDTH, and where one of the wider
+    # ones may begin: further than that from the end of a text only those can be cut off by it
+    narrow_width: int = 0
+    wide_rx: re.Pattern[str] = _NOTHING
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
         return self.first.get(text[pos], ()) if pos < len(text) else ()
@@ -184,6 +191,10 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         no_tool={g.name: frozenset(g.header.no_tool) for g in grammars if g.header.no_tool},
     )
     cat.lead_rx = _lead(cat)
+    cat.narrow_width = max((m.pattern.max_width for m in markers if m.pattern.max_width <= _NARROW_WIDTH), default=0)
+    wide = lead_parts([m.pattern for m in markers if m.pattern.max_width > _NARROW_WIDTH], skip=_FENCE_CHARS)
+    if wide:
+        cat.wide_rx = re.compile("|".join(wide))
     return cat
 
 

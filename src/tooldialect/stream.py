@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .binding import Binder
 from .catalog import catalog_for
 from .construct import constructor
@@ -40,6 +42,7 @@ def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ToolStream:
     """Feed model output as it arrives; get text, reasoning and call events back.
 
@@ -107,6 +110,7 @@ class ToolStream:
         return self._closed
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Translator:
     """What the protocol adapters (``td.openai.ChatStream``, ``td.anthropic.MessageStream``)
     share: a :class:`ToolStream` of their own, or the caller's, whose events

@@ -13,7 +13,7 @@ from .cand import Block
 from .events import Sink
 from .kinds import CHANNEL_TEXT, Channel, Closer, Mode
 from .ledger import Ledger
-from .search import RUNS, SHORT, Skipping
+from .search import SHORT, Skipping
 from .shared import Shared
 from .window import Window
 
@@ -81,26 +81,30 @@ class Prose:
         win = w.win
         n = len(win)
         hi = min(limit, n)
-        lo = max(w.cur, n - self.cat.max_width, self.settled - w.base)
+        cat = self.cat
+        lo = max(w.cur, n - cat.max_width, self.settled - w.base)
         if lo < hi:  # (text read whole: the next marker is found before its last few characters)
-            cut_off = self.cat.cut_off
-            for m in self.cat.lead_rx.finditer(win, lo, hi):  # (at most the longest marker's width)
-                p = m.start()
-                if cut_off(win[p:]):
-                    self.settled = w.base + p
-                    return p
-                if win[p] in "`~" and self._fence_pending(p):
-                    self.settled = w.base + p
-                    return p
+            cut_off = cat.cut_off
+            # a run of backticks or tildes that ends the text may still grow into a fence
+            fence = n
+            if win[-1] in "`~":
+                fence = n - 1  # (where that run begins, from lo on)
+                while fence > lo and win[fence - 1] == win[-1]:
+                    fence -= 1
+            # further than the narrow markers reach from the end, only a wide one can be cut
+            # off by it (wide_rx: where one may begin); nearer, any (lead_rx)
+            mid = min(hi, max(lo, n - cat.narrow_width))
+            for rx, a, bound in ((cat.wide_rx, lo, mid), (cat.lead_rx, mid, hi)):
+                for m in rx.finditer(win, a, min(bound, fence)):
+                    p = m.start()
+                    if cut_off(win[p:]):
+                        self.settled = w.base + p
+                        return p
+                if fence < bound:
+                    self.settled = w.base + fence
+                    return fence
         self.settled = max(self.settled, w.base + hi)
         return -1
-
-    def _fence_pending(self, p: int) -> bool:
-        """A backtick/tilde run that reaches the end of the text may still grow."""
-        win = self.window.win
-        m = RUNS[win[p]].match(win, p)
-        assert m is not None  # (a run: it matches, empty or not)
-        return m.end() == len(win)
 
     def step(self) -> Mode | None:
         """Read prose from the reading position: None to wait for more text, else the mode
@@ -131,7 +135,8 @@ class Prose:
             if nl >= 0:
                 end = min(end, nl + 1 + self.cat.max_width)
         short = end - cur <= SHORT
-        if (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur, end) is None:
+        f = (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur, end)
+        if f is None:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             if lines and self._to_line_end(cur, len(win)):
@@ -139,7 +144,8 @@ class Prose:
             self.text(win[cur:])
             w.move(len(win))
             return None
-        m = (self.marker_search_short if short else self.marker_search).search(win, cur, end)
+        # (from the first character a marker may begin with: the search finds it there first)
+        m = (self.marker_search_short if short else self.marker_search).search(win, f.start(), end)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if lines and self._to_line_end(cur, p if p >= 0 else limit):
