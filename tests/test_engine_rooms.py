@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -352,3 +353,24 @@ def test_a_reply_leaves_nothing_for_the_garbage_collector():
     finally:
         gc.enable()
     assert not left, f"cyclic garbage left by (case: objects): {dict(list(left.items())[:10])}"
+
+
+@pytest.mark.skipif(td.compiled, reason="counts calls by patching a method a compiled build does not let be patched")
+@pytest.mark.parametrize("before", ["", "  \n", "Checking. "])
+def test_a_marker_is_matched_once_where_prose_meets_it(monkeypatch: pytest.MonkeyPatch, before: str) -> None:
+    """The markers at a place are matched once: where the reply begins with one too (the
+    reply's first character is looked at for a reply-anchored grammar, and that look
+    is what opens the block)."""
+    from tooldialect.engine.prose import Prose
+
+    seen: list[int] = []
+    matches = Prose._matches
+
+    def counted(self: Prose, q: int, known: int = -1):
+        seen.append(q)
+        return matches(self, q, known)
+
+    monkeypatch.setattr(Prose, "_matches", counted)
+    text = before + '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>'
+    assert [c.name for c in td.parse(text, families=["hermes"]).calls] == ["get_weather"]
+    assert seen.count(len(before)) == 1, seen

@@ -294,8 +294,10 @@ class Prose:
 
     def _at_marker(self, q: int, known: int = -1) -> Mode | None:
         found, wait = self._matches(q, known)
-        if wait:
-            return None
+        return None if wait else self._at_found(q, found)
+
+    def _at_found(self, q: int, found: list[tuple[Marker, int]]) -> Mode | None:
+        """What the markers ``found`` at ``q`` (``_matches``) do there."""
         if not found:
             return Mode.TICKS  # a backtick or tilde: the fences room reads it
         end = found[0][1]
@@ -338,7 +340,11 @@ class Prose:
             return None
         roles = {mk.role for mk, _ in found}
         if roles and OPEN not in roles:
-            return self._at_marker(q)
+            return self._at_found(q, found)
+        if OPEN in roles and not self._lines_open():
+            # a reply that opens with a marker: read where prose would find it next
+            self.reply_started = True
+            return self._at_found(q, found)
         if not roles and self.policy.bare_json and self.cat.reply_furniture:
             # a header the prompt left open (a recipient line): framing, then the reply goes on
             for term in self.cat.reply_furniture:
