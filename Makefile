@@ -111,10 +111,14 @@ bench: $(BENCH_VENV)/.bench-ready
 	if [ -n "$(BEFORE)" ]; then \
 	    git archive -o "$$tmp/before.tar" $(BEFORE) src grammars; \
 	    tar -x -C "$$tmp" -f "$$tmp/before.tar"; \
-	    echo "# before: $(BEFORE), exported to $$tmp"; \
-	    $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
-	        --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before.json"; \
-	    before="--before $$tmp/before.json"; \
+	    echo "# before: $(BEFORE), exported to $$tmp; each run beside one of this checkout alone"; \
+	    for r in 1 2; do \
+	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
+	            --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before$$r.json"; \
+	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
+	            --json "$$tmp/alone$$r.json" > "$$tmp/alone$$r.log"; \
+	    done; \
+	    before="--before $$tmp/before1.json,$$tmp/before2.json --alone $$tmp/alone1.json,$$tmp/alone2.json"; \
 	fi; \
 	if [ -n "$(BENCH_COMPILED)" ]; then \
 	    $(MAKE) --no-print-directory compiled; \

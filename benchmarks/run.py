@@ -6,7 +6,8 @@ compiled build, and beside itself before, in one session.
                                 # then everything beside them
     benchmarks/setup.sh "$BENCH_VENV" && "$BENCH_VENV"/bin/python benchmarks/run.py [--json out.json]
         [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
-        [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json] [--compiled compiled.json]
+        [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json[,…]] [--alone pure.json[,…]]
+        [--compiled compiled.json]
 
 Prints one table per format (median milliseconds and calls found), the `<`-heavy streams,
 the toolset build, and the acceptance gates as ratios. ``--src`` picks the tooldialect
@@ -14,8 +15,11 @@ tree to measure (default: this checkout's ``src/``; a directory the compiled whe
 installed into measures the compiled build); ``--tooldialect-only`` skips the peers (how
 ``make bench`` measures the old tree and the compiled build); ``--before`` and
 ``--compiled`` add such a run's cells as ``tooldialect (before)`` and ``tooldialect
-(compiled)`` rows, which the gates read. Every cell runs in a forked child, one after the
-other; nothing here is a test and nothing asserts a time.
+(compiled)`` rows, which the gates read. ``--alone`` adds such runs of this checkout's
+pure build, each made right after a ``--before`` run: the gate "the pure build no slower
+than before" then compares two equally light processes, each cell's least time over the
+runs given (the tables keep the pure rows measured beside the peers). Every cell runs in
+a forked child, one after the other; nothing here is a test and nothing asserts a time.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ DEFAULT_SCENS = "a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset"
 TD, EVERY = "tooldialect", "tooldialect (every family)"
 #: what a --before file's rows are called here
 BEFORE = {TD: "tooldialect (before)", EVERY: "tooldialect (every family, before)"}
+#: what an --alone file's rows are called here: this checkout's pure build, run as the before tree was
+ALONE = {TD: "tooldialect (alone)", EVERY: "tooldialect (every family, alone)"}
 #: what a --compiled file's rows are called here: the same adapters on the mypyc-compiled wheel
 COMPILED = {TD: "tooldialect (compiled)", EVERY: "tooldialect (every family, compiled)"}
 SLOW = 2.0  # seconds: a cell slower than this is measured once
@@ -261,10 +267,10 @@ def ms(rows: list[dict[str, Any]], fmt: str, lib: str, scen: str, mode: str) -> 
 
 
 def libs(rows: list[dict[str, Any]], fmt: str) -> list[str]:
-    """The parsers of a format: tooldialect's rows first (compiled, pure, before), then the
-    peers in the order they ran."""
+    """The parsers of a format in its table: tooldialect's rows first (compiled, pure,
+    before), then the peers in the order they ran (the ``--alone`` rows only in the gates)."""
     order = [*COMPILED.values(), TD, EVERY, *BEFORE.values()]
-    found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt)
+    found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt and r["lib"] not in ALONE.values())
     return sorted(found, key=lambda lib: order.index(lib) if lib in order else len(order))
 
 
@@ -399,11 +405,14 @@ def vs_peer(
 
 def vs_before(rows: list[dict[str, Any]], fmt: str, lib: str) -> dict[str, Any]:
     """The pure build against the tree before (``--before``): the largest now / before over
-    every cell both ran for ``fmt``, naming that cell; at most 1 holds."""
+    every cell both ran for ``fmt``, naming that cell; at most 1 holds.  The pure build's
+    cells are its ``--alone`` runs' where there are any (as light a process as the before
+    tree's), else those measured beside the peers."""
     worst: tuple[float, str, str] | None = None
     bound = ""
+    now = ALONE[lib] if any(r["lib"] == ALONE[lib] and r["format"] == fmt for r in rows) else lib
     for r in rows:
-        if (r["format"], r["lib"]) != (fmt, lib):
+        if (r["format"], r["lib"]) != (fmt, now):
             continue
         old = cell(rows, fmt, BEFORE[lib], r["scenario"], r["mode"])
         (t_now, b_now), (t_old, b_old) = timed(r), timed(old)
@@ -411,9 +420,29 @@ def vs_before(rows: list[dict[str, Any]], fmt: str, lib: str) -> dict[str, Any]:
         if value is not None and (worst is None or value > worst[0]):
             worst = (value, f"{r['scenario']} {r['mode']}", b_now or {">": "<", "<": ">", "": ""}[b_old])
     if worst is None:
-        return gate(f"5 pure · {fmt}: {lib} / {BEFORE[lib]}, every cell ≤ 1", None, 1)
+        return gate(f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ 1", None, 1)
     value, where, bound = worst
-    return gate(f"5 pure · {fmt}: {lib} / {BEFORE[lib]}, every cell ≤ 1 (largest: {where})", value, 1, bound=bound)
+    return gate(f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ 1 (largest: {where})", value, 1, bound=bound)
+
+
+def least(files: str, names: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The rows of one or more ``--json`` files (comma-separated) of tooldialect-only runs,
+    renamed by ``names``, each cell's least time over the files (a time is noise added to
+    the work; the least is the closest to the work), and the first file's header."""
+    best: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    meta: dict[str, Any] = {}
+    for i, name in enumerate(f for f in files.split(",") if f):
+        data = json.loads(Path(name).read_text(encoding="utf-8"))
+        if i == 0:
+            meta = dict(data.get("meta", {}), runs=len([f for f in files.split(",") if f]))
+        for r in data["cells"]:
+            if r["lib"] not in names:
+                continue
+            key = (r["format"], names[r["lib"]], r["scenario"], r["mode"])
+            old = best.get(key)
+            if old is None or (r["ms"] is not None and (old["ms"] is None or r["ms"] < old["ms"])):
+                best[key] = dict(r, lib=names[r["lib"]])
+    return meta, list(best.values())
 
 
 def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -606,8 +635,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--before",
         default="",
-        help="a --json file of a run on the old tree: its tooldialect "
-        "rows join the tables as '(before)' and the 'vs before' gates read them",
+        help="--json files (comma-separated) of runs on the old tree: their tooldialect rows "
+        "(each cell's least time) join the tables as '(before)' and the 'vs before' gates read them",
+    )
+    ap.add_argument(
+        "--alone",
+        default="",
+        help="--json files (comma-separated) of --tooldialect-only runs of this checkout, each "
+        "made beside a --before run: the 'vs before' gates read them",
     )
     ap.add_argument(
         "--compiled",
@@ -631,12 +666,12 @@ def main(argv: list[str] | None = None) -> int:
         # (an older tree has a module named compiled: only True is the compiled build)
         "build": "compiled" if getattr(td, "compiled", False) is True else "pure",
     }
-    before_meta, before_rows = None, []
+    before_meta, before_rows, alone_rows = None, [], []
     if args.before:
-        data = json.loads(Path(args.before).read_text(encoding="utf-8"))
-        before_meta = data.get("meta", {})
-        before_rows = [dict(r, lib=BEFORE[r["lib"]]) for r in data["cells"] if r["lib"] in BEFORE]
+        before_meta, before_rows = least(args.before, BEFORE)
         meta["before"] = before_meta
+    if args.alone:
+        meta["alone"], alone_rows = least(args.alone, ALONE)
     compiled_rows = []
     if args.compiled:
         data = json.loads(Path(args.compiled).read_text(encoding="utf-8"))
@@ -654,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     run_stress(scens, rows)
     if "toolset" in scens:
         run_toolset(rows)
-    rows += compiled_rows + before_rows
+    rows += compiled_rows + before_rows + alone_rows
     print(table(rows))
     gs = [] if args.tooldialect_only else gates(rows)
     if gs:
