@@ -33,6 +33,8 @@ from .kinds import (
     PHASE_INLINE,
     PHASE_LOOP,
     PHASE_RECOVER,
+    READING_RUN,
+    READING_WAIT,
     VERDICT_CLOSED,
     VERDICT_WAIT,
     Channel,
@@ -173,7 +175,7 @@ class Engine:
             # nothing better, stays in the block's pieces: values.scan_text rewinds to it)
             look_from = w.base + len(w.win)
             for c in b.cands:
-                if c.live and c.pos < look_from:
+                if (c.state is READING_RUN or c.state is READING_WAIT) and c.pos < look_from:  # (Cand.live)
                     look_from = c.pos
             if b.phase is PHASE_RECOVER or b.phase is PHASE_INLINE:
                 look_from = min(look_from, b.absorb if b.absorb is not None else b.rpos)
@@ -258,8 +260,10 @@ class Lexing:
 
     def step(self, b: Block) -> Verdict:
         cursor = self.cursor
+        # (Cand.live spelled out: asked of every candidate at every step, where the pure
+        # build would pay a call for the property)
         for c in b.cands:
-            if c.live:
+            if c.state is READING_RUN or c.state is READING_WAIT:
                 cursor.advance(b, c)
         if b.early is None:
             self.ledger.update_early(b)
@@ -272,6 +276,6 @@ class Lexing:
         if self.arbiter.over_limit(b) is VERDICT_CLOSED:
             return Verdict.CLOSED
         for c in b.cands:
-            if c.live:
+            if c.state is READING_RUN or c.state is READING_WAIT:
                 return VERDICT_WAIT
         return self.arbiter.decide(b)

@@ -9,11 +9,10 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from ..catalog import Marker
-from ..markerpattern import lead_parts
 from ..records import Issue, excerpt
 from .cand import Block, Cand, furthest
 from .events import Sink
-from .kinds import Failure, Kind, Reading, Verdict, item_end
+from .kinds import READING_RUN, READING_WAIT, Failure, Kind, Reading, Verdict, item_end
 from .ledger import Ledger
 from .search import Skipping
 from .shared import Shared
@@ -64,16 +63,7 @@ class Loops:
                     chars = None
                 else:
                     chars |= p.first
-            # where a match may begin: by two characters when one character begins them all
-            # (a call's own tags share its opener's `<`), else by the first
-            lead = lead_parts(pats + closers) if chars and len(chars) == 1 else None
-            first = (
-                re.compile("|".join(lead))
-                if lead
-                else re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
-                if chars
-                else None
-            )
+            first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
             # group 1: the opener, group 2: a closer (pats only with first: every
             # pattern's first characters are known)
             got = Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
@@ -91,7 +81,7 @@ class Loops:
             own = c.opened_at
             limit = c.pos if c.live else c.progress
         else:
-            live = [c.pos for c in cands if c.live]
+            live = [c.pos for c in cands if c.state is READING_RUN or c.state is READING_WAIT]  # (Cand.live)
             limit = min(live) if live else furthest(cands)
             own = lambda at: self.lead(b, at).opened_at  # noqa: E731
         w = self.window

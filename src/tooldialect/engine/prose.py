@@ -93,16 +93,22 @@ class Prose:
                     fence -= 1
             # further than the narrow markers reach from the end, only a wide one can be cut
             # off by it (wide_rx: where one may begin); nearer, any (lead_rx)
-            mid = min(hi, max(lo, n - cat.narrow_width))
-            for rx, a, bound in ((cat.wide_rx, lo, mid), (cat.lead_rx, mid, hi)):
-                for m in rx.finditer(win, a, min(bound, fence)):
+            far = n - cat.narrow_width
+            if lo < far:  # (text read whole, or a long hold)
+                for m in cat.wide_rx.finditer(win, lo, min(far, hi, fence)):
                     p = m.start()
                     if cut_off(win[p:]):
                         self.settled = w.base + p
                         return p
-                if fence < bound:
-                    self.settled = w.base + fence
-                    return fence
+                lo = far
+            for m in cat.lead_rx.finditer(win, lo, hi if hi < fence else fence):
+                p = m.start()
+                if cut_off(win[p:]):
+                    self.settled = w.base + p
+                    return p
+            if fence < hi:
+                self.settled = w.base + fence
+                return fence
         self.settled = max(self.settled, w.base + hi)
         return -1
 
