@@ -313,3 +313,15 @@ def test_escapes_split_across_deltas_read_as_in_one_piece(step, tools):
             events += s.feed(text[i : i + step])
         events += s.close()
         check_invariants(text, events, batch)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['a "quoted" é\n\x01', 3, -(10**30), True, False, None, 1.5, float("nan"), [1, "x"], {"a": None}, 2**70 + 0.5],
+)
+def test_a_member_is_written_as_json_dumps_writes_it(value):
+    # strings, ints, booleans and null are written without the encoder; every other value by it
+    assert argstream.member("ké", value, True) == json.dumps("ké", ensure_ascii=False) + ": " + json.dumps(
+        value, ensure_ascii=False
+    )
+    assert argstream.member("k", value, False).startswith(', "k": ')

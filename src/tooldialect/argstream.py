@@ -569,4 +569,13 @@ def _steps(prefix: str) -> list[Any] | None:
 
 def member(key: str, value: Any, first: bool) -> str:
     """One ``"key": value`` member of an arguments object, as ``json.dumps`` writes it."""
-    return ("" if first else ", ") + _quoted(key) + ": " + _dumps(value)
+    kind = type(value)
+    if kind is str:
+        written = _quoted(value)
+    elif kind is int:
+        written = int.__repr__(value)  # (what json writes for an int)
+    elif value is None or kind is bool:
+        written = "null" if value is None else "true" if value else "false"
+    else:
+        written = _dumps(value)
+    return ("" if first else ", ") + _quoted(key) + ": " + written

@@ -79,6 +79,32 @@ class RawCall:
     # index for an element of a root array, -1 otherwise (a stream announces only these)
     elem: int = -1
 
+    # (written out: the one dataclasses generates is interpreted code in the compiled build,
+    # and a call makes one of these)
+    def __init__(
+        self,
+        name: str,
+        arguments: Any,
+        arguments_json: str | None,
+        id: str | None,
+        span: tuple[int, int],
+        family: str,
+        notes: list[Issue] | None = None,
+        gated: bool = False,
+        text_params: list[tuple[str, str, bool | None]] | None = None,
+        elem: int = -1,
+    ) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.arguments_json = arguments_json
+        self.id = id
+        self.span = span
+        self.family = family
+        self.notes = [] if notes is None else notes
+        self.gated = gated
+        self.text_params = text_params
+        self.elem = elem
+
 
 @dataclass
 class Issue:
@@ -89,6 +115,15 @@ class Issue:
     span: tuple[int, int] | None
     message: str
     elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
+
+    def __init__(
+        self, kind: str, detail: dict[str, Any], span: tuple[int, int] | None, message: str, elem: int = -1
+    ) -> None:
+        self.kind = kind
+        self.detail = detail
+        self.span = span
+        self.message = message
+        self.elem = elem
 
 
 def renamed(written: str, name: str, how: str, span: tuple[int, int] | None) -> Issue:

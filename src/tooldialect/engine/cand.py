@@ -31,6 +31,8 @@ from .kinds import (
     Reading,
     Resync,
     Source,
+    item_of,
+    key_of,
 )
 from .watches import Balance, LoopWatch
 from .window import Held
@@ -336,11 +338,11 @@ class Cand:
         if node.name in ("param", "arguments"):
             self.args_read += 1
         if self.current_name is not None and node.name == "param":
-            self.items.append(Item(Kind.PARAM, node, Key(Source.NAMED, self.named_begun - 1)))
+            self.items.append(item_of(Kind.PARAM, node, key_of(Source.NAMED, self.named_begun - 1)))
         elif self.current_name is not None and node.name in self.reader.member_nodes:
             member = self.reader.literal_member(node, self.parser.values)
             if member is not None:
-                self.items.append(Item(Kind.PARAM, member, Key(Source.NAMED, self.named_begun - 1)))
+                self.items.append(item_of(Kind.PARAM, member, key_of(Source.NAMED, self.named_begun - 1)))
         read = self.reader.read(node)
         if read is None:
             return
@@ -354,12 +356,12 @@ class Cand:
             return
         call_keys, issue_keys = self._keys(node, calls, issues)
         if len(calls) == 1 and not issues:
-            self.items.append(Item(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
+            self.items.append(item_of(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
             self.ncalls += 1
             return
         # keep source order: issues and calls interleave by position
-        merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
-            (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
+        merged = [(c.span[0], item_of(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
+            (i.span[0] if i.span else -1, item_of(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
         ]
         merged.sort(key=lambda x: x[0])
         self.items.extend(item for _, item in merged)
@@ -375,7 +377,7 @@ class Cand:
         self.current_name = announced
         # an id that names the call (Kimi's functions.NAME:IDX) is known already
         call_id = _node_text(node).strip() if node.name == "call_id" else None
-        self.items.append(Item(Kind.START, (announced, call_id, node.end), Key(Source.NAMED, self.named_begun)))
+        self.items.append(item_of(Kind.START, (announced, call_id, node.end), key_of(Source.NAMED, self.named_begun)))
         self.named_begun += 1
         self.args_read = 0
         if self.rule == "start":
@@ -386,12 +388,12 @@ class Cand:
     def _keys(self, node: Node, calls: list[Any], issues: list[Any]) -> tuple[list[Key], list[Key]]:
         """The keys of the calls and issues a node read: which announcement each belongs to."""
         if node.name in _CALL_NODES and self.named_begun > self.named_done:
-            key = Key(Source.NAMED, self.named_done)  # the call its name announced
+            key = key_of(Source.NAMED, self.named_done)  # the call its name announced
             self.named_done += 1
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name in _CALL_NODES:
-            key = Key(Source.UNNAMED, self.pos if node.start is None else node.start)  # its name announced nothing
+            key = key_of(Source.UNNAMED, self.pos if node.start is None else node.start)  # its name announced nothing
             self.current_name = None
             return [key] * len(calls), [key] * len(issues)
         if node.name not in _PAYLOAD_RULES and self.named_begun > self.named_done:
@@ -399,9 +401,11 @@ class Cand:
             first = self.named_done
             self.named_done = self.named_begun
             self.current_name = None
-            return [Key(Source.NAMED, first + i) for i in range(len(calls))], [Key(Source.NAMED, first)] * len(issues)
+            return [key_of(Source.NAMED, first + i) for i in range(len(calls))], [key_of(Source.NAMED, first)] * len(
+                issues
+            )
         # a payload: its call objects are announced one by one (their place in it)
-        key = Key(Source.PAYLOAD, self.json_start if self.json_start is not None else self.pos)
+        key = key_of(Source.PAYLOAD, self.json_start if self.json_start is not None else self.pos)
         return (
             [key.element(c.elem) if c.elem >= 0 else key for c in calls],
             [key.element(i.elem) if i.elem >= 0 else key for i in issues],

@@ -17,7 +17,7 @@ from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, Issue, excerpt
 from ..strscan import StringScanner
 from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
-from .kinds import PHASE_LEX, READING_WAIT, Failure, Item, Key, Kind, Reading, Resync, Source
+from .kinds import PHASE_LEX, READING_WAIT, Failure, Kind, Reading, Resync, Source, item_of, key_of
 from .ledger import Ledger
 from .shared import Shared
 from .values import ESCAPE_GROUP, TEXT, TextValues
@@ -381,7 +381,7 @@ class Cursor:
         if first == "{" or (obj and first == "["):
             coarse = self.policy.truncated == "keep"
             prefix = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
-            key = Key(Source.PAYLOAD, at) if obj else Key(Source.NAMED, c.named_begun - 1)
+            key = key_of(Source.PAYLOAD, at) if obj else key_of(Source.NAMED, c.named_begun - 1)
             c.stream = ArgStream(prefix, at, at, obj, key)
         return True
 
@@ -556,7 +556,7 @@ class Cursor:
         )
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
-            c.items.append(Item(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
+            c.items.append(item_of(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
             if c.skip_at is None:
                 c.skip_at = c.last_end
             c.pos = self.window.base + q
@@ -575,7 +575,7 @@ class Cursor:
                 f"{reason}; removed with the block",
             )
             # a broken payload: the calls announced from it end here
-            c.items.append(Item(Kind.ISSUE, issue, Key(Source.PAYLOAD, r.tok) if payload else None))
+            c.items.append(item_of(Kind.ISSUE, issue, key_of(Source.PAYLOAD, r.tok) if payload else None))
             c.pos = self.window.base + q
             c.resync = None
             c.state = Reading.RUN

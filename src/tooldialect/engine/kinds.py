@@ -199,6 +199,17 @@ class Key(NamedTuple):
 _make = tuple.__new__
 
 
+def key_of(source: Source, at: int, elem: int | None = None) -> Key:
+    """``Key(source, at, elem)``, made without the interpreted ``__new__`` a named tuple's
+    class call runs (one or two per call read)."""
+    return _make(Key, (source, at, elem))
+
+
+def item_of(kind: Kind, obj: Any, key: Key | None) -> Item:
+    """``Item(kind, obj, key)``, made as :func:`key_of` makes a key."""
+    return _make(Item, (kind, obj, key))
+
+
 class Item(NamedTuple):
     """One thing a candidate read in a block, in source order."""
 

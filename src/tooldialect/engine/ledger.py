@@ -16,7 +16,7 @@ from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand, failed
 from .events import Sink, arguments_delta, call_abort, call_end, call_start
-from .kinds import KIND_CALL, KIND_ISSUE, KIND_TEXT, Channel, Item, Key, Kind, Phase, Reading, Source, item_end
+from .kinds import KIND_CALL, KIND_ISSUE, KIND_TEXT, Channel, Item, Key, Kind, Phase, Reading, Source, item_end, key_of
 from .observe import Observer
 from .shared import Shared
 from .window import Window
@@ -123,7 +123,7 @@ class Ledger:
             # a payload that is one call object, or each call object of a root array
             if root not in (["{"], ["["]) or (root == ["{"] and ordinal != 0):
                 continue
-            key = Key(Source.PAYLOAD, c.tok_start, ordinal)
+            key = key_of(Source.PAYLOAD, c.tok_start, ordinal)
             if key in b.started or not name.strip():
                 continue  # a blank name is no call
             if self.calls_out + len(b.started) >= self.policy.max_calls:

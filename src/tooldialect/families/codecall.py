@@ -36,7 +36,8 @@ _FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) t
 
 class Reader(GenericReader):
     # the body is read whole, by this reader alone
-    call_nodes = read_nodes = frozenset({_BODY})
+    call_nodes = frozenset({_BODY})
+    read_nodes = call_nodes
     picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
     # a body is all or nothing: its calls go out whole, never argument by argument
     member_nodes = ()

@@ -22,7 +22,8 @@ _LINE = "line"  # a line on its own (a rule the engine tries where a visible lin
 
 class Reader(GenericReader):
     # a body, or a line on its own, is read whole, by this reader alone
-    call_nodes = read_nodes = frozenset({_BODY, _LINE})
+    call_nodes = frozenset({_BODY, _LINE})
+    read_nodes = call_nodes
     picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:

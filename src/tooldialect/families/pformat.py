@@ -31,7 +31,8 @@ def unescape(text: str) -> str:
 
 class Reader(GenericReader):
     # the body is read whole, by this reader alone
-    call_nodes = read_nodes = frozenset({_BODY})
+    call_nodes = frozenset({_BODY})
+    read_nodes = call_nodes
     picked_nodes: ClassVar[Mapping[str, frozenset[str]]] = {}
 
     def read(self, node: Node) -> tuple[list[RawCall], list[Issue]] | None:
