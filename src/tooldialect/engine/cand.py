@@ -145,6 +145,21 @@ class TextValue:
     first: tuple[re.Pattern[str] | None, int, Arriving]
     tentative: int | None = None  # a stop that ends it only if nothing better comes (Stop.MAYBE)
 
+    # (these four records' __init__ written out: the one dataclasses generates is
+    # interpreted code in the compiled build)
+    def __init__(
+        self,
+        start: int,
+        stops: tuple[Terminal, ...],
+        rx: re.Pattern[str] | None,
+        first: tuple[re.Pattern[str] | None, int, Arriving],
+    ) -> None:
+        self.start = start
+        self.stops = stops
+        self.rx = rx
+        self.first = first
+        self.tentative = None
+
 
 @dataclass(slots=True)
 class ArgStream:
@@ -159,6 +174,14 @@ class ArgStream:
     key: Key
     done: int = 0  # call objects before this one were sent as far as they go
 
+    def __init__(self, prefix: StrictPrefix, start: int, fed: int, objects: bool, key: Key) -> None:
+        self.prefix = prefix
+        self.start = start
+        self.fed = fed
+        self.objects = objects
+        self.key = key
+        self.done = 0
+
 
 @dataclass(slots=True)
 class Resyncing:
@@ -170,6 +193,13 @@ class Resyncing:
     mode: Resync
     nest: Resume | None = None  # after a broken payload: where the next may begin
 
+    def __init__(self, at: int, tok: int, reason: str, mode: Resync, nest: Resume | None = None) -> None:
+        self.at = at
+        self.tok = tok
+        self.reason = reason
+        self.mode = mode
+        self.nest = nest
+
 
 @dataclass(slots=True)
 class Failed:
@@ -179,6 +209,12 @@ class Failed:
     kind: Failure
     reason: str
     at: int  # where the grammar stopped: the first character it could not take
+
+    def __init__(self, pos: int, kind: Failure, reason: str, at: int) -> None:
+        self.pos = pos
+        self.kind = kind
+        self.reason = reason
+        self.at = at
 
 
 class Cand:
