@@ -108,26 +108,30 @@ BENCH_COMPILED ?= 1
 .PHONY: bench
 bench: $(BENCH_VENV)/.bench-ready
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; before=""; compiled=""; \
+	if [ -n "$(BENCH_COMPILED)" ]; then \
+	    $(MAKE) --no-print-directory compiled; \
+	    $(BENCH_VENV)/bin/python -m pip install -q --no-deps --target "$$tmp/compiled" dist/tooldialect-*.whl; \
+	    echo "# the compiled build, installed into $$tmp/compiled; measured twice, each after a run of the pure trees"; \
+	fi; \
 	if [ -n "$(BEFORE)" ]; then \
 	    git archive -o "$$tmp/before.tar" $(BEFORE) src grammars; \
 	    tar -x -C "$$tmp" -f "$$tmp/before.tar"; \
 	    echo "# before: $(BEFORE), exported to $$tmp; each run beside one of this checkout alone"; \
-	    for r in 1 2; do \
+	fi; \
+	for r in 1 2; do \
+	    if [ -n "$(BEFORE)" ]; then \
 	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
 	            --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before$$r.json"; \
 	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
 	            --json "$$tmp/alone$$r.json" > "$$tmp/alone$$r.log"; \
-	    done; \
-	    before="--before $$tmp/before1.json,$$tmp/before2.json --alone $$tmp/alone1.json,$$tmp/alone2.json"; \
-	fi; \
-	if [ -n "$(BENCH_COMPILED)" ]; then \
-	    $(MAKE) --no-print-directory compiled; \
-	    $(BENCH_VENV)/bin/python -m pip install -q --no-deps --target "$$tmp/compiled" dist/tooldialect-*.whl; \
-	    echo "# the compiled build, installed into $$tmp/compiled"; \
-	    $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
-	        --src "$$tmp/compiled" --rev "$$(git rev-parse --short HEAD) compiled" --json "$$tmp/compiled.json"; \
-	    compiled="--compiled $$tmp/compiled.json"; \
-	fi; \
+	        before="--before $$tmp/before1.json,$$tmp/before$$r.json --alone $$tmp/alone1.json,$$tmp/alone$$r.json"; \
+	    fi; \
+	    if [ -n "$(BENCH_COMPILED)" ]; then \
+	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
+	            --src "$$tmp/compiled" --rev "$$(git rev-parse --short HEAD) compiled" --json "$$tmp/compiled$$r.json"; \
+	        compiled="--compiled $$tmp/compiled1.json,$$tmp/compiled$$r.json"; \
+	    fi; \
+	done; \
 	echo "# this checkout"; \
 	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $$compiled $(BENCH_ARGS); \
 	echo "# the floor: pure, then compiled"; \

@@ -647,8 +647,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--compiled",
         default="",
-        help="a --json file of a --tooldialect-only run on the compiled wheel: its rows join the "
-        "tables as '(compiled)' and the peer gates read them",
+        help="--json files (comma-separated) of --tooldialect-only runs on the compiled wheel: "
+        "their rows (each cell's least time) join the tables as '(compiled)' and the peer gates read them",
     )
     args = ap.parse_args(argv)
     td = load(Path(args.src))
@@ -674,11 +674,10 @@ def main(argv: list[str] | None = None) -> int:
         meta["alone"], alone_rows = least(args.alone, ALONE)
     compiled_rows = []
     if args.compiled:
-        data = json.loads(Path(args.compiled).read_text(encoding="utf-8"))
-        if data.get("meta", {}).get("build") != "compiled":
-            sys.exit(f"--compiled {args.compiled}: that run imported a pure tooldialect, not the compiled wheel")
-        compiled_rows = [dict(r, lib=COMPILED[r["lib"]]) for r in data["cells"] if r["lib"] in COMPILED]
-        meta["compiled"] = data.get("meta", {})
+        for name in (f for f in args.compiled.split(",") if f):
+            if json.loads(Path(name).read_text(encoding="utf-8")).get("meta", {}).get("build") != "compiled":
+                sys.exit(f"--compiled {name}: that run imported a pure tooldialect, not the compiled wheel")
+        meta["compiled"], compiled_rows = least(args.compiled, COMPILED)
     print(header(meta, before_meta), flush=True)
     with_peers = not args.tooldialect_only
     rows: list[dict[str, Any]] = []
