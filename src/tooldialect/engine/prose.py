@@ -298,7 +298,7 @@ class Prose:
             found = [(mk, e) for mk, e in found if e == best]
         return found, False
 
-    def _at_marker(self, q: int, known: int = -1) -> Mode | None:
+    def _at_marker(self, q: int, known: int) -> Mode | None:
         found, wait = self._matches(q, known)
         return None if wait else self._at_found(q, found)
 
