@@ -116,3 +116,24 @@ def test_the_cli_takes_the_choice_as_a_policy(tmp_path):
     got = json.loads(out.stdout)
     assert [c["name"] for c in got["calls"]] == ["get_time"]
     assert [d["kind"] for d in got["diagnostics"]] == ["tool_choice"]
+
+
+def test_streams_over_one_toolset_share_a_binder_made_for_their_policy():
+    """A stream takes the binder the last stream over its toolset made when the policy
+    is the same object; another policy gets its own, and reads as that policy says."""
+    from tooldialect.binding import binder_for
+
+    tools = td.Toolset.from_openai([{"type": "function", "function": {"name": n, "parameters": {}}} for n in "ab"])
+    only_b = td.Policy(tool_choice={"name": "b"})
+    default = td.Policy()
+    no_tool: dict[str, frozenset[str]] = {}
+    first = binder_for(tools, default, no_tool)
+    assert binder_for(tools, default, no_tool) is first
+    assert binder_for(tools, default, {"hermes": frozenset({"none"})}) is not first
+    other = binder_for(tools, only_b, no_tool)
+    assert other is not first and other._only == "b"
+    assert binder_for(tools, default, no_tool) is not other
+    text = '<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>'
+    for _ in range(2):
+        assert [c.name for c in td.parse(text, tools, families=["hermes"]).calls] == ["a", "b"]
+        assert [c.name for c in td.parse(text, tools, families=["hermes"], policy=only_b).calls] == ["b"]

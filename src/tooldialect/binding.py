@@ -20,7 +20,7 @@ from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
 from .toolset import Toolset
 
-__all__ = ["Binder", "Typed"]
+__all__ = ["Binder", "Typed", "binder_for"]
 
 # what binding builds from checked values, once per call and per diagnostic
 _tool_call = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
@@ -40,6 +40,21 @@ class Typed(NamedTuple):
     tool: str | None
     value: Any
     notes: list[str]
+
+
+def binder_for(tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]]) -> Binder:
+    """A stream's binder: the one the last stream over ``tools`` made, when that was for
+    the same policy and no-tool names (a binder keeps nothing of a stream's own: what it
+    learns, the toolset keeps), else a new one, kept for the next stream."""
+    if tools is None:
+        return Binder(None, policy, no_tool)
+    held = tools._binder
+    if held is not None and held[0] is policy and held[1] is no_tool:
+        binder: Binder = held[2]
+        return binder
+    binder = Binder(tools, policy, no_tool)
+    tools._binder = (policy, no_tool, binder)
+    return binder
 
 
 class Binder:

@@ -37,8 +37,13 @@ def constructor(cls: type[_M], *names: str) -> Callable[..., _M]:
     )
     if not plain:  # a model that grew an alias or a hook
         return lambda *values: cls.model_construct(**dict(zip(names, values)))
-    # one, two and three fields (the per-delta and per-call events) spelled out: the
-    # instance's own (empty) __dict__ filled in field order, the fields set a copy
+    return _spelled_out(cls, names)
+
+
+def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
+    """``constructor``'s function for a plain model: one, two and three fields (the
+    per-delta and per-call events) and four (the parse result) spelled out, the instance's
+    own (empty) ``__dict__`` filled in field order, the fields set a copy."""
     fields = set(names)
     if len(names) == 1:
         (a,) = names
@@ -81,6 +86,22 @@ def constructor(cls: type[_M], *names: str) -> Callable[..., _M]:
             return m
 
         return build3
+    if len(names) == 4:  # ParseResult, one per parse
+        h, i, j, k = names
+
+        def build4(w: Any, x: Any, y: Any, z: Any) -> _M:
+            m = _new(cls)
+            d = m.__dict__
+            d[h] = w
+            d[i] = x
+            d[j] = y
+            d[k] = z
+            _set_fields(m, fields.copy())
+            _set_extra(m, None)
+            _set_private(m, None)
+            return m
+
+        return build4
 
     def build(*values: Any) -> _M:
         m = _new(cls)

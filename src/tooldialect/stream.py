@@ -7,7 +7,7 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from .binding import Binder
+from .binding import binder_for
 from .catalog import catalog_for
 from .construct import constructor
 from .engine import Engine
@@ -71,7 +71,7 @@ class ToolStream:
         self.policy = policy
         self.families = _families(families)
         catalog = catalog_for(self.families)
-        self._engine = Engine(catalog, Binder(toolset, policy, catalog.no_tool), policy)
+        self._engine = Engine(catalog, binder_for(toolset, policy, catalog.no_tool), policy)
         self._closed = False
         # feed_tokens: token ids decoded here, special tokens written out (tokens.py)
         self._detok = Detokenizer(tokenizer, special_tokens) if tokenizer is not None or special_tokens else None

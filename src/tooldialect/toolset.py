@@ -174,7 +174,7 @@ class Toolset:
     :meth:`from_mcp`, or :meth:`coerce` (any of them, detected per entry).
     """
 
-    __slots__ = ("_tools", "_by_name", "_schemas", "_index", "typings")
+    __slots__ = ("_tools", "_by_name", "_schemas", "_index", "typings", "_binder")
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         items = list(tools)
@@ -194,6 +194,9 @@ class Toolset:
         # how each parameter written as text is typed (coerce.ValueTyping), by (tool, key):
         # filled by binding as values are typed, shared by every parse with this toolset
         self.typings: dict[tuple[str, str], Any] = {}
+        # the binder the last stream over this toolset made, with the policy and the no-tool
+        # names it was made for (binding.binder_for)
+        self._binder: tuple[Any, Any, Any] | None = None
 
     @classmethod
     def coerce(cls, tools: Any) -> Toolset:
