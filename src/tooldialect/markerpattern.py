@@ -44,7 +44,8 @@ class MarkerPattern:
     def match_end(self, text: str, pos: int) -> int | None:
         exact = self.exact
         if exact is not None:
-            return pos + len(exact) if text.startswith(exact, pos) else None
+            end = pos + len(exact)
+            return end if text[pos:end] == exact else None
         m = self.regex.match(text, pos)
         return m.end() if m else None
 

@@ -246,7 +246,8 @@ class Cursor:
                 # (a literal is compared, not matched: a regex call is the lexer's largest cost)
                 exact = ig.marker.exact
                 if exact is not None:
-                    end = lp + len(exact) if win.startswith(exact, lp) else lp
+                    end = lp + len(exact)
+                    end = end if win[lp:end] == exact else lp
                 else:
                     m = ig.marker.regex.match(win, lp)
                     end = lp if m is None else m.end()
@@ -330,7 +331,8 @@ class Cursor:
                 return None, None, True
             exact = pat.exact
             if exact is not None:
-                end = lp + len(exact) if win.startswith(exact, lp) else lp
+                end = lp + len(exact)
+                end = end if win[lp:end] == exact else lp
             else:
                 m = pat.regex.match(win, lp)
                 end = lp if m is None else m.end()

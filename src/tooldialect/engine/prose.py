@@ -287,7 +287,8 @@ class Prose:
                 return [], True
             exact = pat.exact
             if exact is not None:
-                end = q + len(exact) if win.startswith(exact, q) else q
+                end = q + len(exact)
+                end = end if win[q:end] == exact else q
             else:
                 m = pat.regex.match(win, q)
                 end = q if m is None else m.end()

@@ -131,7 +131,8 @@ class TextValues:
             for stop in stops:
                 exact = stop.marker.exact
                 if exact is not None:
-                    e = q + len(exact) if win.startswith(exact, q) else q
+                    e = q + len(exact)
+                    e = e if win[q:e] == exact else q
                 else:
                     m = stop.marker.regex.match(win, q)
                     e = q if m is None else m.end()
@@ -181,7 +182,8 @@ class TextValues:
             for ig in c.g.ignore:
                 exact = ig.marker.exact
                 if exact is not None:
-                    e = f + len(exact) if win.startswith(exact, f) else f
+                    e = f + len(exact)
+                    e = e if win[f:e] == exact else f
                 else:
                     m = ig.marker.regex.match(win, f)
                     e = f if m is None else m.end()
