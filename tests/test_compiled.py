@@ -46,3 +46,16 @@ def test_the_compiled_build_is_off_by_default_and_checked_strictly():
     checked = PYPROJECT["tool"]["mypy"]["files"]
     unchecked = [p for p in HOOK["include"] if not any(p == f or p.startswith(f.rstrip("/") + "/") for f in checked)]
     assert not unchecked, unchecked
+
+
+def test_the_records_a_call_makes_are_built_by_compiled_code():
+    """A record whose ``__init__`` the ``dataclasses`` module wrote would run Python code
+    for every call even in the compiled build (decision 220)."""
+    import types
+
+    from tooldialect import records
+    from tooldialect.engine import cand
+
+    classes = [records.RawCall, records.Issue, cand.TextValue, cand.ArgStream, cand.Resyncing, cand.Failed]
+    interpreted = [c.__name__ for c in classes if isinstance(c.__init__, types.FunctionType)]
+    assert interpreted == ([] if EXPECT_COMPILED else [c.__name__ for c in classes])

@@ -9,7 +9,7 @@ imports the other for them, so it imports nothing of the package.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -71,16 +71,16 @@ class RawCall:
     id: str | None
     span: tuple[int, int]
     family: str
-    notes: list[Issue] = field(default_factory=list)
-    gated: bool = False  # a registry-gated body: bound by exact name only, never repaired
+    notes: list[Issue]
+    gated: bool  # a registry-gated body: bound by exact name only, never repaired
     # values written as text, typed by the binding pass: (key, text, string flag or None)
-    text_params: list[tuple[str, str, bool | None]] | None = None
+    text_params: list[tuple[str, str, bool | None]] | None
     # the call object's place in its payload: 0 for a payload that is one call object, its
     # index for an element of a root array, -1 otherwise (a stream announces only these)
-    elem: int = -1
+    elem: int
 
-    # (written out: the one dataclasses generates is interpreted code in the compiled build,
-    # and a call makes one of these)
+    # (written out, with the defaults: the one dataclasses generates is interpreted code in
+    # the compiled build, and a call makes one of these)
     def __init__(
         self,
         name: str,
@@ -114,7 +114,7 @@ class Issue:
     detail: dict[str, Any]
     span: tuple[int, int] | None
     message: str
-    elem: int = -1  # like RawCall.elem, for an issue about one call object of a payload
+    elem: int  # like RawCall.elem, for an issue about one call object of a payload
 
     def __init__(
         self, kind: str, detail: dict[str, Any], span: tuple[int, int] | None, message: str, elem: int = -1

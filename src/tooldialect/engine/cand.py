@@ -143,10 +143,10 @@ class TextValue:
     rx: re.Pattern[str] | None  # one alternation of the stops (and escapes, where they count)
     # (where a stop may begin, the longest stop, which stops may still be arriving)
     first: tuple[re.Pattern[str] | None, int, Arriving]
-    tentative: int | None = None  # a stop that ends it only if nothing better comes (Stop.MAYBE)
+    tentative: int | None  # a stop that ends it only if nothing better comes (Stop.MAYBE)
 
-    # (these four records' __init__ written out: the one dataclasses generates is
-    # interpreted code in the compiled build)
+    # (these four records' __init__ written out, with the defaults: the one dataclasses
+    # generates is interpreted code in the compiled build)
     def __init__(
         self,
         start: int,
@@ -172,7 +172,7 @@ class ArgStream:
     fed: int
     objects: bool
     key: Key
-    done: int = 0  # call objects before this one were sent as far as they go
+    done: int  # call objects before this one were sent as far as they go
 
     def __init__(self, prefix: StrictPrefix, start: int, fed: int, objects: bool, key: Key) -> None:
         self.prefix = prefix
@@ -191,7 +191,7 @@ class Resyncing:
     tok: int  # where the broken token began
     reason: str
     mode: Resync
-    nest: Resume | None = None  # after a broken payload: where the next may begin
+    nest: Resume | None  # after a broken payload: where the next may begin
 
     def __init__(self, at: int, tok: int, reason: str, mode: Resync, nest: Resume | None = None) -> None:
         self.at = at
