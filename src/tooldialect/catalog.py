@@ -15,7 +15,7 @@ from typing import Any
 
 from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .markerpattern import MarkerPattern, lead_parts
+from .markerpattern import Leads, MarkerPattern, lead_parts
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
@@ -74,6 +74,8 @@ class Catalog:
     # ones may begin: further than that from the end of a text only those can be cut off by it
     narrow_width: int = 0
     wide_rx: re.Pattern[str] = _NOTHING
+    # first_rx's characters, found by str.find in a long text (_build)
+    leads: Leads = field(default_factory=lambda: Leads(""))
 
     def at(self, text: str, pos: int) -> tuple[Marker, ...]:
         return self.first.get(text[pos], ()) if pos < len(text) else ()
@@ -169,7 +171,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
     alternatives.append("~~~")
     prose = re.compile("|".join(alternatives))
     chars = set(first) | set(_FENCE_CHARS)
-    first_rx = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
+    leads = Leads("".join(chars))
     width = max((m.terminal.pattern.max_width for m in markers if m.terminal.pattern is not None), default=1)
     reply_furniture: dict[str, Terminal] = {}
     for g in grammars:
@@ -182,7 +184,8 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
         reply=tuple(g for g in grammars if "reply" in g.starts),
         prose=prose,
         first={k: tuple(sorted(v, key=lambda m: _ROLE_ORDER[m.role])) for k, v in first.items()},
-        first_rx=first_rx,
+        first_rx=leads.first,
+        leads=leads,
         max_width=width,
         rank={g.name: i for i, g in enumerate(grammars)},
         reply_furniture=tuple(reply_furniture.values()),

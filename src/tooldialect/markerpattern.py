@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-__all__ = ["NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "MarkerPattern", "lead_parts"]
+__all__ = ["NEAR", "NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "Leads", "MarkerPattern", "lead_parts"]
 
 #: ``markers.simulate``, which that module puts here when it is imported (it reads the
 #: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
@@ -126,3 +126,51 @@ def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | Non
         )
         parts.append(re.escape(ch) + "(?=[" + seconds + "\\x80-\\U0010ffff]|\\Z)")
     return parts
+
+
+#: How far from where a search begins a character class is tried at every position,
+#: before ``str.find`` looks for each character (``Leads``).
+NEAR = 512
+
+
+class Leads:
+    """Where a marker may begin in a text: the first of the characters markers begin
+    with.  Near where a search begins it is found by a character class (``first``, one
+    regex call); further on, where the class found none, by ``str.find`` for each
+    character (:meth:`beyond`), whose scan runs at memory speed where a class is tried at
+    every position, some fifty times slower over text with no marker in it.  Where such
+    characters stand close together (``<``-heavy code) the one regex call costs less than
+    a ``str.find`` per character: in the pure build the two cost the same over a gap of a
+    few hundred characters.  Each character is looked for only before the nearest found
+    so far, so a search costs at most their number times the distance to what it finds.
+
+    When a marker may begin with a letter or a digit (``A`` of ``Action:``, ``f`` of
+    ``functools[``: every family read together), prose has one every few characters and
+    the class never looks further than ``NEAR`` without finding one: such leads search
+    by the class alone (``far`` is False), as cheaply as the class itself."""
+
+    __slots__ = ("first", "chars", "far")
+
+    def __init__(self, chars: str) -> None:
+        self.chars = tuple(sorted(set(chars)))
+        self.first = re.compile("[" + "".join(re.escape(c) for c in self.chars) + "]" if chars else "(?!)")
+        self.far = not any(c.isalnum() for c in self.chars)  # str.find past NEAR
+
+    def find(self, text: str, pos: int, end: int) -> int:
+        """The first position in ``text[pos:end]`` of a character a marker begins with, or
+        -1."""
+        lim = pos + NEAR if self.far else end
+        f = self.first.search(text, pos, lim if lim < end else end)
+        if f is not None:
+            return f.start()
+        return self.beyond(text, lim, end) if lim < end else -1
+
+    def beyond(self, text: str, pos: int, end: int) -> int:
+        """:meth:`find` by ``str.find`` alone."""
+        best = end if end < len(text) else len(text)
+        limit = best
+        for ch in self.chars:
+            p = text.find(ch, pos, best)
+            if p >= 0:
+                best = p
+        return best if best < limit else -1

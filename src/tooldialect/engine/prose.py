@@ -48,7 +48,7 @@ class Prose:
         searches: tuple[Skipping, Skipping] | None = shared.cache.get("marker searches")
         if searches is None:
             searches = shared.cache["marker searches"] = (
-                Skipping(catalog.prose, catalog.first_rx),
+                Skipping(catalog.prose, catalog.first_rx, leads=catalog.leads if catalog.leads.far else None),
                 Skipping(catalog.prose, catalog.lead_rx),
             )
         self.marker_search, self.marker_search_short = searches
@@ -141,8 +141,12 @@ class Prose:
             if nl >= 0:
                 end = min(end, nl + 1 + self.cat.max_width)
         short = end - cur <= SHORT
-        f = (self.cat.lead_rx if short else self.cat.first_rx).search(win, cur, end)
-        if f is None:
+        if short:
+            f = self.cat.lead_rx.search(win, cur, end)
+            at = -1 if f is None else f.start()
+        else:
+            at = self.cat.leads.find(win, cur, end)
+        if at < 0:
             # no character a marker (or a fence) begins with: all of it is text, and no
             # marker can be cut off at its end
             if lines and self._to_line_end(cur, len(win)):
@@ -151,7 +155,7 @@ class Prose:
             w.move(len(win))
             return None
         # (from the first character a marker may begin with: the search finds it there first)
-        m = (self.marker_search_short if short else self.marker_search).search(win, f.start(), end)
+        m = (self.marker_search_short if short else self.marker_search).search(win, at, end)
         limit = m.start() if m else len(win)
         p = self._partial_before(limit)
         if lines and self._to_line_end(cur, p if p >= 0 else limit):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..markerpattern import NEVER_ARRIVING, Arriving
+from ..markerpattern import NEAR, NEVER_ARRIVING, Arriving, Leads
 from .kinds import NEVER
 
 __all__ = ["MAX_FENCE_LINE", "RUNS", "SHORT", "Skipping"]
@@ -26,14 +26,19 @@ RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 
 class Skipping:
     """A pattern whose matches all begin with one of a few characters, searched by first
-    finding such a character (one C-level scan of a character class) and trying the
-    pattern from there: a long alternation of markers is slow to try at every position."""
+    finding such a character and trying the pattern from there: a long alternation of
+    markers is slow to try at every position.  The characters are found by the character
+    class ``first``; when ``leads`` (``markerpattern.Leads``, of the same characters) is
+    given, past ``NEAR`` characters by ``str.find``, as ``Leads.find`` does."""
 
-    __slots__ = ("rx", "first", "pats", "arriving")
+    __slots__ = ("rx", "first", "leads", "pats", "arriving")
 
-    def __init__(self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = ()) -> None:
+    def __init__(
+        self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = (), leads: Leads | None = None
+    ) -> None:
         self.rx = rx
         self.first = first  # a character class: where a match may begin (None: anywhere)
+        self.leads = leads
         self.pats = pats  # the alternatives' MarkerPatterns, when known
         self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
 
@@ -41,6 +46,8 @@ class Skipping:
         first, rx = self.first, self.rx
         if first is None:
             return rx.search(text, pos, end)
+        if self.leads is not None:
+            return self._far(text, pos, end, first, self.leads)
         while True:
             f = first.search(text, pos, end)
             if f is None:
@@ -49,3 +56,24 @@ class Skipping:
             if m is not None:
                 return m  # the leftmost match: none can begin before this character
             pos = f.start() + 1
+
+    def _far(self, text: str, pos: int, end: int, first: re.Pattern[str], leads: Leads) -> re.Match[str] | None:
+        """:meth:`search` with the characters found as ``Leads.find`` finds them (spelled
+        out: this runs once per character tried)."""
+        rx = self.rx
+        while True:
+            lim = pos + NEAR
+            if lim < end:
+                f = first.search(text, pos, lim)
+                p = f.start() if f is not None else leads.beyond(text, lim, end)
+                if p < 0:
+                    return None
+            else:
+                f = first.search(text, pos, end)
+                if f is None:
+                    return None
+                p = f.start()
+            m = rx.match(text, p, end)
+            if m is not None:
+                return m
+            pos = p + 1
