@@ -154,9 +154,12 @@ class Prose:
             self.text(win[cur:])
             w.move(len(win))
             return None
-        # (from the first character a marker may begin with: the search finds it there first)
+        # (from the first character a marker may begin with: the search finds it there first,
+        # and none can be arriving before it)
         m = (self.marker_search_short if short else self.marker_search).search(win, at, end)
         limit = m.start() if m else len(win)
+        if w.base + at > self.settled:
+            self.settled = w.base + at
         p = self._partial_before(limit)
         if lines and self._to_line_end(cur, p if p >= 0 else limit):
             return Mode.PROSE
