@@ -201,7 +201,7 @@ DYNAMIC = {
     ("catalog.py", "closers"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "recovery"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "_build"): "an alternation of marker terminals",
-    ("markerpattern.py", "__init__"): "one class of the characters markers begin with (Leads)",
+    ("markerpattern.py", "_char_class"): "one class of the characters markers begin with (Leads)",
     ("names.py", "line_starts"): "blanks, then one class of the toolset's first characters or the end",
     ("catalog.py", "_lead"): "a marker's first character with a one-character lookahead class, per first character",
     ("markers.py", "analyse"): "a grammar terminal, audited with the terminals",

@@ -13,7 +13,7 @@ from support import budget
 import tooldialect as td
 from tooldialect.catalog import catalog_for
 from tooldialect.engine.search import Skipping
-from tooldialect.markerpattern import NEAR, Leads
+from tooldialect.markerpattern import NEAR, Leads, lead_seconds
 
 HERMES = catalog_for(("hermes",))
 EVERY = catalog_for(None)
@@ -33,19 +33,52 @@ class _Spans:
 
 # prose with, now and then, a character a marker begins with, or a whole marker
 _PIECES = st.sampled_from(
-    ["The build finished. ", "x" * 300, "y" * 700, "<", "[", "`", "~", "é", "<tool_call>", "[TOOL_CALLS]", "f", "A"]
+    [
+        "The build finished. ",
+        "x" * 300,
+        "y" * 700,
+        "<",
+        "[",
+        "`",
+        "~",
+        "é",
+        "<tool_call>",
+        "[TOOL_CALLS]",
+        "f",
+        "A",
+        "fu",
+        "Action:",
+        "functools[",
+    ]
 )
+
+
+def _first_lead(cat, text: str, pos: int, end: int) -> int:
+    """Where ``Leads.find`` must answer, worked out a character at a time: the first
+    character a marker begins with; with every family read together, in text that is all
+    ASCII, a letter only where one of the characters a marker may have after it follows
+    (or the end does)."""
+    seconds = lead_seconds([m.pattern for m in cat.markers]) or {}
+    end = min(end, len(text))
+    for p in range(pos, end):
+        ch = text[p]
+        if ch not in cat.leads.chars:
+            continue
+        paired = cat.leads.pairs and text.isascii() and ch.isalnum()
+        if paired and p + 1 < end and text[p + 1] not in seconds[ch]:
+            continue
+        return p
+    return -1
 
 
 @given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
 @budget(300)
-def test_leads_find_the_first_character_the_class_finds(pieces, data):
+def test_leads_find_the_first_place_a_marker_may_begin(pieces, data):
+    text = "".join(pieces)
+    pos = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(pos, len(text) + 2))
     for cat in (HERMES, EVERY):
-        text = "".join(pieces)
-        pos = data.draw(st.integers(0, len(text)))
-        end = data.draw(st.integers(pos, len(text) + 2))
-        f = cat.first_rx.search(text, pos, end)
-        assert cat.leads.find(text, pos, end) == (-1 if f is None else f.start())
+        assert cat.leads.find(text, pos, end) == _first_lead(cat, text, pos, end)
 
 
 @given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
@@ -76,17 +109,34 @@ def test_past_near_characters_the_class_is_not_tried():
     assert search_spans.looked == NEAR
 
 
-def test_a_marker_may_begin_with_a_letter_then_the_class_alone_searches():
-    """Read together, some families' markers begin with a letter (``Action:``): prose has
-    one every few characters, so the class is tried all the way, as cheap as it is."""
+def test_a_marker_may_begin_with_a_letter_then_it_is_looked_for_with_what_follows_it():
+    """Read together, some families' markers begin with a letter (``Action:``,
+    ``functools[``): prose has one every few characters.  The marker search tries the
+    class all the way (``far`` is False); ``find`` looks for the letters with what may
+    follow them, and for the other characters by the class near and ``str.find`` beyond."""
     assert any(c.isalnum() for c in EVERY.leads.chars) and not EVERY.leads.far
-    assert HERMES.leads.far
-    text = "xyz " * 1000
-    spans = _Spans(EVERY.first_rx)
-    leads = Leads("".join(EVERY.leads.chars))
-    leads.first = spans  # type: ignore[assignment]
+    assert set(EVERY.leads.pairs) >= {"Ac", "fu"} and HERMES.leads.far and not HERMES.leads.pairs
+    text = "Of the five files, the first is fine. " * 1000
+    leads = Leads("".join(EVERY.leads.chars), lead_seconds([m.pattern for m in EVERY.markers]))
+    spans = _Spans(leads.bare)
+    leads.bare = spans  # type: ignore[assignment]
     assert leads.find(text, 0, len(text)) == -1
-    assert spans.looked == len(text)
+    assert spans.looked == NEAR
+    assert leads.find(text + "functools[", 0, len(text) + 10) == len(text)
+    assert leads.find(text + "Act", 0, len(text) + 3) == len(text)
+    assert leads.find(text + "f", 0, len(text) + 1) == len(text)  # (it may be one, cut off)
+    # not all ASCII: any character may follow a letter, and the class is tried all the way
+    spans.looked = 0
+    class_spans = _Spans(leads.first)
+    leads.first = class_spans  # type: ignore[assignment]
+    assert leads.find(text + "é", 0, len(text) + 1) == 1  # (the f of "Of")
+    assert spans.looked == 0 and class_spans.looked == len(text) + 1
+    # letters whose followers are not known: the class alone
+    bare = Leads("".join(EVERY.leads.chars))
+    assert not bare.pairs
+    plain = _Spans(bare.first)
+    bare.first = plain  # type: ignore[assignment]
+    assert bare.find("xyz " * 1000, 0, 4000) == -1 and plain.looked == 4000
 
 
 def test_long_prose_parsed_whole_keeps_every_character_and_finds_the_call_after_it():

@@ -15,7 +15,7 @@ from typing import Any
 
 from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
-from .markerpattern import Leads, MarkerPattern, lead_parts
+from .markerpattern import Leads, MarkerPattern, lead_parts, lead_seconds
 from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
@@ -171,7 +171,7 @@ def _build(family_names: tuple[str, ...]) -> Catalog:
     alternatives.append("~~~")
     prose = re.compile("|".join(alternatives))
     chars = set(first) | set(_FENCE_CHARS)
-    leads = Leads("".join(chars))
+    leads = Leads("".join(chars), lead_seconds([m.pattern for m in markers]))
     width = max((m.terminal.pattern.max_width for m in markers if m.terminal.pattern is not None), default=1)
     reply_furniture: dict[str, Terminal] = {}
     for g in grammars:

@@ -42,8 +42,9 @@ def constructor(cls: type[_M], *names: str) -> Callable[..., _M]:
 
 def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
     """``constructor``'s function for a plain model: one, two and three fields (the
-    per-delta and per-call events) and four (the parse result) spelled out, the instance's
-    own (empty) ``__dict__`` filled in field order, the fields set a copy."""
+    per-delta and per-call events), four (the parse result) and six (a tool call) spelled
+    out, the instance's own (empty) ``__dict__`` filled in field order, the fields set a
+    copy."""
     fields = set(names)
     if len(names) == 1:
         (a,) = names
@@ -86,6 +87,22 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
             return m
 
         return build3
+    if len(names) in (4, 6):
+        return _spelled_out_wide(cls, names, fields)
+
+    def build(*values: Any) -> _M:
+        m = _new(cls)
+        m.__dict__.update(zip(names, values))
+        _set_fields(m, fields.copy())
+        _set_extra(m, None)
+        _set_private(m, None)
+        return m
+
+    return build
+
+
+def _spelled_out_wide(cls: type[_M], names: tuple[str, ...], fields: set[str]) -> Callable[..., _M]:
+    """``_spelled_out`` for four fields (the parse result) and six (a tool call)."""
     if len(names) == 4:  # ParseResult, one per parse
         h, i, j, k = names
 
@@ -102,13 +119,21 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
             return m
 
         return build4
+    # ToolCall, one per call
+    n1, n2, n3, n4, n5, n6 = names
 
-    def build(*values: Any) -> _M:
+    def build6(u: Any, v: Any, w: Any, x: Any, y: Any, z: Any) -> _M:
         m = _new(cls)
-        m.__dict__.update(zip(names, values))
+        d = m.__dict__
+        d[n1] = u
+        d[n2] = v
+        d[n3] = w
+        d[n4] = x
+        d[n5] = y
+        d[n6] = z
         _set_fields(m, fields.copy())
         _set_extra(m, None)
         _set_private(m, None)
         return m
 
-    return build
+    return build6

@@ -8,11 +8,21 @@ between Python versions)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-__all__ = ["NEAR", "NEVER_ARRIVING", "NO_MARKER", "SIMULATE", "Arriving", "Leads", "MarkerPattern", "lead_parts"]
+__all__ = [
+    "NEAR",
+    "NEVER_ARRIVING",
+    "NO_MARKER",
+    "SIMULATE",
+    "Arriving",
+    "Leads",
+    "MarkerPattern",
+    "lead_parts",
+    "lead_seconds",
+]
 
 #: ``markers.simulate``, which that module puts here when it is imported (it reads the
 #: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
@@ -103,13 +113,12 @@ NEVER_ARRIVING = Arriving(())
 NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
 
 
-def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | None:
+def lead_seconds(pats: Sequence[MarkerPattern], skip: str = "") -> dict[str, str] | None:
     """Where one of ``pats`` may begin, by two characters: per character a match can begin
-    with, a regex for it followed by an ASCII character that can come second (as a match
-    or the beginning of one), by any other character, or by the end of the text.  The
-    second character is looked at, not read (a lookahead), so that no position is
-    skipped.  None when some pattern can begin with too many characters to list; the
-    characters in ``skip`` are left out (the caller finds them its own way)."""
+    with, the ASCII characters that can come second (as a match or the beginning of one);
+    any other character may come second too, and so may the end of the text.  None when
+    some pattern can begin with too many characters to list; the characters in ``skip``
+    are left out (the caller finds them its own way)."""
     by_first: dict[str, list[MarkerPattern]] = {}
     for p in pats:
         if p.first is None:
@@ -117,20 +126,40 @@ def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | Non
         for ch in p.first:
             if ch not in skip:
                 by_first.setdefault(ch, []).append(p)
-    parts = []
-    for ch, some in sorted(by_first.items()):
-        seconds = "".join(
-            re.escape(chr(x))
+    return {
+        ch: "".join(
+            chr(x)
             for x in range(128)
             if any(p.needs_more(ch + chr(x), 0) or p.match_end(ch + chr(x), 0) is not None for p in some)
         )
-        parts.append(re.escape(ch) + "(?=[" + seconds + "\\x80-\\U0010ffff]|\\Z)")
-    return parts
+        for ch, some in sorted(by_first.items())
+    }
+
+
+def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | None:
+    """:func:`lead_seconds` as regexes, one per first character: the character followed by
+    one of its second characters, by any other character, or by the end of the text.  The
+    second character is looked at, not read (a lookahead), so that no position is
+    skipped."""
+    seconds = lead_seconds(pats, skip)
+    if seconds is None:
+        return None
+    return [
+        re.escape(ch) + "(?=[" + "".join(re.escape(x) for x in after) + "\\x80-\\U0010ffff]|\\Z)"
+        for ch, after in seconds.items()
+    ]
 
 
 #: How far from where a search begins a character class is tried at every position,
 #: before ``str.find`` looks for each character (``Leads``).
 NEAR = 512
+#: A letter a marker begins with is looked for with each character that may follow it
+#: when there are at most this many (``Leads``).
+MAX_PAIRS = 3
+
+
+def _char_class(chars: Sequence[str]) -> re.Pattern[str]:
+    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]" if chars else "(?!)")
 
 
 class Leads:
@@ -146,19 +175,34 @@ class Leads:
 
     When a marker may begin with a letter or a digit (``A`` of ``Action:``, ``f`` of
     ``functools[``: every family read together), prose has one every few characters and
-    the class never looks further than ``NEAR`` without finding one: such leads search
-    by the class alone (``far`` is False), as cheaply as the class itself."""
+    the class finds it within ``NEAR`` (``far`` is False: the marker search tries the
+    class alone).  Where each such letter can be followed by only a few ASCII characters
+    (``seconds``), :meth:`find` looks in text that is all ASCII for the other characters
+    as above and for each letter with each of its followers (a *pair*, ``fu``, ``Ac``),
+    before the nearest other found: a two-character ``str.find`` is ten times slower than
+    a one-character one, and far faster than a stop at every ``f``."""
 
-    __slots__ = ("first", "chars", "far")
+    __slots__ = ("first", "chars", "far", "bare", "singles", "pairs", "ends")
 
-    def __init__(self, chars: str) -> None:
+    def __init__(self, chars: str, seconds: Mapping[str, str] | None = None) -> None:
+        """``seconds``: per character a marker may begin with, the ASCII characters that
+        may follow it (:func:`lead_seconds`), where known."""
         self.chars = tuple(sorted(set(chars)))
-        self.first = re.compile("[" + "".join(re.escape(c) for c in self.chars) + "]" if chars else "(?!)")
-        self.far = not any(c.isalnum() for c in self.chars)  # str.find past NEAR
+        self.first = _char_class(self.chars)
+        letters = [c for c in self.chars if c.isalnum()]
+        self.far = not letters  # the marker search looks past NEAR by str.find
+        paired = {c: seconds[c] for c in letters if seconds and c in seconds and len(seconds[c]) <= MAX_PAIRS}
+        self.singles = tuple(c for c in self.chars if c not in paired)
+        self.pairs = tuple(c + x for c, after in paired.items() for x in after) if len(paired) == len(letters) else ()
+        self.ends = "".join(paired)  # a letter that may begin a marker the end of the text cuts off
+        self.bare = _char_class(self.singles)
 
     def find(self, text: str, pos: int, end: int) -> int:
-        """The first position in ``text[pos:end]`` of a character a marker begins with, or
-        -1."""
+        """The first position in ``text[pos:end]`` where a marker may begin: a character
+        one begins with, or where pairs are known, a pair or a paired letter the end cuts
+        off; -1 when there is none."""
+        if self.pairs and text.isascii():
+            return self._paired(text, pos, end)
         lim = pos + NEAR if self.far else end
         f = self.first.search(text, pos, lim if lim < end else end)
         if f is not None:
@@ -166,11 +210,38 @@ class Leads:
         return self.beyond(text, lim, end) if lim < end else -1
 
     def beyond(self, text: str, pos: int, end: int) -> int:
-        """:meth:`find` by ``str.find`` alone."""
-        best = end if end < len(text) else len(text)
-        limit = best
-        for ch in self.chars:
-            p = text.find(ch, pos, best)
+        """:meth:`find` by ``str.find`` alone (``far``)."""
+        return _found(text, pos, end, self.chars)
+
+    def _paired(self, text: str, pos: int, end: int) -> int:
+        if end > len(text):
+            end = len(text)
+        lim = pos + NEAR
+        f = self.bare.search(text, pos, lim if lim < end else end)
+        if f is not None:
+            best = f.start()
+        else:
+            best = _found(text, lim, end, self.singles) if lim < end else -1
+            if best < 0:
+                best = end
+        stop = best + 1 if best < end else end  # (a pair may end on the nearest other)
+        for pair in self.pairs:
+            p = text.find(pair, pos, stop)
             if p >= 0:
                 best = p
-        return best if best < limit else -1
+                stop = p + 1
+        if best < end:
+            return best
+        return end - 1 if pos < end and text[end - 1] in self.ends else -1
+
+
+def _found(text: str, pos: int, end: int, chars: Sequence[str]) -> int:
+    """The first position in ``text[pos:end]`` of one of ``chars``, each looked for only
+    before the nearest found so far; -1 when there is none."""
+    best = end if end < len(text) else len(text)
+    limit = best
+    for ch in chars:
+        p = text.find(ch, pos, best)
+        if p >= 0:
+            best = p
+    return best if best < limit else -1
