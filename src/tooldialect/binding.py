@@ -58,11 +58,12 @@ def binder_for(tools: Toolset | None, policy: Policy, no_tool: dict[str, frozens
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "known", "index", "no_tool", "_typings", "_only")
+    __slots__ = ("tools", "policy", "max_depth", "known", "index", "no_tool", "_typings", "_only")
 
     def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
         self.policy = policy
+        self.max_depth = policy.max_depth  # (read per typed value: a Policy's attributes are slow to read)
         # per family, the names its model writes to call no tool (a grammar's `no tool` header)
         self.no_tool: dict[str, frozenset[str]] = no_tool or {}
         # the toolset's own name index and typings: built once per toolset, not per parse
@@ -229,7 +230,7 @@ class Binder:
             typing = self._typings.get((name, key))
             if typing is None:
                 typing = self._typing(name, key)
-        return typing(text, string=flag, notes=notes, max_depth=self.policy.max_depth)
+        return typing(text, string=flag, notes=notes, max_depth=self.max_depth)
 
     def _typing(self, name: str, key: str) -> ValueTyping:
         """How ``name``'s parameter ``key`` is typed: kept for the tool's own parameters (a

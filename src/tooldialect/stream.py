@@ -149,6 +149,14 @@ class Translator:
 
 
 _TEXT, _REASONING, _CALL_END, _DIAGNOSTIC = TextDelta.type, ReasoningDelta.type, CallEnd.type, DiagnosticEvent.type
+#: each event class's tag by the class: a look-up by ``type(ev)`` spares reading the tag
+#: through pydantic's ``__getattr__`` hook, which every attribute of a model pays
+_TAGS: dict[type, str] = {
+    TextDelta: _TEXT,
+    ReasoningDelta: _REASONING,
+    CallEnd: _CALL_END,
+    DiagnosticEvent: _DIAGNOSTIC,
+}
 
 
 def collect(events: Iterable[Event]) -> ParseResult:
@@ -159,7 +167,9 @@ def collect(events: Iterable[Event]) -> ParseResult:
     diagnostics = []
     ev: Any  # (an annotation, not a cast: nothing called per parse)
     for ev in events:
-        kind = ev.type  # each event class's tag: one attribute read, not a chain of class tests
+        kind = _TAGS.get(type(ev))  # (an event of another class, or a subclass: its tag)
+        if kind is None:
+            kind = ev.type
         if kind == _TEXT:
             text.append(ev.text)
         elif kind == _REASONING:

@@ -40,7 +40,7 @@ class Arbiter:
     """Opens, decides and closes blocks."""
 
     __slots__ = (
-        "shared", "cat", "policy", "binder", "window", "sink", "ledger", "whole", "loops", "recovery",
+        "shared", "cat", "policy", "limits", "binder", "window", "sink", "ledger", "whole", "loops", "recovery",
         "observer", "block", "soft_floor",
     )  # fmt: skip
 
@@ -58,6 +58,7 @@ class Arbiter:
         self.shared = shared
         self.cat = shared.cat
         self.policy = shared.policy
+        self.limits = shared.limits
         self.binder = shared.binder
         self.window = window
         self.sink = sink
@@ -160,7 +161,7 @@ class Arbiter:
         ``ON`` when it is within the cap."""
         cands = b.cands
         far = cands[0].progress if len(cands) == 1 else furthest(cands)
-        if far - b.start <= self.policy.max_block_chars:
+        if far - b.start <= self.limits.max_block_chars:
             return VERDICT_ON
         c0 = self._over_limit_owner(b, far)
         done_calls = c0.call_items() if not c0.soft else []
@@ -192,7 +193,7 @@ class Arbiter:
         for c in (b.winner, b.leader):
             if c is not None and c.progress == far:
                 return c
-        cap = b.start + self.policy.max_block_chars
+        cap = b.start + self.limits.max_block_chars
         rank = self.cat.rank
         over = [c for c in b.cands if c.progress > cap] or b.cands
         return min(over, key=lambda c: (c.state is Reading.FAILED, rank[c.g.name]))
@@ -297,7 +298,7 @@ class Arbiter:
         assert run is not None  # (a run: it matches, empty or not)
         end = run.end()
         b.rpos = self.window.base + end
-        if end >= len(self.window.win) and not self.window.eof and b.rpos - b.start <= self.policy.max_block_chars:
+        if end >= len(self.window.win) and not self.window.eof and b.rpos - b.start <= self.limits.max_block_chars:
             return Verdict.WAIT
         if end < len(self.window.win) and self.window.win[end] not in "\r\n":
             self._give_back(b, c.last_end)

@@ -64,11 +64,12 @@ def _decode_end(win: str, lp: int) -> tuple[int, Any]:
 class Cursor:
     """Moves each candidate through the block's text."""
 
-    __slots__ = ("shared", "policy", "cat", "window", "ledger", "values")
+    __slots__ = ("shared", "policy", "limits", "cat", "window", "ledger", "values")
 
     def __init__(self, shared: Shared, window: Window, ledger: Ledger, values: TextValues) -> None:
         self.shared = shared
         self.policy = shared.policy
+        self.limits = shared.limits
         self.cat = shared.cat
         self.window = window
         self.ledger = ledger
@@ -111,7 +112,7 @@ class Cursor:
         ):
             return False  # (LoopWatch.quiet, asked per delta)
         end = at + len(delta)
-        if max(end, c.reach) - b.start > self.policy.max_block_chars:
+        if max(end, c.reach) - b.start > self.limits.max_block_chars:
             return False
         pending = 0 if sc is None else sc.string_run(delta)
         if pending < 0:
@@ -137,7 +138,7 @@ class Cursor:
 
     def advance(self, b: Block, c: Cand) -> None:
         """Read as far as the text allows: tokens, payloads, text values, resynchronisation."""
-        cap = b.start + self.policy.max_block_chars
+        cap = b.start + self.limits.max_block_chars
         while True:
             if c.pos > cap:
                 return  # the block is over the cap; _over_limit releases it
@@ -336,10 +337,10 @@ class Cursor:
             else:
                 m = pat.regex.match(win, lp)
                 end = lp if m is None else m.end()
-            if end > lp:
-                key = (end, pat.literal is not None, term)
-                if best is None or key[:2] > best[:2]:
-                    best = key
+            if end > lp and (
+                best is None or end > best[0] or (end == best[0] and pat.literal is not None and not best[1])
+            ):
+                best = (end, pat.literal is not None, term)
         return best, external, False
 
     def _shift_token(self, b: Block, c: Cand, term: Terminal, lp: int, end: int) -> bool:
@@ -349,7 +350,7 @@ class Cursor:
         if c.bad:
             c.fail(base + lp, Failure.SYNTAX, c.bad_reason)
             return False
-        if len(c.parser.stack) > 4 * self.policy.max_depth + 64:
+        if len(c.parser.stack) > 4 * self.limits.max_depth + 64:
             # a grammar that nests (a literal list inside a list …) is capped like JSON
             c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
             return False
@@ -374,15 +375,15 @@ class Cursor:
             c.scanner = StringScanner()
             return True
         if self.shared.whole_steps:
-            end = self.whole_payload(c, lp, b.start + self.policy.max_block_chars)
+            end = self.whole_payload(c, lp, b.start + self.limits.max_block_chars)
             if end >= 0:
                 return self._payload_done(b, c, self.window.base + end)
-        c.scanner = JsonScanner(self.policy.max_depth, c.g.quotes)
+        c.scanner = JsonScanner(self.limits.max_depth, c.g.quotes)
         c.stream = None
         obj = c.current_name is None  # a payload of call objects, else arguments
         if first == "{" or (obj and first == "["):
             coarse = self.policy.truncated == "keep"
-            prefix = StrictPrefix(self.policy.max_depth, ARGUMENT_KEYS if obj else (), coarse)
+            prefix = StrictPrefix(self.limits.max_depth, ARGUMENT_KEYS if obj else (), coarse)
             key = key_of(Source.PAYLOAD, at) if obj else key_of(Source.NAMED, c.named_begun - 1)
             c.stream = ArgStream(prefix, at, at, obj, key)
         return True
@@ -400,7 +401,7 @@ class Cursor:
         if end < 0 or self.window.base + end > cap:
             return -1
         text = win[lp:end]
-        if depth_exceeds(text, self.policy.max_depth):
+        if depth_exceeds(text, self.limits.max_depth):
             return -1
         c.reader.decoded(text, value)  # its reader reads the payload's token: decoded once
         return end  # (a grammar's quote token, <|"|>, cannot stand in strict JSON as written)
@@ -526,7 +527,7 @@ class Cursor:
             self.window.rewind(c.pos)  # the damage began in text already moved out of the window
         win = self.window.win
         lp = c.pos - self.window.base
-        bound = b.start + self.policy.max_block_chars + 1 - self.window.base
+        bound = b.start + self.limits.max_block_chars + 1 - self.window.base
         if bound < len(win):
             win = win[:bound]  # never look past the cap (same answer at every chunking)
         payload = r.mode is Resync.PAYLOAD

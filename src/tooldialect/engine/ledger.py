@@ -52,10 +52,11 @@ def may_be_quoted(binder: Binder, raw: RawCall) -> bool:
 class Ledger:
     """Turns a block's items into call events."""
 
-    __slots__ = ("policy", "binder", "window", "sink", "observer", "call_index", "calls_out", "line_calls")
+    __slots__ = ("policy", "limits", "binder", "window", "sink", "observer", "call_index", "calls_out", "line_calls")
 
     def __init__(self, shared: Shared, window: Window, sink: Sink, observer: Observer | None) -> None:
         self.policy = shared.policy
+        self.limits = shared.limits
         self.binder = shared.binder
         self.window = window
         self.sink = sink
@@ -126,7 +127,7 @@ class Ledger:
             key = key_of(Source.PAYLOAD, c.tok_start, ordinal)
             if key in b.started or not name.strip():
                 continue  # a blank name is no call
-            if self.calls_out + len(b.started) >= self.policy.max_calls:
+            if self.calls_out + len(b.started) >= self.limits.max_calls:
                 continue
             announced = self.binder.announce(name, c.g.name)
             if announced is None:
@@ -259,7 +260,7 @@ class Ledger:
             b.deferred[key] = obj  # announced once an argument shows it is no quotation
             return
         b.deferred.pop(key, None)
-        if key in b.started or self.calls_out + len(b.started) >= self.policy.max_calls:
+        if key in b.started or self.calls_out + len(b.started) >= self.limits.max_calls:
             return
         name, call_id, name_end = obj
         if self.window.eof and name_end is not None and name_end >= self.window.end:
@@ -286,7 +287,7 @@ class Ledger:
         if b.channel is Channel.REASONING and self.policy.calls_in_reasoning != "accept":
             self._report_in_reasoning(raw)
             return
-        if self.calls_out >= self.policy.max_calls:
+        if self.calls_out >= self.limits.max_calls:
             started = b.started.pop(key, None) if key is not None else None
             if started is not None:
                 self.sink.event(call_abort(started[0], "limit_exceeded"))

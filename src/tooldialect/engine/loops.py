@@ -27,11 +27,12 @@ _GRAMMAR_NAME = attrgetter("g.name")
 class Loops:
     """Runs a block's loop watch, and swallows a loop once one is found."""
 
-    __slots__ = ("cat", "policy", "cache", "window", "sink", "ledger")
+    __slots__ = ("cat", "policy", "limits", "cache", "window", "sink", "ledger")
 
     def __init__(self, shared: Shared, window: Window, sink: Sink, ledger: Ledger) -> None:
         self.cat = shared.cat
         self.policy = shared.policy
+        self.limits = shared.limits
         self.cache = shared.cache
         self.window = window
         self.sink = sink
@@ -92,7 +93,7 @@ class Loops:
         end = min(limit - w.base, len(w.win))
         if w.base + end == watch.scanned:
             return False  # no text read since the last scan, which found no loop in it
-        return watch.scan(w.win, w.base, end, self.cat.max_width, self.policy.max_repeats, own)
+        return watch.scan(w.win, w.base, end, self.cat.max_width, self.limits.max_repeats, own)
 
     def lead(self, b: Block, at: int) -> Cand:
         """The candidate that speaks for the block on the text before ``at``: among those

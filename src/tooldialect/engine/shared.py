@@ -13,13 +13,43 @@ from ..models import Policy
 from ..transform import KEYED_RULE, Reader, reader_class
 from .cand import Cand, Lexicon
 
-__all__ = ["Shared"]
+__all__ = ["Limits", "Shared"]
+
+
+class Limits:
+    """The policy's limits the rooms read per call and per token, read once per policy: a
+    ``Policy`` is a pydantic model, whose every attribute is read through pydantic's
+    ``__getattr__`` hook (in the compiled build too), a look-up and a call where this
+    record's fields are a load."""
+
+    __slots__ = ("policy", "max_block_chars", "max_depth", "max_repeats", "max_calls")
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.max_block_chars = policy.max_block_chars
+        self.max_depth = policy.max_depth
+        self.max_repeats = policy.max_repeats
+        self.max_calls = policy.max_calls
+
+
+#: the limits of the policy a stream was last made with (most streams share one policy);
+#: one slot, replaced whole, so threads that share it at worst make one each
+_LAST: list[Limits] = [Limits(Policy())]
+
+
+def limits_of(policy: Policy) -> Limits:
+    """``policy``'s limits: those of the last stream's when it had the same policy."""
+    last = _LAST[0]
+    if last.policy is policy:
+        return last
+    got = _LAST[0] = Limits(policy)
+    return got
 
 
 class Shared:
     """One stream's settings and the caches its rooms consult."""
 
-    __slots__ = ("cat", "binder", "policy", "cache", "_accepted", "_readers")
+    __slots__ = ("cat", "binder", "policy", "limits", "cache", "_accepted", "_readers")
 
     #: Read a JSON payload, or a whole block, in one step where the text allows (the
     #: differential tests turn it off to show the token-by-token reading yields the same events).
@@ -29,6 +59,7 @@ class Shared:
         self.cat = catalog
         self.binder = binder
         self.policy = policy
+        self.limits = limits_of(policy)
         # what depends only on a grammar and a parser state, shared by every stream over the catalog
         self.cache: dict[Any, Any] = catalog.engine_cache
         self._accepted: dict[str, dict[tuple[int, ...], Lexicon]] = catalog.engine_cache.setdefault("accepted", {})

@@ -29,10 +29,11 @@ Stops = tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str
 class TextValues:
     """Reads text values (a ``Cand``'s ``text``: :class:`TextValue`)."""
 
-    __slots__ = ("policy", "cache", "window")
+    __slots__ = ("policy", "limits", "cache", "window")
 
     def __init__(self, shared: Shared, window: Window) -> None:
         self.policy = shared.policy
+        self.limits = shared.limits
         self.cache = shared.cache
         self.window = window
 
@@ -71,7 +72,7 @@ class TextValues:
         win = self.window.win
         base = self.window.base
         n = len(win)
-        end = min(n, b.start + self.policy.max_block_chars + 1 - base)
+        end = min(n, b.start + self.limits.max_block_chars + 1 - base)
         lp = c.pos - base
         t = c.text
         assert t is not None

@@ -26,7 +26,7 @@ compare the two readings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import Node, Tok
@@ -52,11 +52,12 @@ MAX_ENDING_TOKENS = 1 << 16
 class WholeBlocks:
     """Reads a block that fits a plan in one step."""
 
-    __slots__ = ("shared", "policy", "window", "cursor", "values")
+    __slots__ = ("shared", "policy", "limits", "window", "cursor", "values")
 
     def __init__(self, shared: Shared, window: Window, cursor: Cursor, values: TextValues) -> None:
         self.shared = shared
         self.policy = shared.policy
+        self.limits = shared.limits
         self.window = window
         self.cursor = cursor
         self.values = values
@@ -130,7 +131,7 @@ class WholeBlocks:
         g = c.g
         win, base = self.window.win, self.window.base
         n = len(win)
-        cap = b.start + self.policy.max_block_chars
+        cap = b.start + self.limits.max_block_chars
         toks: list[tuple[Terminal, int, int]] = []
         lex: Lexicon | None = start.lex
         plan: Plan | None = None
@@ -232,7 +233,7 @@ class WholeBlocks:
         being called) or only a fallback (``Stop.MAYBE``)."""
         probe.parser.stack[:] = plan.stack
         text = self.values.begin(probe, self.window.base + lp)
-        end = min(len(self.window.win), b.start + self.policy.max_block_chars + 1 - self.window.base)
+        end = min(len(self.window.win), b.start + self.limits.max_block_chars + 1 - self.window.base)
         q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True)
         return q if q >= 0 and verdict is Stop.YES else -1
 
@@ -308,7 +309,7 @@ class WholeBlocks:
         win, base = self.window.win, self.window.base
         at_end = pos >= len(win)
         if plan.base is None:
-            objs: list[Any] = [Tok(c.last_type, self.window.slice(b.start, b.opener_end), b.start, b.opener_end)]
+            objs: list[Tok | Node] = [Tok(c.last_type, self.window.slice(b.start, b.opener_end), b.start, b.opener_end)]
             lead = 1
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
@@ -343,8 +344,8 @@ class WholeBlocks:
         reacts = c.reader.reacts_to  # (Cand._on_node's own first test, asked before the call)
         for ref, payload in stage.fired:
             c.json_start = objs[payload].start if payload >= 0 else json_start
-            if objs[ref].name in reacts:
-                c._on_node(objs[ref])
+            if (fired := cast(Node, objs[ref])).name in reacts:  # (a node the plan's parser gave)
+                c._on_node(fired)
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         last = len(read) - 1
@@ -353,9 +354,9 @@ class WholeBlocks:
                 c.ext_type = term.name
                 c.json_start = objs[lead + i].start
             if term.is_open or term.is_close or i == last:  # (else note() only sets last_type)
-                c.note(objs[lead + i], c.g.terminals.get(term.name))
+                c.note(cast(Tok, objs[lead + i]), c.g.terminals.get(term.name))
         c.pos = base + pos
-        c.last_end = objs[lead + len(read) - 1].end
+        c.last_end = cast(Tok, objs[lead + len(read) - 1]).end
         if c.bad:
             return False  # the reader says this is no block of the family's
         if part:
