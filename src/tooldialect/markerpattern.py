@@ -192,8 +192,10 @@ class Leads:
         letters = [c for c in self.chars if c.isalnum()]
         self.far = not letters  # the marker search looks past NEAR by str.find
         paired = {c: seconds[c] for c in letters if seconds and c in seconds and len(seconds[c]) <= MAX_PAIRS}
+        if len(paired) < len(letters):
+            paired = {}  # (a letter looked for alone stops the search as often as the class)
         self.singles = tuple(c for c in self.chars if c not in paired)
-        self.pairs = tuple(c + x for c, after in paired.items() for x in after) if len(paired) == len(letters) else ()
+        self.pairs = tuple(c + x for c, after in paired.items() for x in after)
         self.ends = "".join(paired)  # a letter that may begin a marker the end of the text cuts off
         self.bare = _char_class(self.singles)
 
