@@ -71,22 +71,26 @@ def _first_lead(cat, text: str, pos: int, end: int) -> int:
     return -1
 
 
-@given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
+@st.composite
+def _spans(draw: st.DrawFn) -> tuple[str, int, int]:
+    """Prose of the pieces above, and a span of it to search (its end may pass the text's)."""
+    text = "".join(draw(st.lists(_PIECES, max_size=30)))
+    pos = draw(st.integers(0, len(text)))
+    return text, pos, draw(st.integers(pos, len(text) + 2))
+
+
+@given(span=_spans())
 @budget(300)
-def test_leads_find_the_first_place_a_marker_may_begin(pieces, data):
-    text = "".join(pieces)
-    pos = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(pos, len(text) + 2))
+def test_leads_find_the_first_place_a_marker_may_begin(span):
+    text, pos, end = span
     for cat in (HERMES, EVERY):
         assert cat.leads.find(text, pos, end) == _first_lead(cat, text, pos, end)
 
 
-@given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
+@given(span=_spans())
 @budget(300)
-def test_a_search_with_leads_finds_the_match_the_class_alone_finds(pieces, data):
-    text = "".join(pieces)
-    pos = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(pos, len(text) + 2))
+def test_a_search_with_leads_finds_the_match_the_class_alone_finds(span):
+    text, pos, end = span
     for cat in (HERMES, EVERY):
         plain = Skipping(cat.prose, cat.first_rx).search(text, pos, end)
         led = Skipping(cat.prose, cat.first_rx, leads=cat.leads).search(text, pos, end)

@@ -29,10 +29,9 @@ Stops = tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str
 class TextValues:
     """Reads text values (a ``Cand``'s ``text``: :class:`TextValue`)."""
 
-    __slots__ = ("policy", "limits", "cache", "window")
+    __slots__ = ("limits", "cache", "window")
 
     def __init__(self, shared: Shared, window: Window) -> None:
-        self.policy = shared.policy
         self.limits = shared.limits
         self.cache = shared.cache
         self.window = window

@@ -52,11 +52,10 @@ MAX_ENDING_TOKENS = 1 << 16
 class WholeBlocks:
     """Reads a block that fits a plan in one step."""
 
-    __slots__ = ("shared", "policy", "limits", "window", "cursor", "values")
+    __slots__ = ("shared", "limits", "window", "cursor", "values")
 
     def __init__(self, shared: Shared, window: Window, cursor: Cursor, values: TextValues) -> None:
         self.shared = shared
-        self.policy = shared.policy
         self.limits = shared.limits
         self.window = window
         self.cursor = cursor
