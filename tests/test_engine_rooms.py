@@ -151,7 +151,8 @@ _SOURCES = sorted({m.terminal.pattern.literal for m in _CAT.markers if m.termina
 
 @given(st.sampled_from(_SOURCES), st.integers(0, 12), st.text(alphabet="<|>/_abtc\n", max_size=12))
 def test_the_markers_viable_at_a_place_are_those_that_match_or_may_be_arriving(marker, cut, after):
-    """``Catalog.viable`` (by two characters, then eight where two leave many) drops only
+    """``Catalog.viable`` (by two characters, then eight and 24 where fewer leave more than
+    one) drops only
     markers that can neither match at the place nor be cut off there: every marker that
     matches, or may still grow at the text's end, is among what it returns, in the table's
     order."""
@@ -171,6 +172,34 @@ def test_a_marker_shared_by_many_families_prefix_is_checked_against_few():
     got = _CAT.viable(header, 0)
     assert 1 <= len(got) <= 4
     assert any(m.role == "open" and m.terminal.pattern.match_end(header, 0) for m in got)
+
+
+def test_an_opener_that_shares_its_first_characters_is_told_apart_by_more():
+    """Hermes' ``<tool_call>`` shares ``<t`` with ``<think>`` and ``<tools>``: eight
+    characters leave it alone, so the prose step tries no pattern there.  Kimi K2's section
+    opener and closer share their first twenty characters: 24 tell them apart."""
+    hermes = catalog_for(("hermes",))
+    text = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    assert len(hermes.at(text, 0)) >= 3
+    assert [m.terminal.name for m in hermes.viable(text, 0)] == ["TOOL_CALL_OPEN"]
+    kimi = catalog_for(("kimi_k2",))
+    opener = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+    assert [m.terminal.name for m in kimi.viable(opener, 0)] == ["SECTION_OPEN"]
+    assert len(kimi.viable(opener[:20], 0)) >= 2  # (too short to look at 24: what 8 tell)
+
+
+def test_once_its_memory_is_full_viable_answers_by_what_it_remembers(monkeypatch):
+    """Past ``_MAX_PAIRS`` remembered beginnings, a new one is not worked out: ``viable``
+    gives what fewer characters tell, never fewer markers than may match."""
+    from tooldialect import catalog
+
+    cat = catalog.Catalog.__new__(catalog.Catalog)
+    cat.__dict__.update(catalog_for(("hermes",)).__dict__)
+    cat._keys = {}
+    monkeypatch.setattr(catalog, "_MAX_PAIRS", 0)
+    text = "<tool_call>\n{}"
+    assert len(cat.viable(text, 0)) >= 3
+    assert cat._keys == {}
 
 
 # -- the loop watch -------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ class Catalog:
 
     def viable(self, text: str, pos: int) -> tuple[Marker, ...]:
         """The markers that may match at ``pos``, or be cut off there, as far as the two
-        characters from ``pos`` tell (eight, where two leave more than a few): a marker for
+        characters from ``pos`` tell (eight, then 24, where two leave more than one): a marker for
         which they are neither a match nor the beginning of one can neither match nor be
         arriving there, whatever follows.  Far fewer than :meth:`at` gives in text full of
         ``<`` (HTML, JSX, code)."""
@@ -95,17 +95,26 @@ class Catalog:
             got = tuple(m for m in found if m.pattern.needs_more(pair, 0) or m.pattern.match_end(pair, 0) is not None)
             if len(self._pairs) < _MAX_PAIRS:
                 self._pairs[pair] = got
-        if len(got) <= _NARROW or pos + _KEY > len(text):
+        if len(got) <= 1:
             return got
-        # many markers share their first two characters (every `<|…|>` token): the next few
-        # tell them apart the same way
-        key = text[pos : pos + _KEY]
-        narrow = self._keys.get(key)
-        if narrow is None:
-            narrow = tuple(m for m in got if m.pattern.needs_more(key, 0) or m.pattern.match_end(key, 0) is not None)
-            if len(self._keys) < _MAX_PAIRS:
+        # markers that share their first two characters (every `<|…|>` token) are told apart
+        # the same way by the next few, then by more
+        for width in _KEYS:
+            if pos + width > len(text):
+                return got
+            key = text[pos : pos + width]
+            narrow = self._keys.get(key)
+            if narrow is None:
+                if len(self._keys) >= _MAX_PAIRS:
+                    return got  # (what the characters looked at tell: never fewer markers than may match)
+                narrow = tuple(
+                    m for m in got if m.pattern.needs_more(key, 0) or m.pattern.match_end(key, 0) is not None
+                )
                 self._keys[key] = narrow
-        return narrow
+            if len(narrow) <= 1:
+                return narrow
+            got = narrow
+        return got
 
     def cut_off(self, tail: str) -> bool:
         """Whether a marker may begin at ``tail``'s first character and be cut off by its
@@ -215,8 +224,8 @@ def _lead(cat: Catalog) -> re.Pattern[str]:
 
 #: Two-character beginnings remembered per catalog (bounded whatever the text holds).
 _MAX_PAIRS = 4096
-_NARROW = 4  # more markers than this for two characters: viable() looks at _KEY characters
-_KEY = 8
+#: how many characters viable() looks at where two leave more than one marker, then more
+_KEYS = (8, 24)
 _cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
 #: the catalog last given for the families as asked (any order, repeats): no work per stream
 _asked: dict[tuple[int, tuple[str, ...] | None], Catalog] = {}
