@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import tooldialect as td
-from tooldialect import jsonscan, names
+from tooldialect import jsonscan, jsonspans, names
 from tooldialect.stream import collect
 
 TOOLS = td.Toolset.from_openai(
@@ -185,7 +185,7 @@ def test_each_payload_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the whole-block reader looks for a payload's end it decodes it; the reader
     takes that value instead of decoding the same text again."""
     decodes = Counter[str]()
-    loads, scan = jsonscan.loads_strict, jsonscan.strict_value_at
+    loads, scan, members = jsonscan.loads_strict, jsonscan.strict_value_at, jsonspans.strict_object_at
 
     def counted_loads(text: str):
         decodes["loads"] += 1
@@ -195,12 +195,20 @@ def test_each_payload_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
         decodes["scan"] += 1
         return scan(text, pos)
 
+    def counted_members(text: str, pos: int):
+        got = members(text, pos)
+        decodes["members" if got is not None else "members refused"] += 1
+        return got
+
     monkeypatch.setattr("tooldialect.transform.loads_strict", counted_loads)
     monkeypatch.setattr("tooldialect.engine.cursor.strict_value_at", counted_scan)
-    for family in ("hermes", "mistral", "kimi_k2"):
+    monkeypatch.setattr("tooldialect.engine.cursor.strict_object_at", counted_members)
+    # a call object (Hermes) member by member, where its members' places are known at once;
+    # arguments (Mistral v11, Kimi K2) whole
+    for family, way in (("hermes", "members"), ("mistral", "scan"), ("kimi_k2", "scan")):
         decodes.clear()
         assert len(td.parse(reply(family, 20), tools=TOOLS, families=[family]).calls) == 20
-        assert decodes == {"scan": 20}, family
+        assert decodes == {way: 20}, family
 
 
 LIST_TOOLS = td.Toolset.from_openai(

@@ -21,6 +21,7 @@ import tooldialect as td
 from tooldialect import binding, jsonspans, stream
 from tooldialect.construct import constructor
 from tooldialect.engine import events
+from tooldialect.jsonscan import strict_value_at
 from tooldialect.jsonspans import element_spans, member_spans
 from tooldialect.records import Issue
 
@@ -172,6 +173,52 @@ def test_member_spans_take_any_text(tail: str) -> None:
     text = "{" + tail
     for start, end in member_spans(text, 0).values():  # (no IndexError, no ValueError)
         assert 0 < start < end <= len(text)
+
+
+@given(objects(), st.text(alphabet=' ]},"x', max_size=3))
+def test_an_object_decoded_member_by_member_is_the_one_decode(obj: tuple[str, list[str]], after: str) -> None:
+    """``strict_object_at`` gives what the strict decoder gives (the value, key order and a
+    repeated key's last value included, and where the object ends), and the span of each
+    member's value that ``member_span`` finds by decoding the members again."""
+    text, keys = obj
+    payload = "[" + text + after
+    got = jsonspans.strict_object_at(payload, 1)
+    assert got is not None
+    value, end, spans = got
+    want, want_end = strict_value_at(payload, 1)
+    assert (value, list(value), end) == (want, list(want), want_end)
+    assert set(spans) == set(keys)
+    for key in keys:
+        assert spans[key] == jsonspans.member_span(payload, 1, key)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1', '{"a": NaN}', '{"a": 1e999}', '{"a": 1,}', '{"a" 1}', "{'a': 1}", '{"a": 1 "b": 2}', "", '{"a\\x": 1}'],
+)
+def test_an_object_that_is_not_strict_json_is_left_to_the_one_decode(text: str) -> None:
+    """Cut off, a constant or a number strict JSON refuses, a trailing comma, a missing
+    colon or comma, no object at all: None, and ``strict_value_at`` says why."""
+    assert jsonspans.strict_object_at(text, 0) is None
+    with pytest.raises(ValueError):
+        strict_value_at(text, 0)
+    assert jsonspans.strict_object_at("[" + text + "]", 0) is None  # (an array: no object's members)
+
+
+def test_a_call_object_payload_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Hermes payload whose end the whole-block reader found is read with the spans found
+    as it was decoded: its arguments' text is not looked for by decoding them again."""
+    asked: list[int] = []
+    real = jsonspans._scan_value  # (what member_span decodes a member's value with)
+    monkeypatch.setattr(jsonspans, "_scan_value", lambda text, pos: asked.append(pos) or real(text, pos))
+    reply = 'Sure. <tool_call>\n{"name": "f", "arguments": {"a": [1, {"b": "x"}]}, "id": "c1"}\n</tool_call>'
+    (call,) = td.parse(reply).calls
+    assert (call.name, call.arguments_json, call.id) == ("f", '{"a": [1, {"b": "x"}]}', "c1")
+    assert asked == []
+    # arguments first: decoded whole, their place looked for by decoding the members again
+    turned = '<tool_call>\n{"arguments": {"a": 1}, "name": "f"}\n</tool_call>'
+    assert [c.arguments_json for c in td.parse(turned).calls] == ['{"a": 1}']
+    assert asked
 
 
 @given(st.lists(VALUES, max_size=6), SPACE, st.booleans())

@@ -17,6 +17,7 @@ from .lalr import Tables
 from .markerpattern import NO_MARKER, MarkerPattern
 
 __all__ = [
+    "CALL_PAYLOADS",
     "CANONICAL",
     "CLOSE_SUFFIX",
     "EXTERNALS",
@@ -46,6 +47,9 @@ EXTERNALS: dict[str, str] = {
 #: The externals that are JSON payloads (call objects or arguments); the others are
 #: values inside a call the grammar spells (a quoted string literal).
 JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
+#: The nodes whose JSON token holds call objects (``{"name": …, "arguments": …}``, an array
+#: of them, a tool's name as the key) rather than a call's arguments.
+CALL_PAYLOADS = frozenset({"json_calls", "bare_json_calls", "keyed_json_calls"})
 #: The raw-text scanner: everything up to the marker the grammar accepts next.
 RAW_TEXT = "TEXT"
 
@@ -129,6 +133,9 @@ class CompiledGrammar:
     holds: tuple[tuple[str, frozenset[str]], ...] = ()
     # the characters an ignored token may begin with (None: any)
     ignore_first: frozenset[str] | None = field(init=False)
+    # whether a JSON payload may hold call objects (a node of CALL_PAYLOADS): a reader then
+    # asks where their members lie
+    call_payloads: bool = field(init=False)
 
     def __post_init__(self) -> None:
         first: frozenset[str] | None = frozenset()
@@ -139,6 +146,7 @@ class CompiledGrammar:
                 break
             first = first | can_begin
         self.ignore_first = first
+        self.call_payloads = not self.nodes.isdisjoint(CALL_PAYLOADS)
 
 
 class NodeReads(Protocol):

@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from .jsonscan import JsonValueError, loads_strict, string_end
+from .jsonscan import JsonValueError, loads_strict, strict_value_at, string_end
 
 __all__ = [
+    "Spans",
     "complete_elements_end",
     "element_spans",
     "last_element",
@@ -24,7 +25,12 @@ __all__ = [
     "member_spans",
     "partial_object",
     "strict_element_spans",
+    "strict_object_at",
 ]
+
+#: where each member's value lies in an object: its key and its (start, end)
+Spans = dict[str, tuple[int, int]]
+
 
 # -- spans in JSON the character scanner reads (also when it is cut off) ------------------------------------------------------------
 
@@ -208,9 +214,12 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
+def member_span(text: str, start: int, key: str, known: Spans | None = None) -> tuple[int, int] | None:
     """``member_spans(text, start).get(key)``: the span of the value of member ``key`` of
-    the object at ``start`` (its last, the one json.loads keeps)."""
+    the object at ``start`` (its last, the one json.loads keeps).  ``known``: the spans of
+    the object at 0, found as it was decoded (``strict_object_at``), which answer for it."""
+    if known is not None and start == 0:
+        return known.get(key)
     # (white space is looked at in place first: most payloads have none, or one space,
     # where a member's parts meet)
     try:
@@ -244,6 +253,49 @@ def member_span(text: str, start: int, key: str) -> tuple[int, int] | None:
         return found
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return member_spans(text, start).get(key)
+
+
+def strict_object_at(text: str, pos: int) -> tuple[dict[str, Any], int, Spans] | None:
+    """``strict_value_at`` of the object at ``pos``, read member by member as ``json``'s
+    scanner reads one (the same value, the same end) so that the span of each member's
+    value is known from the one decode: ``(value, end, spans)``, a repeated key's span that
+    of its last member, the one the value keeps.  None when ``text[pos]`` is no ``{`` or the
+    object is not strict JSON: ``strict_value_at`` then says why."""
+    if text[pos : pos + 1] != "{":
+        return None
+    value: dict[str, Any] = {}
+    spans: Spans = {}
+    try:
+        i = pos + 1
+        if text[i] in _WS:
+            i = _skip_ws(text, i)
+        if text[i] == "}":
+            return value, i + 1, spans
+        while True:
+            if text[i] != '"':
+                return None
+            key, i = strict_value_at(text, i)
+            if text[i] != ":":
+                i = _skip_ws(text, i)
+                if text[i] != ":":
+                    return None
+            i += 1
+            if text[i] in _WS:
+                i = _skip_ws(text, i)
+            start = i
+            value[key], i = strict_value_at(text, i)
+            spans[key] = (start, i)
+            if text[i] in _WS:
+                i = _skip_ws(text, i)
+            if text[i] == "}":
+                return value, i + 1, spans
+            if text[i] != ",":
+                return None
+            i += 1
+            if text[i] in _WS:
+                i = _skip_ws(text, i)
+    except (ValueError, RecursionError, IndexError):
+        return None  # (not strict JSON, cut off, or a non-finite number: strict_value_at says which)
 
 
 def strict_element_spans(text: str, start: int) -> list[tuple[int, int]]:

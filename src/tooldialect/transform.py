@@ -38,10 +38,10 @@ from mypy_extensions import mypyc_attr
 
 from .argstream import args_prefix, finish_json
 from .coerce import strip_template_newlines
-from .compiled_grammar import NodeReads
+from .compiled_grammar import CALL_PAYLOADS, NodeReads
 from .families import generation, reader_module, set_reads_lookup
 from .jsonscan import JsonValueError, depth_exceeds, loads_strict
-from .jsonspans import member_span, strict_element_spans
+from .jsonspans import Spans, member_span, strict_element_spans
 from .lalr import Node, Tok
 from .pyliteral import Refused, keyword_argument
 from .reader_issues import invalid_json, refusal, unread_payload
@@ -59,7 +59,7 @@ from .records import (  # also transform's: readers import them here
 )
 from .repair import RepairFailed, repair_json
 from .salvage import OPENERS, Salvage
-from .tree import LITERAL_ITEMS, chain_items, first_token, literal_items, node_text
+from .tree import LITERAL_ITEMS, LITERAL_KEY, call_parts, chain_items, first_token, literal_items, node_text
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -81,7 +81,7 @@ KEYED_RULE = "keyed_json_calls"
 #: payloads a reader keeps decoded for its next loads (a block's, found before it is read)
 _DECODED_KEPT = 32
 #: The conventional rules :meth:`Reader.read` reads as calls (every other node is None).
-CALL_NODES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE, "call", "bare_call"})
+CALL_NODES = CALL_PAYLOADS | {"call", "bare_call"}
 #: The parts of a ``call`` the reader reads: its name, JSON arguments, id, text parameters
 #: (``unpadded_value``: a value whose spelling writes no padding newlines).
 _CALL_PARTS = frozenset(
@@ -152,7 +152,8 @@ class Reader(Salvage):
         self.keyed = keyed  # the grammar's payloads are keyed by the tool name (KEYED_RULE)
         # arguments stream member by member (Policy(truncated="keep") keeps complete members)
         self.coarse = coarse
-        self._decoded: list[tuple[str, Any]] = []  # (text, value): payloads decoded as they were found
+        # (text, value, spans): payloads decoded as they were found, and where their members lie
+        self._decoded: list[tuple[str, Any, Spans | None]] = []
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -191,7 +192,7 @@ class Reader(Salvage):
         """Records and issues for a conventional node, or None for any other node."""
         if node.name not in CALL_NODES:  # most nodes: one set lookup
             return None
-        if node.name in ("json_calls", "bare_json_calls", KEYED_RULE):
+        if node.name in CALL_PAYLOADS:
             tok = first_token(node)
             if tok is None:
                 return [], unread_payload(node, None, (node.start or 0, node.end or 0))
@@ -222,7 +223,7 @@ class Reader(Salvage):
     # -- grammar-spelled calls ------------------------------------------------------------
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
-        parts = _call_parts(node)
+        parts = call_parts(node)
         name_node, args_node, id_node = parts.get("name"), parts.get("arguments"), parts.get("call_id")
         name = node_text(name_node).strip() if name_node is not None else ""
         span = (node.start or 0, node.end or 0)
@@ -233,7 +234,7 @@ class Reader(Salvage):
         params = parts.get("param")
         if params:
             return [RawCall(name, None, None, call_id, span, self.family, text_params=self.params(params))], []
-        items = parts.get(_LITERAL)
+        items = parts.get(LITERAL_KEY)
         if not items and type(args_node) is Node and node.name != "arguments":
             items = literal_items(args_node)  # the arguments written as code inside an ``arguments`` node
         if items:
@@ -329,7 +330,7 @@ class Reader(Salvage):
         self, text: str, base: int, *, bare: bool, keyed: bool = False
     ) -> tuple[list[RawCall], list[Issue]]:
         try:
-            value, repairs = self._load(text)
+            value, repairs, spans = self._load_spans(text)
         except JsonValueError as exc:
             tok = Tok("JSON", text, base, base + len(text))
             return [], [invalid_json(tok, exc, None)]
@@ -340,10 +341,10 @@ class Reader(Salvage):
         exact = None if repairs else text
         # a payload that is one call object, or an array of them, streams (RawCall.elem)
         places = {id(v): i for i, v in enumerate(value)} if isinstance(value, list) else {}
-        for obj, start, end in self._call_objects(value, exact, 0, len(text), []):
+        for obj, start, end in self._call_objects(value, exact, spans, 0, len(text), []):
             elem = 0 if obj is value else places.get(id(obj), -1)
             got, notes = (
-                self._read_object(obj, exact, start, end, base, bare, keyed, elem, text)
+                self._read_object(obj, exact, spans, start, end, base, bare, keyed, elem, text)
                 if isinstance(obj, dict)
                 else ([], [])
             )
@@ -378,54 +379,69 @@ class Reader(Salvage):
                 issues.sort(key=lambda i: i.span[0] if i.span else 0)
         return calls, issues
 
-    def decoded(self, text: str, value: Any) -> None:
+    def decoded(self, text: str, value: Any, spans: Spans | None = None) -> None:
         """``text`` is strict JSON that ``loads_strict`` reads as ``value`` (found where its end
-        was looked for): the next ``_load`` of it takes the value, once."""
+        was looked for), an object whose members' values lie at ``spans`` when given: the
+        next ``_load`` of it takes the value, once."""
         if len(self._decoded) < _DECODED_KEPT:
-            self._decoded.append((text, value))
+            self._decoded.append((text, value, spans))
 
     def _load(self, text: str) -> tuple[Any, list[str]]:
         """Strict JSON, else the repair ladder: the value and the repairs made."""
+        value, repairs, _ = self._load_spans(text)
+        return value, repairs
+
+    def _load_spans(self, text: str) -> tuple[Any, list[str], Spans | None]:
+        """``_load``, and where the members of the object lie when it was decoded as it was
+        found, member by member (``decoded``; None otherwise)."""
         if depth_exceeds(text, self.max_depth):
             raise JsonValueError(f"nesting deeper than {self.max_depth}")
         kept = self._decoded
         if kept:  # (read in the order they were found: those before a match were never read)
-            for i, (known, value) in enumerate(kept):
+            for i, (known, value, spans) in enumerate(kept):
                 if known == text:
                     del kept[: i + 1]
-                    return value, []
+                    return value, [], spans
         try:
-            return loads_strict(text), []
+            return loads_strict(text), [], None
         except JsonValueError as strict:
             try:
-                return repair_json(text, quotes=self.quotes, max_depth=self.max_depth)
+                value, repairs = repair_json(text, quotes=self.quotes, max_depth=self.max_depth)
             except RepairFailed:
                 raise strict from None
+            return value, repairs, None
 
     def _call_objects(
-        self, value: Any, text: str | None, start: int, end: int, out: list[tuple[Any, int, int]]
+        self,
+        value: Any,
+        text: str | None,
+        spans: Spans | None,
+        start: int,
+        end: int,
+        out: list[tuple[Any, int, int]],
     ) -> list[tuple[Any, int, int]]:
         """(element, start, end) of every candidate call object in a payload value, added
         to ``out``.
 
         ``text`` is the payload when it is strict JSON (for exact spans), else None (every
-        element then spans the whole payload)."""
+        element then spans the whole payload); ``spans``: where the members of the object it
+        begins with lie, when known."""
         if isinstance(value, list):
-            spans = strict_element_spans(text, start) if text is not None else [(start, end)] * len(value)
-            out += ((item, s, e) for item, (s, e) in zip(value, spans))
+            at = strict_element_spans(text, start) if text is not None else [(start, end)] * len(value)
+            out += ((item, s, e) for item, (s, e) in zip(value, at))
             return out
         if not isinstance(value, dict):
             return out
         if "tool_calls" in value:
             wrapped = value["tool_calls"]
             if isinstance(wrapped, list) and wrapped:
-                inner = member_span(text, start, "tool_calls") if text is not None else (start, end)
+                inner = member_span(text, start, "tool_calls", spans) if text is not None else (start, end)
                 if inner is not None:
-                    return self._call_objects(wrapped, text, inner[0], inner[1], out)
+                    return self._call_objects(wrapped, text, spans, inner[0], inner[1], out)
         if "tool_call" in value:
             single = value["tool_call"]
             if isinstance(single, dict) and len(value) == 1:
-                inner = member_span(text, start, "tool_call") if text is not None else (start, end)
+                inner = member_span(text, start, "tool_call", spans) if text is not None else (start, end)
                 if inner is not None:
                     out.append((single, inner[0], inner[1]))
                     return out
@@ -436,6 +452,7 @@ class Reader(Salvage):
         self,
         obj: Mapping[str, Any],
         text: str | None,
+        spans: Spans | None,
         start: int,
         end: int,
         base: int,
@@ -452,7 +469,7 @@ class Reader(Salvage):
             tool, value = next(iter(obj.items()))
             if not tool.strip() or not isinstance(value, (dict, str)):
                 return [], []
-            key_span = member_span(text, start, tool) if text is not None else None
+            key_span = member_span(text, start, tool, spans) if text is not None else None
             written = text[key_span[0] : key_span[1]] if text is not None and key_span else None
             return self._finish(tool, value, written, None, span, [])
         fn = obj.get("function")
@@ -461,7 +478,7 @@ class Reader(Salvage):
         name: str | None = None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and "arguments" in fn:
             holder = fn
-            fn_span = member_span(text, start, "function") if text is not None else None
+            fn_span = member_span(text, start, "function", spans) if text is not None else None
             holder_start = fn_span[0] if fn_span is not None else start
             name = fn["name"]
         else:
@@ -489,7 +506,7 @@ class Reader(Salvage):
             # repaired: the model's strict prefix and a tail (what a stream sent, then the rest)
             raw = self.args_text(payload, obj[key], call_object=True, elem=elem)
         elif text is not None:
-            args_span = member_span(text, holder_start, key)
+            args_span = member_span(text, holder_start, key, spans)
             if args_span is not None:
                 raw = text[args_span[0] : args_span[1]]
         return self._finish(name, holder[key], raw, call_id, span, [])
@@ -525,37 +542,12 @@ class Reader(Salvage):
         return [], [not_object_issue(name, value, span)]
 
 
-#: The key under which :func:`_call_parts` keeps a call's literal items.
-_LITERAL = "py_kwarg"
-
-
 def _reacts_to(cls: type[Reader]) -> frozenset[str]:
     """The nodes a ``cls`` reader acts on: announced names, arguments, members, calls."""
     return cls.announce_nodes | cls.call_nodes | frozenset(cls.member_nodes) | {"param", "arguments"}
 
 
 Reader.reacts_to = _reacts_to(Reader)
-
-
-def _call_parts(node: Node) -> dict[str, Any]:
-    """A call's child nodes by name, in one pass over its children: the first of each name
-    (as ``Node.find`` finds it), and every ``param`` and every literal item (``py_kwarg``
-    or ``py_value``, under ``_LITERAL``) in source order, as lists."""
-    parts: dict[str, Any] = {}
-    for child in node.children:
-        if type(child) is not Node:
-            continue
-        name = child.name
-        if name == "param" or name in LITERAL_ITEMS:
-            key = name if name == "param" else _LITERAL
-            got = parts.get(key)
-            if got is None:
-                parts[key] = [child]
-            else:
-                got.append(child)
-        elif name not in parts:
-            parts[name] = child
-    return parts
 
 
 _READERS: dict[str, type[Reader]] = {}

@@ -8,7 +8,16 @@ from typing import Any
 from .compiled_grammar import EXTERNALS
 from .lalr import Node, Tok
 
-__all__ = ["LITERAL_ITEMS", "chain_items", "first_token", "literal_items", "node_text", "tokens"]
+__all__ = [
+    "LITERAL_ITEMS",
+    "LITERAL_KEY",
+    "call_parts",
+    "chain_items",
+    "first_token",
+    "literal_items",
+    "node_text",
+    "tokens",
+]
 
 #: One argument of a ``call`` written as code: a keyword argument (read; a stream sends it as
 #: soon as it is reduced) or a positional value (refused: nothing says which parameter it is).
@@ -78,3 +87,28 @@ def node_text(item: Any) -> str:
             return children[0].value  # a name, an id, a value: one token
         return "".join(node_text(c) for c in children)
     return ""
+
+
+#: The key under which :func:`call_parts` keeps a call's literal items.
+LITERAL_KEY = "py_kwarg"
+
+
+def call_parts(node: Node) -> dict[str, Any]:
+    """A call's child nodes by name, in one pass over its children: the first of each name
+    (as ``Node.find`` finds it), and every ``param`` and every literal item (``py_kwarg``
+    or ``py_value``, under ``LITERAL_KEY``) in source order, as lists."""
+    parts: dict[str, Any] = {}
+    for child in node.children:
+        if type(child) is not Node:
+            continue
+        name = child.name
+        if name == "param" or name in LITERAL_ITEMS:
+            key = name if name == "param" else LITERAL_KEY
+            got = parts.get(key)
+            if got is None:
+                parts[key] = [child]
+            else:
+                got.append(child)
+        elif name not in parts:
+            parts[name] = child
+    return parts

@@ -13,8 +13,9 @@ from typing import Any
 from ..argstream import StrictPrefix
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..jsonscan import CUT, DONE, MORE, JsonScanner, Resume, depth_exceeds, strict_value_at
+from ..jsonspans import Spans, strict_object_at
 from ..lalr import END, Tok
-from ..records import ARGUMENT_KEYS, Issue, excerpt
+from ..records import ARGUMENT_KEYS, NAME_KEYS, Issue, excerpt
 from ..strscan import StringScanner
 from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
 from .kinds import PHASE_LEX, READING_WAIT, Failure, Kind, Reading, Resync, Source, item_of, key_of
@@ -28,15 +29,18 @@ __all__ = ["Cursor"]
 _NON_WS = re.compile(r"\S")
 
 
-#: The first piece of a payload the whole-payload reader decodes, and how much larger each
-#: next try is.
+#: The first piece of a payload the whole-payload reader decodes, and how much larger each try is.
 _FIRST_PIECE = 1024
 _GROWTH = 8
+#: How a call object begins as models write it: such a payload, where the grammar reads call
+#: objects, is decoded member by member (its reader then knows where each lies), others whole.
+_CALL_OBJECT = tuple('{"' + key + '"' for key in (*NAME_KEYS, "function", "tool_calls", "tool_call"))
 
 
-def _decode_end(win: str, lp: int) -> tuple[int, Any]:
+def _decode_end(win: str, lp: int, members: bool) -> tuple[int, Any, Spans | None]:
     """Where the strict JSON value at ``lp`` ends, and the value (as ``loads_strict`` reads
-    it); -1 when it is not one.
+    it); -1 when it is not one.  ``members``: an object is read member by member, the spans
+    of its members' values third (``strict_object_at``).
 
     It decodes growing pieces from ``lp`` rather than the window itself: a failure costs the
     decoder a count of the lines before it, which over the window would be quadratic in a
@@ -47,17 +51,21 @@ def _decode_end(win: str, lp: int) -> tuple[int, Any]:
     size = _FIRST_PIECE
     while True:
         piece = win[lp : lp + size]
+        if members:
+            got = strict_object_at(piece, 0)
+            if got is not None:
+                return lp + got[1], got[0], got[2]
         try:
             value, end = strict_value_at(piece, 0)
-            return lp + end, value
+            return lp + end, value, None
         except RecursionError:
-            return -1, None
+            return -1, None, None
         except json.JSONDecodeError as err:
             cut = err.msg.startswith("Unterminated string") or err.pos >= len(piece) - 8
             if not cut or lp + size >= len(win):
-                return -1, None
+                return -1, None, None
         except ValueError:  # NaN, Infinity, a number past the float range
-            return -1, None
+            return -1, None, None
         size *= _GROWTH
 
 
@@ -397,13 +405,13 @@ class Cursor:
         win = self.window.win
         if win[lp] not in "{[":
             return -1
-        end, value = _decode_end(win, lp)
+        end, value, spans = _decode_end(win, lp, c.g.call_payloads and win.startswith(_CALL_OBJECT, lp))
         if end < 0 or self.window.base + end > cap:
             return -1
         text = win[lp:end]
         if depth_exceeds(text, self.limits.max_depth):
             return -1
-        c.reader.decoded(text, value)  # its reader reads the payload's token: decoded once
+        c.reader.decoded(text, value, spans)  # its reader reads the payload's token: decoded once
         return end  # (a grammar's quote token, <|"|>, cannot stand in strict JSON as written)
 
     def _finish(self, c: Cand) -> None:
