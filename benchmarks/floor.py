@@ -52,7 +52,7 @@ from workloads import FORMATS, TOOLS, workload
 
 import tooldialect as td
 from tooldialect.binding import Binder
-from tooldialect.engine.events import arguments_delta, call_end, call_start, text_delta
+from tooldialect.engine.events import arguments_delta, call_end, call_start, reasoning_delta, text_delta
 from tooldialect.models import Policy
 from tooldialect.records import RawCall
 
@@ -60,6 +60,9 @@ Call = tuple[str, Any, str | None, list[tuple[str, str, bool | None]] | None]  #
 
 _QWEN_PARAM = re.compile(r"<parameter=([^>\n]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
 _GLM_PARAM = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_DSML_PARAM = re.compile(
+    r'<｜DSML｜parameter name="([^"]+)" string="(true|false)">(.*?)</｜DSML｜parameter>', re.DOTALL
+)
 
 
 def _json_args(m: re.Match[str]) -> Call:
@@ -72,6 +75,10 @@ def _text_values(rx: re.Pattern[str]) -> Callable[[re.Match[str]], Call]:
         return m.group("name"), None, None, [(k, v, None) for k, v in rx.findall(m.group("body"))]
 
     return read
+
+
+def _dsml_values(m: re.Match[str]) -> Call:
+    return m.group("name"), None, None, [(k, v, flag == "true") for k, flag, v in _DSML_PARAM.findall(m.group("body"))]
 
 
 #: family -> the canonical call (lazy bodies end at the first closer: no nested quantifier)
@@ -102,10 +109,41 @@ FLOORS: dict[str, tuple[re.Pattern[str], Callable[[re.Match[str]], Call]]] = {
         re.compile(r"\[TOOL_CALLS\](?P<name>[\w.-]+)\[ARGS\](?P<args>\{.*?\})(?=\[TOOL_CALLS\]|\s*$)", re.DOTALL),
         _json_args,
     ),
+    "dsml": (
+        re.compile(r'<｜DSML｜invoke name="(?P<name>[^"]+)">\n(?P<body>.*?)</｜DSML｜invoke>\n', re.DOTALL),
+        _dsml_values,
+    ),
+    "harmony": (
+        re.compile(
+            r"<\|start\|>assistant<\|channel\|>commentary to=functions\.(?P<name>[\w.-]+) <\|constrain\|>json"
+            r"<\|message\|>(?P<args>\{.*?\})<\|call\|>",
+            re.DOTALL,
+        ),
+        _json_args,
+    ),
 }
 
-#: furniture around the calls that the floor drops from the text (Kimi K2's section markers)
-_FURNITURE = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>")
+#: furniture around the calls that the floor drops from the text (Kimi K2's section markers,
+#: DSML's block markers)
+_FURNITURE = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>|<｜DSML｜tool_calls>\n|</｜DSML｜tool_calls>")
+#: prose written as reasoning (Harmony's analysis channel)
+_ANALYSIS = re.compile(r"<\|channel\|>analysis<\|message\|>(.*?)<\|end\|>", re.DOTALL)
+
+
+def _prose(text: str, out: list[Any]) -> None:
+    """The events of the text between calls: reasoning where a channel says so, else text."""
+    pos = 0
+    for m in _ANALYSIS.finditer(text):
+        _text(text[pos : m.start()], out)
+        out.append(reasoning_delta(m.group(1)))
+        pos = m.end()
+    _text(text[pos:], out)
+
+
+def _text(text: str, out: list[Any]) -> None:
+    prose = _FURNITURE.sub("", text)
+    if prose:
+        out.append(text_delta(prose))
 
 
 def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
@@ -118,9 +156,7 @@ def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
         pos = index = 0
         for m in rx.finditer(text):
             if m.start() > pos:
-                prose = _FURNITURE.sub("", text[pos : m.start()])
-                if prose:
-                    out.append(text_delta(prose))
+                _prose(text[pos : m.start()], out)
             name, args, args_json, params = read(m)
             raw = RawCall(name, args, args_json, None, m.span(), family, text_params=params)
             call, _diags = binder.bind(raw)
@@ -130,9 +166,7 @@ def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
                 out.append(call_end(index, call))
                 index += 1
             pos = m.end()
-        prose = _FURNITURE.sub("", text[pos:])
-        if prose:
-            out.append(text_delta(prose))
+        _prose(text[pos:], out)
         return out
 
     return parse

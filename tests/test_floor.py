@@ -42,6 +42,7 @@ def test_floor_reads_what_tooldialect_reads(fam: str, scen: str) -> None:
         (c.name, c.arguments, c.arguments_json) for c in want.calls
     ]
     assert "".join(e.text for e in events if type(e) is td.TextDelta) == want.text
+    assert "".join(e.text for e in events if type(e) is td.ReasoningDelta) == want.reasoning
     # each call's one fragment is its arguments' JSON, as a whole block's is
     fragments = [e.fragment for e in events if type(e) is td.ArgumentsDelta]
     assert fragments == [c.arguments_json for c in got]
