@@ -59,3 +59,18 @@ def test_the_records_a_call_makes_are_built_by_compiled_code():
     classes = [records.RawCall, records.Issue, cand.TextValue, cand.ArgStream, cand.Resyncing, cand.Failed]
     interpreted = [c.__name__ for c in classes if isinstance(c.__init__, types.FunctionType)]
     assert interpreted == ([] if EXPECT_COMPILED else [c.__name__ for c in classes])
+
+
+def test_tokens_and_nodes_are_left_out_of_the_cycle_collector_in_the_compiled_build():
+    """A parse tree holds no reference cycle (``test_a_reply_leaves_nothing_for_the_garbage_
+    collector`` checks it in the pure build, which tracks tokens and nodes), so the compiled
+    build declares them acyclic: the collector neither counts nor walks them (decision 226).
+    A node's list of children is still a tracked list."""
+    import gc
+
+    from tooldialect.lalr import Node, Tok
+
+    tok = Tok("A", "a", 0, 1)
+    node = Node("n", [tok], 0, 1)
+    assert (gc.is_tracked(tok), gc.is_tracked(node)) == (not EXPECT_COMPILED, not EXPECT_COMPILED)
+    assert gc.is_tracked(node.children)

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, final
 
+from mypy_extensions import mypyc_attr
+
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
 END = "$END"
@@ -24,6 +26,9 @@ _MAX_ANSWERS = 4096
 _DEEPEST_KEPT = 64
 
 
+# Tokens and nodes form trees: no reference cycle passes through one, so in the compiled
+# build the garbage collector neither tracks nor counts them (decision 226).
+@mypyc_attr(acyclic=True)
 class Tok:
     """A token: terminal type, its text, and its span in the whole input."""
 
@@ -39,6 +44,7 @@ class Tok:
         return f"Tok({self.type}, {self.value!r}, {self.start}, {self.end})"
 
 
+@mypyc_attr(acyclic=True)
 class Node:
     """A parse-tree node: rule name, children (nodes and tokens) and span."""
 
