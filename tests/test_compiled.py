@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 
 from support import ROOT, pyproject
 
@@ -61,16 +62,30 @@ def test_the_records_a_call_makes_are_built_by_compiled_code():
     assert interpreted == ([] if EXPECT_COMPILED else [c.__name__ for c in classes])
 
 
-def test_tokens_and_nodes_are_left_out_of_the_cycle_collector_in_the_compiled_build():
-    """A parse tree holds no reference cycle (``test_a_reply_leaves_nothing_for_the_garbage_
-    collector`` checks it in the pure build, which tracks tokens and nodes), so the compiled
-    build declares them acyclic: the collector neither counts nor walks them (decision 226).
-    A node's list of children is still a tracked list."""
+def test_what_a_reply_makes_per_token_and_per_call_is_left_out_of_the_cycle_collector_in_the_compiled_build():
+    """No reference cycle passes through a token, a node, a block, a candidate, its loop
+    watch or a call's records (``test_a_reply_leaves_nothing_for_the_garbage_collector``
+    checks it in the pure build, which tracks them all), so the compiled build declares
+    them acyclic: the collector neither counts nor walks them (decision 226).  A node's
+    list of children is still a tracked list."""
     import gc
 
+    from tooldialect import records
+    from tooldialect.catalog import catalog_for
+    from tooldialect.engine.cand import Block, Cand
+    from tooldialect.engine.kinds import Channel
+    from tooldialect.engine.search import Skipping
+    from tooldialect.engine.watches import LoopWatch
     from tooldialect.lalr import Node, Tok
+    from tooldialect.transform import Reader
 
     tok = Tok("A", "a", 0, 1)
     node = Node("n", [tok], 0, 1)
-    assert (gc.is_tracked(tok), gc.is_tracked(node)) == (not EXPECT_COMPILED, not EXPECT_COMPILED)
+    raw = records.RawCall("f", {}, "{}", None, (0, 1), "hermes")
+    issue = records.Issue("malformed_block", {}, (0, 1), "m")
+    watch = LoopWatch(Skipping(re.compile("<a>"), None), "<a>", 0, 3)
+    cand = Cand(catalog_for(("hermes",)).grammars[0], "start", 0, False, Reader("hermes", frozenset(), 64))
+    block = Block(0, 11, [cand], Channel.TEXT, False, "")
+    made = [tok, node, raw, issue, watch, cand, block]
+    assert [gc.is_tracked(x) for x in made] == [not EXPECT_COMPILED] * len(made)
     assert gc.is_tracked(node.children)

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from ..argstream import StrictPrefix
 from ..binding import Typed
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
@@ -217,6 +219,7 @@ class Failed:
         self.at = at
 
 
+@mypyc_attr(acyclic=True)
 class Cand:
     """One family's parse of a block: its parser, where it reads, what it found."""
 
@@ -520,6 +523,7 @@ def furthest(cands: list[Cand]) -> int:
     return far
 
 
+@mypyc_attr(acyclic=True)
 class Block:
     """A region that may hold calls, while its candidates decide."""
 

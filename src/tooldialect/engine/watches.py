@@ -8,11 +8,14 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from .search import Skipping
 
 __all__ = ["Balance", "LoopWatch"]
 
 
+@mypyc_attr(acyclic=True)
 class LoopWatch:
     """Counts a block's opener in the text its candidates have read."""
 
