@@ -157,3 +157,30 @@ def test_arriving_keeps_a_bounded_number_of_answers():
     long_tail = "</parameter" + " " * Arriving.MAX_TAIL
     assert not arriving.at(long_tail, 0)  # past MAX_TAIL: asked, not kept
     assert long_tail not in arriving._seen
+
+
+# -- runs of a character class -----------------------------------------------------------------
+
+_RUNS = [r"[ \t\r\n\f\v\u00a0\ufeff]+", r"x+", r"[ab]+"]
+_NOT_RUNS = [r"\s+", r"[ab]{1,4}", r"[ab]*", r"[ab]+?", r"(?i:[ab]+)", r"(?i)[ab]+", r"[a-z]+", r"(?:ab)+", r"[ab]+c"]
+
+
+@pytest.mark.parametrize("source", _RUNS + _NOT_RUNS)
+def test_a_run_is_known_only_where_stepping_over_it_is_the_regex(source: str) -> None:
+    """A greedy, unbounded run of one or more characters of a listed class, case kept, is
+    a run (white space between tokens, stepped over without a regex call); anything else
+    (a category, a bound, a lazy or optional repeat, a range, ignored case, more than the
+    run) is not."""
+    run = analyse(source).run
+    assert (run is not None) is (source in _RUNS)
+
+
+@given(st.sampled_from(_RUNS), st.text(alphabet=" \t\n\u00a0xabz", max_size=24), st.integers(0, 24))
+def test_a_run_ends_where_its_regex_match_ends(source: str, text: str, pos: int) -> None:
+    """``match_end`` of a run steps over its characters (a long one by the regex from its
+    fifth): where the regex's match ends, at every place, a run at the text's end included."""
+    pat = analyse(source)
+    pos = min(pos, len(text))
+    m = pat.regex.match(text, pos)
+    want = m.end() if m is not None and m.end() > pos else None
+    assert pat.match_end(text, pos) == want

@@ -32,6 +32,10 @@ SIMULATE: list[Callable[[str, str], bool]] = []
 MAX_SEEN = 1024
 
 
+#: How many characters of a run (``MarkerPattern.run``) are stepped over one by one.
+_SHORT_RUN = 4
+
+
 @dataclass(frozen=True)
 class MarkerPattern:
     """A compiled terminal pattern with what the tokenizer needs to know about it."""
@@ -47,11 +51,23 @@ class MarkerPattern:
     _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
     # ``literal`` when case counts: matched by comparing text, not by running the regex
     exact: str | None = field(init=False, repr=False, compare=False, hash=False)
+    # the characters of a pattern that is a run of one or more of them (``[ \t\r\n]+``):
+    # matched by stepping over them, not by running the regex
+    run: frozenset[str] | None = field(default=None, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exact", None if self.ignorecase else self.literal)
 
     def match_end(self, text: str, pos: int) -> int | None:
+        run = self.run
+        if run is not None:
+            end, n = pos, len(text)
+            while end < n and text[end] in run:
+                end += 1
+                if end - pos > _SHORT_RUN:  # a long run: the regex crosses the rest in one step
+                    m = self.regex.match(text, pos)
+                    return m.end() if m else None
+            return end if end > pos else None
         exact = self.exact
         if exact is not None:
             end = pos + len(exact)

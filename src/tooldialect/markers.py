@@ -72,7 +72,26 @@ def analyse(regexp: str) -> MarkerPattern:
         first=first,
         literal=literal,
         ignorecase=ic,
+        run=None if parsed.state.flags & re.IGNORECASE else _run_of(_items(parsed)),
     )
+
+
+def _run_of(items: list[_Item]) -> frozenset[str] | None:
+    """The characters of a pattern that is one greedy, unbounded run of one or more of
+    them (``[ \t\r\n]+``, ``x+``), its case kept (the caller leaves out a pattern that
+    ignores case); None for any other pattern."""
+    if len(items) != 1 or items[0][0] is not _c.MAX_REPEAT:
+        return None
+    lo, hi, sub = items[0][1]
+    inner = _items(sub)
+    if lo < 1 or hi != _MAXREPEAT or len(inner) != 1:
+        return None
+    op, av = inner[0]
+    if op is _c.LITERAL:
+        return frozenset(chr(av))
+    if op is _c.IN and av and all(iop is _c.LITERAL for iop, _ in av):
+        return frozenset(chr(iav) for _, iav in av)
+    return None
 
 
 # --- support check -----------------------------------------------------------------

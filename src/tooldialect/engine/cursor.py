@@ -252,14 +252,10 @@ class Cursor:
             for ig in c.g.ignore:
                 if lp < n and ig.marker.first is not None and win[lp] not in ig.marker.first:
                     continue  # it cannot begin here (nor be arriving)
-                # (a literal is compared, not matched: a regex call is the lexer's largest cost)
-                exact = ig.marker.exact
-                if exact is not None:
-                    end = lp + len(exact)
-                    end = end if win[lp:end] == exact else lp
-                else:
-                    m = ig.marker.regex.match(win, lp)
-                    end = lp if m is None else m.end()
+                # (a literal is compared and a run of white space stepped over, not matched: a
+                # regex call is the lexer's largest cost)
+                got = ig.marker.match_end(win, lp)
+                end = lp if got is None else got
                 if end > lp and (end < n or self.window.eof or not resumed(ig, win, lp)):
                     lp = end
                     skipped = True

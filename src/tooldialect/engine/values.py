@@ -180,13 +180,8 @@ class TextValues:
         while skipped:
             skipped = False
             for ig in c.g.ignore:
-                exact = ig.marker.exact
-                if exact is not None:
-                    e = f + len(exact)
-                    e = e if win[f:e] == exact else f
-                else:
-                    m = ig.marker.regex.match(win, f)
-                    e = f if m is None else m.end()
+                got = ig.marker.match_end(win, f)
+                e = f if got is None else got
                 if e > f:
                     f = e
                     skipped = True
