@@ -10,6 +10,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tooldialect import jsonscan
 from tooldialect.argstream import StrictPrefix
 from tooldialect.jsonscan import CUT, DONE, FAIL, MORE, JsonScanner, depth_exceeds, string_end
 from tooldialect.strscan import StringScanner
@@ -235,3 +236,40 @@ def test_string_end_and_depth_exceeds_read_as_by_hand(text, limit):
         if ch == '"':
             assert string_end(text, pos) == _string_end_by_hand(text, pos)
     assert depth_exceeds(text, limit) == (_depth_by_hand(text) > limit)
+
+
+# -- strict loads ---------------------------------------------------------------------------------
+
+_WS_TEXT = st.text(alphabet=" \t\n\r", max_size=3)
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _decoder_says(text: str) -> tuple[str, object]:
+    """What the strict decoder's own ``decode`` (two Python frames around its C scanner)
+    says of ``text``: its value, or its error's words and place."""
+    try:
+        return "value", jsonscan._STRICT.decode(text)
+    except jsonscan.JsonValueError as exc:
+        return "refused", (str(exc), exc.pos)
+    except (ValueError, RecursionError) as exc:
+        return "refused", (str(exc), getattr(exc, "pos", -1))
+
+
+def _loads_says(text: str) -> tuple[str, object]:
+    try:
+        return "value", jsonscan.loads_strict(text)
+    except jsonscan.JsonValueError as exc:
+        return "refused", (str(exc), exc.pos)
+
+
+@given(_WS_TEXT, _JSON_VALUES, _WS_TEXT, st.sampled_from(["", "x", ",", " 1", "]", "NaN", "1e999"]))
+def test_loads_strict_reads_and_refuses_as_the_decoder_does(lead: str, value: object, trail: str, junk: str) -> None:
+    """``loads_strict`` calls the C scanner itself: the same value, or the same words at the
+    same place, as the decoder's ``decode``, with white space around, extra data after, a
+    constant or a number strict JSON refuses."""
+    for text in (lead + json.dumps(value) + trail + junk, lead + junk + trail, junk + json.dumps(value)):
+        assert _loads_says(text) == _decoder_says(text), text

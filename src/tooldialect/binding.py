@@ -20,7 +20,7 @@ from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
 from .toolset import Toolset
 
-__all__ = ["Binder", "Typed", "binder_for"]
+__all__ = ["Binder", "Typed", "binder_for", "typed"]
 
 # what binding builds from checked values, once per call and per diagnostic
 _tool_call = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
@@ -40,6 +40,12 @@ class Typed(NamedTuple):
     tool: str | None
     value: Any
     notes: list[str]
+
+
+def typed(key: str, text: str, flag: bool | None, tool: str | None, value: Any, notes: list[str]) -> Typed:
+    """``Typed(key, text, flag, tool, value, notes)``, made without the interpreted
+    ``__new__`` a named tuple's class call runs (one per parameter a stream sends)."""
+    return tuple.__new__(Typed, (key, text, flag, tool, value, notes))
 
 
 def binder_for(tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]]) -> Binder:

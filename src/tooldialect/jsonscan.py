@@ -500,11 +500,32 @@ def loads_strict(text: str) -> Any:
     try:
         if text.startswith("\ufeff"):
             return json.loads(text)  # refused as json.loads refuses it, with its words
-        return _STRICT.decode(text)
+        return _decode(text)
     except JsonValueError:
         raise
     except (ValueError, RecursionError) as exc:
         raise JsonValueError(str(exc), getattr(exc, "pos", -1)) from None
+
+
+def _decode(text: str) -> Any:
+    """``_STRICT.decode(text)`` without the two Python frames around its C scanner: white
+    space, the value, white space to the end, and the same errors where they fail."""
+    n = len(text)
+    i = 0
+    while i < n and text[i] in _JSON_WS:
+        i += 1
+    try:
+        value, end = _scan_strict(text, i)
+    except StopIteration as stop:
+        raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+    while end < n and text[end] in _JSON_WS:
+        end += 1
+    if end != n:
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
+
+
+_JSON_WS = " \t\n\r"
 
 
 def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:

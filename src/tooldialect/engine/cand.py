@@ -288,7 +288,9 @@ class Cand:
         if term is not None and term.bare:
             # the block read something complete (not only an announced name) and could end here
             if self.loose is None and self._last_kind() not in (None, Kind.START) and self.parser.accepts(END):
-                self.loose = Snapshot(list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
+                self.loose = tuple.__new__(
+                    Snapshot, (list(self.parser.stack), list(self.parser.values), len(self.items), self.last_end)
+                )
         else:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
         if tok.type in JSON_EXTERNALS:

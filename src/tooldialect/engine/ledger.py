@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from ..argstream import member
-from ..binding import Binder, Typed
+from ..binding import Binder, typed
 from ..compiled_grammar import LINE_RULE
 from ..jsonscan import JsonScanner
 from ..lalr import Node
@@ -220,7 +220,7 @@ class Ledger:
             name = started[1] if self.binder.tools is not None and started[1] in self.binder.known else None
             notes: list[str] = []
             value = self.binder.typed_value(name, pkey, text, flag, notes)
-            b.typed.setdefault(key, []).append(Typed(pkey, text, flag, name, value, notes))
+            b.typed.setdefault(key, []).append(typed(pkey, text, flag, name, value, notes))
         piece = ("{" if sent == 0 else "") + member(pkey, value, sent == 0)
         b.sent[key] = (sent + len(piece), False)
         self.sink.event(arguments_delta(started[0], piece))
