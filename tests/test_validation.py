@@ -123,6 +123,7 @@ def agree(schema: dict[str, Any], instances: list[Any], name: str = "f", error: 
     if expected_error is not None:
         return
     tools = td.Toolset([td.Tool(name=name, parameters=schema)])
+    binder = Binder(tools, td.Policy())
     validator = reference_validator(schema)
     check = jsoncheck.compile_check(validator.schema, type(validator))
     for instance in instances:
@@ -133,6 +134,7 @@ def agree(schema: dict[str, Any], instances: list[Any], name: str = "f", error: 
         want = reference_diagnostics(validator, name, bound)
         assert got == want, (schema, arguments)
         assert tools.accepts(name, bound) is (want == [])
+        assert binder._accepts(tools, name, bound) is (want == [])  # (the check it keeps per tool)
         if check is None:
             continue
         raised = any(message.endswith("could not be applied") for _, message in want)

@@ -15,6 +15,7 @@ from .argstream import member
 from .coerce import ValueTyping
 from .construct import constructor
 from .errors import PolicyError
+from .jsoncheck import Check
 from .models import Diagnostic, Policy, ToolCall, ToolChoice
 from .names import NameIndex, Resolution
 from .records import ARGUMENT_KEYS, Issue, RawCall, excerpt, renamed
@@ -64,7 +65,7 @@ def binder_for(tools: Toolset | None, policy: Policy, no_tool: dict[str, frozens
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "max_depth", "known", "index", "no_tool", "_typings", "_only")
+    __slots__ = ("tools", "policy", "max_depth", "known", "index", "no_tool", "_typings", "_only", "_checks")
 
     def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
@@ -77,6 +78,8 @@ class Binder:
         self.known: frozenset[str] = self.index.names if self.index is not None else frozenset()
         # how each parameter of a tool is typed, worked out when first typed
         self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
+        # each tool's Toolset.check_of, asked once
+        self._checks: dict[str, Check] = {}
         # Policy.tool_choice: the one tool calls may name ("" for none at all), or None: any
         choice = policy.tool_choice
         self._only: str | None = choice.name if isinstance(choice, ToolChoice) else "" if choice == "none" else None
@@ -175,9 +178,19 @@ class Binder:
         if self._only is not None and name != self._only:
             diags.append(self.diagnostic(self._not_chosen(name, arguments, raw), raw.family))
             return None, diags
-        if res.known and self.tools is not None and not self.tools.accepts(name, arguments):
+        if res.known and self.tools is not None and not self._accepts(self.tools, name, arguments):
             diags += self._invalid(name, arguments, raw)
         return _tool_call(name, arguments, arguments_json, raw.id, raw.family, raw.span), diags
+
+    def _accepts(self, tools: Toolset, name: str, arguments: Any) -> bool:
+        """``tools.accepts(name, arguments)``, by the check the toolset gave for the tool."""
+        check = self._checks.get(name)
+        if check is None:
+            check = self._checks[name] = tools.check_of(name)
+        try:
+            return bool(check(arguments))
+        except Exception:  # noqa: BLE001 - as Toolset.accepts: the validator reports it
+            return False
 
     def _not_chosen(self, name: str, arguments: Any, raw: RawCall) -> Issue:
         """A call Policy.tool_choice does not allow: reported with its arguments."""

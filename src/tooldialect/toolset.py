@@ -268,6 +268,17 @@ class Toolset:
         once per distinct schema in the process (toolsets with the same schema share it)."""
         return self._schemas[name].validator()
 
+    def check_of(self, name: str) -> Check:
+        """``accepts(name, …)`` as one function of the arguments: the schema's compiled check
+        where it has one (a binder keeps it, sparing two Python calls per call), else
+        ``accepts`` itself.  The check may raise where ``accepts`` says False."""
+        schema = self._schemas[name]
+        try:
+            check = schema.check()
+        except Exception:  # noqa: BLE001 - accepts() says False, and the validator why
+            check = None
+        return check if check is not None else lambda arguments: self.accepts(name, arguments)
+
     def accepts(self, name: str, arguments: Any) -> bool:
         """Whether ``arguments`` are valid under tool ``name``'s schema: jsonschema's
         verdict, decided by a validator compiled from the schema where it can be
