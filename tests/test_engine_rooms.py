@@ -271,6 +271,31 @@ def test_balance_finds_the_end_of_a_payload_at_every_chunking(value, data):
     assert found == whole
 
 
+def test_an_explanation_leaves_nothing_for_the_garbage_collector():
+    """``explain`` watches the engine with a recorder the engine holds as its observer;
+    once the text is read the recorder lets the engine go, so no reference cycle is left
+    (the compiled build keeps blocks and candidates out of the collector: one held in a
+    cycle of theirs would never be freed)."""
+    import gc
+
+    from support import all_cases, options
+
+    from tooldialect.explain import explain
+
+    cases = [c for c in all_cases() if "<tool_call>" in c.text][:40]
+    assert len(cases) >= 20
+    for case in cases:
+        explain(case.text, **options(case))
+    gc.collect()
+    gc.disable()
+    try:
+        for case in cases:
+            explain(case.text, **options(case))
+            assert gc.collect(0) == 0, case.title
+    finally:
+        gc.enable()
+
+
 # -- the lexicon ------------------------------------------------------------------------------------
 
 

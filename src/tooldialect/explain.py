@@ -149,6 +149,7 @@ def explain(
     observer.watch(watched)
     events = observer.handed_out(watched.feed(text))
     events += observer.handed_out(watched.close())
+    observer.unwatch()
     result = collect(events)
     blocks, call_block, diag_block = _verdicts(text, observer, result)
     regions = _regions(text, observer, result, blocks, call_block, diag_block)

@@ -146,6 +146,12 @@ class Recorder:
         self.engine = engine
         self._seen = (engine.sink_out, 0)
 
+    def unwatch(self) -> None:
+        """The engine has read its text to the end: let it go (it holds this recorder as its
+        observer, and keeping it would tie the two into a reference cycle)."""
+        self.engine = None
+        self._seen = ([], 0)
+
     def _view(self) -> EngineView:
         assert self.engine is not None, "watch() the engine first"
         return self.engine
