@@ -209,8 +209,8 @@ def test_a_call_object_payload_is_decoded_once(monkeypatch: pytest.MonkeyPatch) 
     """A Hermes payload whose end the whole-block reader found is read with the spans found
     as it was decoded: its arguments' text is not looked for by decoding them again."""
     asked: list[int] = []
-    real = jsonspans._scan_value  # (what member_span decodes a member's value with)
-    monkeypatch.setattr(jsonspans, "_scan_value", lambda text, pos: asked.append(pos) or real(text, pos))
+    real = jsonspans.strict_object_at  # (what member_span decodes the members with)
+    monkeypatch.setattr(jsonspans, "strict_object_at", lambda text, pos: asked.append(pos) or real(text, pos))
     reply = 'Sure. <tool_call>\n{"name": "f", "arguments": {"a": [1, {"b": "x"}]}, "id": "c1"}\n</tool_call>'
     (call,) = td.parse(reply).calls
     assert (call.name, call.arguments_json, call.id) == ("f", '{"a": [1, {"b": "x"}]}', "c1")

@@ -26,6 +26,7 @@ __all__ = [
     "CUT",
     "DONE",
     "FAIL",
+    "JSON_WS",
     "MORE",
     "JsonScanner",
     "JsonValueError",
@@ -33,6 +34,7 @@ __all__ = [
     "depth_exceeds",
     "loads_strict",
     "quoted_end",
+    "skip_ws",
     "strict_value_at",
     "string_end",
 ]
@@ -512,20 +514,30 @@ def _decode(text: str) -> Any:
     space, the value, white space to the end, and the same errors where they fail."""
     n = len(text)
     i = 0
-    while i < n and text[i] in _JSON_WS:
+    while i < n and text[i] in JSON_WS:  # (skip_ws spelled out: a call per value typed from text)
         i += 1
     try:
         value, end = _scan_strict(text, i)
     except StopIteration as stop:
         raise json.JSONDecodeError("Expecting value", text, stop.value) from None
-    while end < n and text[end] in _JSON_WS:
+    while end < n and text[end] in JSON_WS:
         end += 1
     if end != n:
         raise json.JSONDecodeError("Extra data", text, end)
     return value
 
 
-_JSON_WS = " \t\n\r"
+#: What JSON counts as white space.
+JSON_WS = " \t\n\r"
+
+
+def skip_ws(text: str, pos: int) -> int:
+    """The first offset from ``pos`` that is not JSON white space (a few characters at most,
+    where a regex match would cost more than the loop)."""
+    n = len(text)
+    while pos < n and text[pos] in JSON_WS:
+        pos += 1
+    return pos
 
 
 def quoted_end(text: str, pos: int, n: int, quote: str) -> tuple[int, bool]:

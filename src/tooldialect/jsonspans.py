@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from .jsonscan import JsonValueError, loads_strict, strict_value_at, string_end
+from .jsonscan import JSON_WS, JsonValueError, loads_strict, skip_ws, strict_value_at, string_end
 
 __all__ = [
     "Spans",
@@ -202,57 +202,14 @@ def depth_after(text: str, start: int, end: int) -> int:
 _scan_value: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 
 
-_WS = " \t\r\n"
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    """The first offset from ``pos`` that is not JSON white space (a few characters at most,
-    where a regex match would cost more than the loop)."""
-    n = len(text)
-    while pos < n and text[pos] in _WS:
-        pos += 1
-    return pos
-
-
 def member_span(text: str, start: int, key: str, known: Spans | None = None) -> tuple[int, int] | None:
     """``member_spans(text, start).get(key)``: the span of the value of member ``key`` of
     the object at ``start`` (its last, the one json.loads keeps).  ``known``: the spans of
     the object at 0, found as it was decoded (``strict_object_at``), which answer for it."""
     if known is not None and start == 0:
         return known.get(key)
-    # (white space is looked at in place first: most payloads have none, or one space,
-    # where a member's parts meet)
-    try:
-        found = None
-        pos = start + 1
-        if text[pos] in _WS:
-            pos = _skip_ws(text, pos)
-        while text[pos] == '"':
-            name, pos = _scan_value(text, pos)
-            if text[pos] != ":":
-                pos = _skip_ws(text, pos)
-                if text[pos] != ":":  # not strict JSON after all
-                    return member_spans(text, start).get(key)
-            pos += 1
-            if text[pos] in _WS:
-                pos += 1
-                if text[pos] in _WS:
-                    pos = _skip_ws(text, pos)
-            end = _scan_value(text, pos)[1]
-            if name == key:
-                found = (pos, end)
-            pos = end
-            if text[pos] in _WS:
-                pos = _skip_ws(text, pos)
-            if text[pos] == ",":
-                pos += 1
-                if text[pos] in _WS:
-                    pos += 1
-                    if text[pos] in _WS:
-                        pos = _skip_ws(text, pos)
-        return found
-    except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
-        return member_spans(text, start).get(key)
+    got = strict_object_at(text, start)
+    return got[2].get(key) if got is not None else member_spans(text, start).get(key)
 
 
 def strict_object_at(text: str, pos: int) -> tuple[dict[str, Any], int, Spans] | None:
@@ -267,8 +224,8 @@ def strict_object_at(text: str, pos: int) -> tuple[dict[str, Any], int, Spans] |
     spans: Spans = {}
     try:
         i = pos + 1
-        if text[i] in _WS:
-            i = _skip_ws(text, i)
+        if text[i] in JSON_WS:
+            i = skip_ws(text, i)
         if text[i] == "}":
             return value, i + 1, spans
         while True:
@@ -276,24 +233,24 @@ def strict_object_at(text: str, pos: int) -> tuple[dict[str, Any], int, Spans] |
                 return None
             key, i = strict_value_at(text, i)
             if text[i] != ":":
-                i = _skip_ws(text, i)
+                i = skip_ws(text, i)
                 if text[i] != ":":
                     return None
             i += 1
-            if text[i] in _WS:
-                i = _skip_ws(text, i)
+            if text[i] in JSON_WS:
+                i = skip_ws(text, i)
             start = i
             value[key], i = strict_value_at(text, i)
             spans[key] = (start, i)
-            if text[i] in _WS:
-                i = _skip_ws(text, i)
+            if text[i] in JSON_WS:
+                i = skip_ws(text, i)
             if text[i] == "}":
                 return value, i + 1, spans
             if text[i] != ",":
                 return None
             i += 1
-            if text[i] in _WS:
-                i = _skip_ws(text, i)
+            if text[i] in JSON_WS:
+                i = skip_ws(text, i)
     except (ValueError, RecursionError, IndexError):
         return None  # (not strict JSON, cut off, or a non-finite number: strict_value_at says which)
 
@@ -302,13 +259,13 @@ def strict_element_spans(text: str, start: int) -> list[tuple[int, int]]:
     """``element_spans(text, start)``: the spans of the elements of the array at ``start``."""
     try:
         spans = []
-        pos = _skip_ws(text, start + 1)
+        pos = skip_ws(text, start + 1)
         while text[pos] != "]":
             end = _scan_value(text, pos)[1]
             spans.append((pos, end))
-            pos = _skip_ws(text, end)
+            pos = skip_ws(text, end)
             if pos < len(text) and text[pos] == ",":
-                pos = _skip_ws(text, pos + 1)
+                pos = skip_ws(text, pos + 1)
         return spans
     except (StopIteration, ValueError, RecursionError, IndexError):  # pragma: no cover - not strict JSON
         return element_spans(text, start)

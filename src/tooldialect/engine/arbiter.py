@@ -171,10 +171,10 @@ class Arbiter:
         self.sink.diag(
             Issue(
                 "limit_exceeded",
-                {"limit": "max_block_chars", "value": self.policy.max_block_chars, "family": c0.g.name},
+                {"limit": "max_block_chars", "value": self.limits.max_block_chars, "family": c0.g.name},
                 # to the cap, not to where a candidate happened to notice it: every chunking agrees
-                (b.start, min(far, b.start + self.policy.max_block_chars + 1)),
-                f"block longer than max_block_chars={self.policy.max_block_chars}; released as text",
+                (b.start, min(far, b.start + self.limits.max_block_chars + 1)),
+                f"block longer than max_block_chars={self.limits.max_block_chars}; released as text",
             ),
             c0.g.name,
         )

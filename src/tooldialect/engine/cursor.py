@@ -356,7 +356,7 @@ class Cursor:
             return False
         if len(c.parser.stack) > 4 * self.limits.max_depth + 64:
             # a grammar that nests (a literal list inside a list …) is capped like JSON
-            c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.policy.max_depth}")
+            c.fail(base + lp, Failure.LIMIT, f"nesting deeper than max_depth={self.limits.max_depth}")
             return False
         if b.early and b.emitted < len(c.items) and b.unheld():
             self.ledger.early(b)

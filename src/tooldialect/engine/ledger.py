@@ -295,9 +295,9 @@ class Ledger:
             self.sink.diag(
                 Issue(
                     "limit_exceeded",
-                    {"limit": "max_calls", "value": self.policy.max_calls, "name": raw.name},
+                    {"limit": "max_calls", "value": self.limits.max_calls, "name": raw.name},
                     raw.span,
-                    f"more than max_calls={self.policy.max_calls} calls; {raw.name!r} is dropped",
+                    f"more than max_calls={self.limits.max_calls} calls; {raw.name!r} is dropped",
                 ),
                 raw.family,
             )

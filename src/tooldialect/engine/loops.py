@@ -27,11 +27,10 @@ _GRAMMAR_NAME = attrgetter("g.name")
 class Loops:
     """Runs a block's loop watch, and swallows a loop once one is found."""
 
-    __slots__ = ("cat", "policy", "limits", "cache", "window", "sink", "ledger")
+    __slots__ = ("cat", "limits", "cache", "window", "sink", "ledger")
 
     def __init__(self, shared: Shared, window: Window, sink: Sink, ledger: Ledger) -> None:
         self.cat = shared.cat
-        self.policy = shared.policy
         self.limits = shared.limits
         self.cache = shared.cache
         self.window = window
@@ -171,7 +170,7 @@ class Loops:
                 {
                     "marker": excerpt(loop.marker),
                     "count": loop.repeats,
-                    "max_repeats": self.policy.max_repeats,
+                    "max_repeats": self.limits.max_repeats,
                     "family": family,
                 },
                 (loop.first, end),
