@@ -381,8 +381,8 @@ class Reader(Salvage):
 
     def decoded(self, text: str, value: Any, spans: Spans | None = None) -> None:
         """``text`` is strict JSON that ``loads_strict`` reads as ``value`` (found where its end
-        was looked for), an object whose members' values lie at ``spans`` when given: the
-        next ``_load`` of it takes the value, once."""
+        was looked for, and nested no deeper than ``max_depth``), an object whose members'
+        values lie at ``spans`` when given: the next ``_load`` of it takes the value, once."""
         if len(self._decoded) < _DECODED_KEPT:
             self._decoded.append((text, value, spans))
 
@@ -394,14 +394,14 @@ class Reader(Salvage):
     def _load_spans(self, text: str) -> tuple[Any, list[str], Spans | None]:
         """``_load``, and where the members of the object lie when it was decoded as it was
         found, member by member (``decoded``; None otherwise)."""
-        if depth_exceeds(text, self.max_depth):
-            raise JsonValueError(f"nesting deeper than {self.max_depth}")
         kept = self._decoded
         if kept:  # (read in the order they were found: those before a match were never read)
             for i, (known, value, spans) in enumerate(kept):
                 if known == text:
                     del kept[: i + 1]
-                    return value, [], spans
+                    return value, [], spans  # (its depth was checked where it was found)
+        if depth_exceeds(text, self.max_depth):
+            raise JsonValueError(f"nesting deeper than {self.max_depth}")
         try:
             return loads_strict(text), [], None
         except JsonValueError as strict:
