@@ -321,3 +321,57 @@ def test_what_may_be_a_wide_marker_or_a_fence_is_held_far_from_the_end(families)
     s = td.ToolStream(_WEATHER, families=families)
     assert [e.text for e in s.feed("Note ~~")] == ["Note "]  # (two tildes may become a fence's three)
     assert [e.text for e in s.feed("x") + s.close()] == ["~~x"]
+
+
+FOLDED_REPLIES = {
+    "qwen3_coder": (
+        "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n"
+    ),
+    "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>',
+    "kimi_k2": (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris", "days": 3}<|tool_call_end|><|tool_calls_section_end|>'
+    ),
+}
+WEATHER = td.Toolset.from_openai(
+    [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                },
+            },
+        }
+    ]
+)
+
+
+@pytest.mark.parametrize("family", sorted(FOLDED_REPLIES))
+@pytest.mark.parametrize("cut", [None, -40])
+def test_parse_makes_only_the_events_its_result_keeps(monkeypatch, family, cut):
+    """parse() folds its events into a result: it makes no call start, argument delta or
+    abort, and its result is what the stream's events fold into, a call cut off by the end
+    of the text included (its diagnostic names the call the stream announced)."""
+    from tooldialect import stream as stream_module
+
+    text = FOLDED_REPLIES[family][:cut]
+    folded = []
+    collect = stream_module.collect
+
+    def keep(events):
+        folded.extend(events)
+        return collect(events)
+
+    monkeypatch.setattr(stream_module, "collect", keep)
+    got = td.parse(text, tools=WEATHER, families=[family])
+    assert not [ev for ev in folded if isinstance(ev, (td.CallStart, td.ArgumentsDelta, td.CallAbort))]
+    s = td.ToolStream(WEATHER, families=[family])
+    events = [ev for i in range(0, len(text), 5) for ev in s.feed(text[i : i + 5])] + s.close()
+    assert got == collect(events)
+    assert any(isinstance(ev, td.CallStart) for ev in events)  # (the stream announced the call)
+    if cut is not None:
+        assert [d.detail.get("name") for d in got.diagnostics if d.kind == "truncated"] == ["get_weather"]

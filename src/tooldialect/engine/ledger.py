@@ -1,7 +1,8 @@
 """The call ledger: each call announced once (``CallStart``), its arguments streamed as
 they become safe to send, then ended (``CallEnd``) or aborted (``CallAbort``), with the
-indices following the text.  It owns ``call_index``, ``calls_out`` and ``line_calls`` and,
-per block, ``started``, ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
+indices following the text (a stream ``parse()`` folds makes the ends only: ``folded``).
+It owns ``call_index``, ``calls_out`` and ``line_calls`` and, per block, ``started``,
+``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
 
 from __future__ import annotations
 
@@ -52,7 +53,18 @@ def may_be_quoted(binder: Binder, raw: RawCall) -> bool:
 class Ledger:
     """Turns a block's items into call events."""
 
-    __slots__ = ("policy", "limits", "binder", "window", "sink", "observer", "call_index", "calls_out", "line_calls")
+    __slots__ = (
+        "policy",
+        "limits",
+        "binder",
+        "window",
+        "sink",
+        "observer",
+        "call_index",
+        "calls_out",
+        "line_calls",
+        "folded",
+    )
 
     def __init__(self, shared: Shared, window: Window, sink: Sink, observer: Observer | None) -> None:
         self.policy = shared.policy
@@ -64,6 +76,9 @@ class Ledger:
         self.call_index = 0
         self.calls_out = 0
         self.line_calls = 0  # calls returned from lines on their own (a grammar's `line` rule)
+        # the events are folded into a result (parse()): what a fold drops — a call's start,
+        # its argument deltas, its abort — is not made (the calls, text and diagnostics are)
+        self.folded = False
 
     def release(self, b: Block, resume: int, release_from: int | None = None) -> None:
         """Release ``[release_from, resume)`` (from the block's start when not given) as text
@@ -138,7 +153,8 @@ class Ledger:
         index = self.call_index
         self.call_index += 1
         b.started[key] = (index, name)
-        self.sink.event(call_start(index, name, call_id))
+        if not self.folded:
+            self.sink.event(call_start(index, name, call_id))
         return index
 
     def early(self, b: Block) -> None:
@@ -159,7 +175,7 @@ class Ledger:
     def stream_args(self, b: Block, c: Cand) -> None:
         """Send the JSON arguments of started calls up to their last safe point."""
         stream = c.stream
-        if stream is None:
+        if stream is None or self.folded:
             return
         sp = stream.prefix
         if not stream.objects:
@@ -203,8 +219,8 @@ class Ledger:
     def _stream_param(self, b: Block, owner: Cand, node: Any, key: Key) -> None:
         """Send one complete text-valued parameter of a started call as a JSON member."""
         started = b.started.get(key)
-        if started is None:
-            return
+        if started is None or self.folded:
+            return  # (folded: the binder types the parameters with the call)
         sent, held = b.sent.get(key, (0, False))
         if held:
             return
@@ -275,12 +291,15 @@ class Ledger:
             b.sent.pop(key, None)
             started = b.started.pop(key, None)
         if started is not None:
-            self.sink.event(call_abort(started[0], issue.kind))
+            if not self.folded:
+                self.sink.event(call_abort(started[0], issue.kind))
         elif key is not None and key.source is Source.PAYLOAD and key.elem is None:
             # the whole payload at this offset failed: every call announced from it ends
             for k in sorted(k for k in b.started if k.source is Source.PAYLOAD and k.at == key.at):
                 b.sent.pop(k, None)
-                self.sink.event(call_abort(b.started.pop(k)[0], issue.kind))
+                index = b.started.pop(k)[0]
+                if not self.folded:
+                    self.sink.event(call_abort(index, issue.kind))
         self.sink.diag(issue, (b.winner or b.leader or b.cands[0]).g.name)
 
     def _emit_call(self, b: Block, raw: RawCall, key: Key | None) -> None:
@@ -289,7 +308,7 @@ class Ledger:
             return
         if self.calls_out >= self.limits.max_calls:
             started = b.started.pop(key, None) if key is not None else None
-            if started is not None:
+            if started is not None and not self.folded:
                 self.sink.event(call_abort(started[0], "limit_exceeded"))
             # each call past the cap is reported over its own text: nothing goes unreported
             self.sink.diag(
@@ -310,7 +329,7 @@ class Ledger:
             typed, started, sent = None, None, 0
         call, diags = self.binder.bind(raw, typed)
         if call is None:
-            if started is not None:
+            if started is not None and not self.folded:
                 self.sink.event(call_abort(started[0], diags[-1].kind if diags else "dropped"))
             for d in diags:
                 self.sink.diag_obj(d)
@@ -320,11 +339,12 @@ class Ledger:
         else:
             index = self.call_index
             self.call_index += 1
-            self.sink.event(call_start(index, call.name, call.id))
+            if not self.folded:
+                self.sink.event(call_start(index, call.name, call.id))
         self.calls_out += 1
         if b.cands[0].rule == LINE_RULE:
             self.line_calls += 1
-        if sent < len(call.arguments_json) or not sent:
+        if (sent < len(call.arguments_json) or not sent) and not self.folded:
             self.sink.event(arguments_delta(index, call.arguments_json[sent:]))
         self.sink.event(call_end(index, call))
         for d in diags:
@@ -352,8 +372,9 @@ class Ledger:
         b.emitted = len(c.items)
 
     def abort_started(self, b: Block, reason: str) -> None:
-        for _key, (index, _name) in sorted(b.started.items()):
-            self.sink.event(call_abort(index, reason))
+        if not self.folded:
+            for _key, (index, _name) in sorted(b.started.items()):
+                self.sink.event(call_abort(index, reason))
         b.started.clear()
         b.sent.clear()
         b.typed.clear()
