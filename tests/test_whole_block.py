@@ -433,6 +433,19 @@ def test_a_payload_arriving_in_one_delta_takes_no_scanner_step():
     assert fast_events == slow_events
 
 
+@COUNTS
+@pytest.mark.parametrize("families", [["qwen3_coder", "hermes"], None])
+def test_a_candidate_whose_first_token_matches_nothing_fails_in_the_one_step(families):
+    """A family sharing the opener whose terminals may begin at the body's first character
+    (`<` begins the closer) but none of which matches there ends where its first
+    token-by-token step would, in the one step: no candidate is read token by token."""
+    reply = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    fast, fast_events = counting(Cursor, "_read_token", reply, True, None, families=families)
+    slow, slow_events = counting(Cursor, "_read_token", reply, False, None, families=families)
+    assert fast == 0 < slow, (fast, slow)
+    assert fast_events == slow_events
+
+
 def _hermes(arguments: str) -> str:
     return '<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>"
 

@@ -180,6 +180,10 @@ class WholeBlocks:
                 term, end = g.terminals[TEXT], self._text_value(b, probe, last, pos)
                 if end < 0:
                     return None  # no stop that surely ends it: token by token
+            elif not toks:
+                c.pos = base + pos  # (as where nothing it accepts begins, above)
+                self.cursor.unexpected(c, pos)
+                return True
             else:
                 break  # nothing the parser accepts: the block ends before this
             if base + end > cap:
