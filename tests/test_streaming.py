@@ -326,7 +326,8 @@ def test_what_may_be_a_wide_marker_or_a_fence_is_held_far_from_the_end(families)
 FOLDED_REPLIES = {
     "qwen3_coder": (
         "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
-        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\nAnd then:\n<tool_call>\n"
+        "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>\n"
     ),
     "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>',
     "kimi_k2": (
@@ -354,7 +355,7 @@ WEATHER = td.Toolset.from_openai(
 @pytest.mark.parametrize("cut", [None, -40])
 def test_parse_makes_only_the_events_its_result_keeps(monkeypatch, family, cut):
     """parse() folds its events into a result: it makes no call start, argument delta or
-    abort, and its result is what the stream's events fold into, a call cut off by the end
+    abort, nor a text delta between two calls, and its result is what the stream's events fold into, a call cut off by the end
     of the text included (its diagnostic names the call the stream announced)."""
     from tooldialect import stream as stream_module
 
@@ -369,6 +370,7 @@ def test_parse_makes_only_the_events_its_result_keeps(monkeypatch, family, cut):
     monkeypatch.setattr(stream_module, "collect", keep)
     got = td.parse(text, tools=WEATHER, families=[family])
     assert not [ev for ev in folded if isinstance(ev, (td.CallStart, td.ArgumentsDelta, td.CallAbort))]
+    assert sum(isinstance(ev, td.TextDelta) for ev in folded) <= 1  # (its text is joined: not cut at each call)
     s = td.ToolStream(WEATHER, families=[family])
     events = [ev for i in range(0, len(text), 5) for ev in s.feed(text[i : i + 5])] + s.close()
     assert got == collect(events)

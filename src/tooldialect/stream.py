@@ -192,7 +192,7 @@ def parse(
     if not isinstance(text, str):
         raise PolicyError(f"parse() takes the model's text as str, got {type(text).__name__}")
     stream = ToolStream(tools, families=families, policy=policy)
-    stream._engine.ledger.folded = True  # (collect() keeps no call start, delta or abort)
+    stream._engine.fold()  # (collect() keeps no call start, delta or abort)
     events = stream.feed(text)
     events += stream.close()
     return collect(events)
@@ -210,7 +210,7 @@ def parse_tokens(
     """Read a whole model reply given as token ids: :meth:`ToolStream.feed_tokens` fed once
     and closed (spans are offsets in the decoded text, special tokens written out)."""
     stream = ToolStream(tools, families=families, policy=policy, tokenizer=tokenizer, special_tokens=special_tokens)
-    stream._engine.ledger.folded = True
+    stream._engine.fold()
     events = stream.feed_tokens(ids)
     events += stream.close()
     return collect(events)

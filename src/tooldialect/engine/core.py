@@ -135,6 +135,12 @@ class Engine:
         self._compact()
         return self.sink.drain()
 
+    def fold(self) -> None:
+        """The events are only folded into a result (``parse()``): make none a fold drops
+        (decision 229), and hold the text to the end rather than between calls."""
+        self.ledger.folded = True
+        self.sink.folded = True
+
     def ordinary_tokens(self, special_texts: frozenset[str], spans: list[tuple[int, int]]) -> None:
         """The next delta was decoded from token ids: ``spans`` (offsets into it) came from
         ordinary tokens, and the tokenizer's special tokens have ``special_texts``."""

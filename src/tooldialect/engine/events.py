@@ -44,7 +44,7 @@ class Sink:
     """Events waiting to be handed out.  Prose is merged until something else is said (or
     the channel changes), so a delta's text is one event however it was read."""
 
-    __slots__ = ("out", "_pend", "_pend_kind", "line_prose", "observer")
+    __slots__ = ("out", "_pend", "_pend_kind", "line_prose", "observer", "folded")
 
     def __init__(self, observer: Observer | None = None) -> None:
         self.observer = observer  # told of every piece of text (td.explain)
@@ -54,6 +54,9 @@ class Sink:
         # the visible line being written has prose on it so far (a block opened after it
         # may be that prose quoting the format)
         self.line_prose = False
+        # the events are folded into a result (parse()): text is not cut into a delta at each
+        # event between its pieces, only where the channel changes (the fold joins it)
+        self.folded = False
 
     def lone(self, s: str, kind: Channel) -> list[Event] | None:
         """``s`` as the only event, when nothing is waiting; None (having done nothing)
@@ -93,7 +96,7 @@ class Sink:
             self.out.append(text_delta(s) if self._pend_kind is Channel.TEXT else reasoning_delta(s))
 
     def event(self, ev: Event) -> None:
-        if self._pend:
+        if self._pend and not self.folded:
             self.flush()
         self.out.append(ev)
 
