@@ -311,12 +311,15 @@ class Cand:
             key = term.stem
             self.opens[key] = self.opens.get(key, 0) + 1
         elif term.is_close and self.opens:
-            # the innermost open structure this closer closes (X_CLOSE closes X and X_…)
+            # the innermost open structure this closer closes (X_CLOSE closes X and X_…):
+            # the longest such stem still open, the first opened on a tie
             key = term.stem
-            for k in sorted(self.opens, key=len, reverse=True):
-                if k.startswith(key) and self.opens[k] > 0:
-                    self.opens[k] -= 1
-                    break
+            best: str | None = None
+            for k, n in self.opens.items():
+                if n > 0 and k.startswith(key) and (best is None or len(k) > len(best)):
+                    best = k
+            if best is not None:
+                self.opens[best] -= 1
 
     def _last_kind(self) -> Kind | None:
         """The kind of the last item that is not a parameter (None when there is none)."""

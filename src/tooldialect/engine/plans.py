@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar
 from ..lalr import END, LRParser, Node, Tok
 from .cand import Cand, Lexicon, lexicon_at
-from .values import TEXT
+from .values import TEXT, Follows, Stops
 
 __all__ = [
     "SCANNED",
@@ -64,7 +64,7 @@ class Plan:
     is where a chained plan's tokens start from (None: from the grammar's start, after an
     opener): the parser's stack and the shapes of the values on it (``_shape``)."""
 
-    __slots__ = ("after", "base", "ended", "ending", "lex", "stack", "types")
+    __slots__ = ("after", "base", "ended", "ending", "lex", "stack", "types", "stops", "follows")
 
     def __init__(
         self, types: tuple[str, ...], stack: tuple[int, ...], lex: Lexicon | None, base: Base | None = None
@@ -76,6 +76,10 @@ class Plan:
         self.after: dict[str, Plan | None] = {}
         self.ended = False  # whether ``ending`` was worked out (None: the parser refuses it)
         self.ending: Ending | None = None
+        # a raw text value read after these tokens: its stops and what may follow each
+        # (TextValues' answers at ``stack``, kept here rather than looked up by the stack)
+        self.stops: Stops | None = None
+        self.follows: Follows = {}
 
 
 #: A value on the stack as a plan sees it: None for a token, else a node's name, whether

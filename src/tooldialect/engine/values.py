@@ -24,6 +24,8 @@ _ESCAPE_PAIR = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character
 #: The stops of a text value at a parser state: the terminals, one alternation of them, and
 #: (where a stop may begin, the longest stop, which may still be arriving).
 Stops = tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str] | None, int, Arriving]]
+#: What may follow each stop (by name) at one parser stack: None where anything may.
+Follows = dict[str, "tuple[Terminal, ...] | None"]
 
 
 class TextValues:
@@ -36,9 +38,10 @@ class TextValues:
         self.cache = shared.cache
         self.window = window
 
-    def begin(self, c: Cand, start: int) -> TextValue:
-        """A text value ``c`` begins reading at ``start``."""
-        stops, rx, first = self.stops(c)
+    def begin(self, c: Cand, start: int, known: Stops | None = None) -> TextValue:
+        """A text value ``c`` begins reading at ``start`` (``known``: its stops, when the
+        caller keeps them for ``c``'s parser stack)."""
+        stops, rx, first = self.stops(c) if known is None else known
         return TextValue(start, stops, rx, first)
 
     def stops(self, c: Cand) -> Stops:
@@ -108,14 +111,17 @@ class TextValues:
                 t.tentative = base + q  # Stop.MAYBE
             lp = q + 1
 
-    def next_stop(self, c: Cand, t: TextValue, lp: int, end: int, blind: bool = False) -> tuple[int, Stop | None, int]:
+    def next_stop(
+        self, c: Cand, t: TextValue, lp: int, end: int, blind: bool = False, follows: Follows | None = None
+    ) -> tuple[int, Stop | None, int]:
         """The first stop of ``c``'s text value ``t`` in ``win[lp:end]`` that may end it, past
         escaped characters and stops that cannot (``Stop.NO``): ``(where it begins, Stop.YES
         or Stop.MAYBE, lp)``, or None in place of the verdict when more text is needed (a
         longer stop may still match there, or the stop is undecided); ``(-1, None, lp)``
         when none is found, ``lp`` where the last search began.  ``blind``: the tool being
         called is not known (a whole block read in one step), so a stop whose verdict
-        depends on it (``Reader.tool_stops``) is undecided too."""
+        depends on it (``Reader.tool_stops``) is undecided too.  ``follows``: what may
+        follow each stop, kept by the caller for ``c``'s parser stack (``_follow``)."""
         win = self.window.win
         rx = t.rx
         stops = t.stops
@@ -143,7 +149,7 @@ class TextValues:
                 return q, None, lp  # a longer stop may still match here (`NS<` arrived, `NS</x>` may be arriving)
             if blind and term.name in c.reader.tool_stops:
                 return q, None, lp
-            verdict = self._stop_valid(c, t, term, q, stop_end)
+            verdict = self._stop_valid(c, t, term, q, stop_end, follows)
             if verdict is not STOP_NO:
                 return q, verdict, lp
             lp = q + 1
@@ -156,7 +162,9 @@ class TextValues:
         c.state = Reading.RUN
         return True
 
-    def _stop_valid(self, c: Cand, value: TextValue, term: Terminal, q: int, e: int) -> Stop | None:
+    def _stop_valid(
+        self, c: Cand, value: TextValue, term: Terminal, q: int, e: int, follows: Follows | None = None
+    ) -> Stop | None:
         """Whether a marker ends the value (``Stop``), or None (undecided: more text is
         needed).
 
@@ -189,7 +197,12 @@ class TextValues:
                     return None  # an ignored marker may be arriving (a split "\\n")
         if f >= len(win):
             return Stop.YES if self.window.eof else None
-        follow = self._follow(c, term)
+        if follows is None:
+            follow = self._follow(c, term)
+        elif term.name in follows:
+            follow = follows[term.name]
+        else:
+            follow = follows[term.name] = self._follow(c, term)
         if follow is None:  # another raw text value may begin there: anything can follow
             return Stop.YES
         for t in follow:

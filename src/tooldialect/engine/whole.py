@@ -235,9 +235,11 @@ class WholeBlocks:
         end of the window, or the first that may end it is undecided (more text, the tool
         being called) or only a fallback (``Stop.MAYBE``)."""
         probe.parser.stack[:] = plan.stack
-        text = self.values.begin(probe, self.window.base + lp)
+        if plan.stops is None:
+            plan.stops = self.values.stops(probe)
+        text = self.values.begin(probe, self.window.base + lp, plan.stops)
         end = min(len(self.window.win), b.start + self.limits.max_block_chars + 1 - self.window.base)
-        q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True)
+        q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True, follows=plan.follows)
         return q if q >= 0 and verdict is Stop.YES else -1
 
     def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
