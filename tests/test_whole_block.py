@@ -446,6 +446,20 @@ def test_a_candidate_whose_first_token_matches_nothing_fails_in_the_one_step(fam
     assert fast_events == slow_events
 
 
+@COUNTS
+def test_a_text_value_read_in_one_step_takes_its_stops_from_the_plan():
+    """The stops of a raw text value read in one step are the plan's, worked out once per
+    plan, not looked up by the parser's stack for every value."""
+    from tooldialect.engine.values import TextValues
+
+    call = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx y\n</parameter>\n</function>\n</tool_call>\n"
+    reply = "Two calls.\n" + call * 20
+    fast, fast_events = counting(TextValues, "stops", reply, True, None, families=["qwen3_coder"])
+    slow, slow_events = counting(TextValues, "stops", reply, False, None, families=["qwen3_coder"])
+    assert fast <= 2 and slow >= 40, (fast, slow)
+    assert fast_events == slow_events
+
+
 def _hermes(arguments: str) -> str:
     return '<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>"
 
