@@ -197,6 +197,7 @@ DYNAMIC = {
     ("fences.py", "_closer"): "a fence's closing line: bounded run of the fence character",
     ("fences.py", "step_fence"): "a fence's closing line: bounded run of the fence character",
     ("loops.py", "loop_rx"): "an alternation of marker terminals (bounded)",
+    ("loops.py", "_loop_pattern"): "an alternation of marker terminals (bounded), their common first character once",
     ("values.py", "stops"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "closers"): "an alternation of marker terminals (bounded)",
     ("catalog.py", "recovery"): "an alternation of marker terminals (bounded)",

@@ -11,7 +11,7 @@ from support import budget
 
 import tooldialect as td
 from tooldialect.families import piece
-from tooldialect.markers import analyse
+from tooldialect.markers import analyse, samples
 
 
 def _patterns() -> list[str]:
@@ -184,3 +184,77 @@ def test_a_run_ends_where_its_regex_match_ends(source: str, text: str, pos: int)
     m = pat.regex.match(text, pos)
     want = m.end() if m is not None and m.end() > pos else None
     assert pat.match_end(text, pos) == want
+
+
+#: The patterns written to be searched differently from their source.
+MOVED = [p for p in PATTERNS if analyse(p).search not in (None, p)]
+
+
+def test_case_blind_markers_are_written_for_searching():
+    """The case-blind openers and closers (``(?i:<…)``) have a searchable spelling, and a
+    pattern whose first character is itself case-blind or quantified keeps its own."""
+    from tooldialect.markers import searchable
+
+    assert len(MOVED) >= 2
+    assert all(analyse(p).search.startswith(p[4]) for p in MOVED)
+    for kept in ("(?i:<a|<b)", "(?i:<+a)", "(?i:a<)", "(?i:[<]a)", "x(?i:<a)"):
+        assert searchable(kept) == kept
+
+
+@budget(60, deadline=None)
+@given(data=st.data())
+@pytest.mark.parametrize("pattern", MOVED)
+def test_a_searchable_spelling_matches_where_its_source_matches(pattern, data):
+    import re
+
+    marker = analyse(pattern)
+    moved = re.compile(marker.search)
+    text = data.draw(st.one_of(_sample_texts(pattern), st.just(pattern.upper())))
+    for pos in range(len(text) + 1):
+        a, b = marker.regex.match(text, pos), moved.match(text, pos)
+        assert (a and a.end()) == (b and b.end()), (pattern, text, pos)
+        a, b = marker.regex.search(text, pos), moved.search(text, pos)
+        assert (a and a.span()) == (b and b.span()), (pattern, text, pos)
+
+
+def _loop_cases() -> list[tuple[list[str], list[str]]]:
+    """Each grammar's openers with the closers that pair with them, as the loop watch
+    writes them."""
+    cases = []
+    for fam in td.families.all_families():
+        g = fam.grammar
+        for openers in g.openers.values():
+            pats = [t.pattern for t in openers if t.pattern is not None]
+            stems = {t.stem for t in openers}
+            closers = [t.pattern for t in g.closers if t.pattern is not None and t.stem in stems]
+            case = (sorted({p.search or p.source for p in pats}), sorted({p.search or p.source for p in closers}))
+            if case[0] and case not in cases:
+                cases.append(case)
+    return cases
+
+
+LOOP_CASES = _loop_cases()
+
+
+@budget(40, deadline=None)
+@given(data=st.data())
+@pytest.mark.parametrize("case", LOOP_CASES, ids=lambda c: c[0][0][:24])
+def test_the_loop_watch_pattern_finds_what_the_plain_alternation_finds(case, data):
+    """An opener or a closer found at the same place, to the same end, and the same one
+    (group 1 an opener, group 2 a closer) whether the first character they share is
+    written once before them or not."""
+    import re
+
+    from tooldialect.engine.loops import _loop_pattern
+
+    opens, closes = case
+    factored, direct = _loop_pattern(opens, closes)
+    cl = "|".join(f"(?:{p})" for p in closes) or "(?!)"
+    plain = re.compile("(" + "|".join(f"(?:{p})" for p in opens) + f")|({cl})")
+    pieces = [s for p in opens + closes for s in samples(p)] + ["<", "</", "x", "\n", " ", "<|", "[", "｜"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=12)))
+    for pos in range(len(text) + 1):
+        a, b = plain.search(text, pos), factored.search(text, pos)
+        assert (a and (a.span(), a.group(1) is None)) == (b and (b.span(), b.group(1) is None)), (case, text, pos)
+    if all(p[:1] == "<" for p in opens + closes) and not any(p.startswith("(?i:") for p in opens + closes):
+        assert direct

@@ -54,6 +54,10 @@ class MarkerPattern:
     # the characters of a pattern that is a run of one or more of them (``[ \t\r\n]+``):
     # matched by stepping over them, not by running the regex
     run: frozenset[str] | None = field(default=None, repr=False, compare=False, hash=False)
+    # the same pattern written so that a search finds it fast (``markers.searchable``: a
+    # first character that case cannot change written before the ``(?i:…)`` group, where
+    # ``re`` can find it without trying the pattern at every place); None: ``source``
+    search: str | None = field(default=None, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exact", None if self.ignorecase else self.literal)

@@ -43,8 +43,10 @@ __all__ = [
     "Arriving",
     "MarkerPattern",
     "UnsupportedPattern",
+    "after_lead",
     "analyse",
     "samples",
+    "searchable",
     "simulate",
 ]
 
@@ -73,7 +75,79 @@ def analyse(regexp: str) -> MarkerPattern:
         literal=literal,
         ignorecase=ic,
         run=None if parsed.state.flags & re.IGNORECASE else _run_of(_items(parsed)),
+        search=searchable(regexp),
     )
+
+
+# --- patterns written for searching ---------------------------------------------------
+#
+# ``re`` searches fast for a pattern whose every match begins with a known literal (or one
+# of a few): it looks for those characters in C and tries the pattern only there.  It sees
+# no such character inside a group that ignores case, nor inside a capturing group at the
+# head of an alternative, so a marker written ``(?i:<…)`` (how a case-blind terminal is
+# rendered) is tried at every place of the text.  The same pattern written ``<(?i:…)``
+# matches the same texts, and is found fast.  Each rewriting below is kept only when the
+# regex parser reads the rewritten pattern as the same items.
+
+#: Characters written as themselves in a pattern, whose case nothing changes.
+_PLAIN = frozenset("<>/=!:@#%&~,;'\"` -_")
+
+
+def _shape(x: Any) -> Any:
+    """A parsed pattern as nested tuples, to compare two parses."""
+    if isinstance(x, _p.SubPattern):
+        return tuple(_shape(item) for item in x.data)
+    if isinstance(x, (tuple, list)):
+        return tuple(_shape(item) for item in x)
+    return x
+
+
+@lru_cache(maxsize=4096)
+def searchable(source: str) -> str:
+    """``source`` with its first character written before its ``(?i:…)`` group, when the
+    whole pattern is that group, the character is one case cannot change, and the parser
+    reads the result as the same items; else ``source`` itself."""
+    if not source.startswith("(?i:") or len(source) < 6 or source[4] not in _PLAIN:
+        return source
+    ch = source[4]
+    try:
+        before = _items(_p.parse(source, 0))
+        if len(before) != 1 or before[0][0] is not _c.SUBPATTERN:
+            return source
+        group, add, delete, sub = before[0][1]
+        inner = _items(sub)
+        if group is not None or not inner or inner[0] != (_c.LITERAL, ord(ch)):
+            return source
+        moved = ch + "(?i:" + source[5:]
+        after = _items(_p.parse(moved, 0))
+    except re.error:  # pragma: no cover - the source compiled, and the result is checked
+        return source
+    if (
+        len(after) == 2
+        and after[0] == (_c.LITERAL, ord(ch))
+        and after[1][0] is _c.SUBPATTERN
+        and after[1][1][:3] == (None, add, delete)
+        and _shape(after[1][1][3]) == _shape(inner[1:])
+    ):
+        return moved
+    return source
+
+
+@lru_cache(maxsize=4096)
+def after_lead(source: str) -> tuple[str, str] | None:
+    """``(ch, rest)`` when every match of ``source`` is the character ``ch`` (written
+    first, as itself) then a match of ``rest``, as the parser reads both; else None."""
+    if len(source) < 2 or source[0] not in _PLAIN:
+        return None
+    ch, rest = source[0], source[1:]
+    try:
+        whole = _items(_p.parse(source, 0))
+        tail = _items(_p.parse(rest, 0))
+    except re.error:
+        return None
+    if whole and whole[0] == (_c.LITERAL, ord(ch)) and _shape(tail) == _shape(whole[1:]):
+        return ch, rest
+    return None
 
 
 def _run_of(items: list[_Item]) -> frozenset[str] | None:

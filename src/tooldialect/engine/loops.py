@@ -9,6 +9,7 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from ..catalog import Marker
+from ..markers import after_lead
 from ..records import Issue, excerpt
 from .cand import Block, Cand, furthest
 from .events import Sink
@@ -22,6 +23,24 @@ __all__ = ["Loops"]
 
 _TERMINAL_NAME = attrgetter("terminal.name")
 _GRAMMAR_NAME = attrgetter("g.name")
+
+
+def _loop_pattern(opens: list[str], closes: list[str]) -> tuple[re.Pattern[str], bool]:
+    """``(opener|…)|(closer|…)``: group 1 an opener, group 2 a closer.  When every one of
+    them begins with the same character written as itself (``<``), that character is
+    written once before both groups, so that ``re`` finds where a match may begin in C
+    and the pattern can be searched for directly: the same matches, the same group taken
+    (only which group matched is read, never its span).  True with such a pattern."""
+    cl = "|".join(f"(?:{p})" for p in closes) or "(?!)"
+    plain = re.compile("(" + "|".join(f"(?:{p})" for p in opens) + f")|({cl})")
+    split = [after_lead(p) for p in opens + closes]
+    leads = {got[0] for got in split if got is not None}
+    if not opens or None in split or len(leads) != 1:
+        return plain, False
+    rests = [got[1] for got in split if got is not None]
+    o = "|".join(f"(?:{r})" for r in rests[: len(opens)])
+    c = "|".join(f"(?:{r})" for r in rests[len(opens) :]) or "(?!)"
+    return re.compile(f"{re.escape(leads.pop())}(?:({o})|({c}))"), True
 
 
 class Loops:
@@ -50,13 +69,11 @@ class Loops:
             key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
         got = self.cache.get(key)
         if got is None:
-            opens = {mk.terminal.marker.source for mk in openers if not mk.terminal.external}
             stems = {mk.terminal.stem for mk in openers}
             pats = [mk.terminal.marker for mk in openers if not mk.terminal.external]
             closers = [t.marker for c in cands for t in c.g.closers if not t.external and t.stem in stems]
-            closes = {p.source for p in closers}
-            o = "|".join(f"(?:{p})" for p in sorted(opens))
-            cl = "|".join(f"(?:{p})" for p in sorted(closes)) or "(?!)"
+            opens = sorted({p.search or p.source for p in pats})
+            closes = sorted({p.search or p.source for p in closers})
             chars: set[str] | None = set()
             for p in pats + closers:
                 if p.first is None or chars is None:
@@ -66,7 +83,9 @@ class Loops:
             first = re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
             # group 1: the opener, group 2: a closer (pats only with first: every
             # pattern's first characters are known)
-            got = Skipping(re.compile(f"({o})|({cl})"), first, tuple(pats + closers) if first is not None else ())
+            rx, direct = _loop_pattern(opens, closes)
+            got = Skipping(rx, first, tuple(pats + closers) if first is not None else ())
+            got.direct = direct
             self.cache[key] = got
         return got
 

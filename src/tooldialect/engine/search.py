@@ -31,7 +31,7 @@ class Skipping:
     class ``first``; when ``leads`` (``markerpattern.Leads``, of the same characters) is
     given, past ``NEAR`` characters by ``str.find``, as ``Leads.find`` does."""
 
-    __slots__ = ("rx", "first", "leads", "pats", "arriving")
+    __slots__ = ("rx", "first", "leads", "pats", "arriving", "direct")
 
     def __init__(
         self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = (), leads: Leads | None = None
@@ -41,10 +41,12 @@ class Skipping:
         self.leads = leads
         self.pats = pats  # the alternatives' MarkerPatterns, when known
         self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
+        # the pattern begins with a literal ``re`` finds by itself, in C: searched directly
+        self.direct = False
 
     def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
         first, rx = self.first, self.rx
-        if first is None:
+        if first is None or self.direct:
             return rx.search(text, pos, end)
         if self.leads is not None:
             return self._far(text, pos, end, first, self.leads)

@@ -54,7 +54,8 @@ class TextValues:
                 for t in c.g.terminals.values()
                 if t.pattern is not None and t not in c.g.ignore and c.parser.accepts_seq([TEXT, t.name])
             )
-            parts = [f"(?:{t.marker.source})" for t in stops]
+            # (written to be searched: re finds where a stop may begin in C, markerpattern.search)
+            parts = [f"(?:{t.marker.search or t.marker.source})" for t in stops]
             if parts and c.g.header.text_escapes == "backslash":
                 parts.insert(0, _ESCAPE_PAIR)  # a backslash takes the next character: no stop
             rx = re.compile("|".join(parts)) if parts else None
