@@ -372,22 +372,23 @@ class Cand:
 
     def _on_node(self, node: Node) -> None:
         reader = self.reader
-        if node.name not in reader.reacts_to:
+        name = node.name
+        if name not in reader.reacts_to:
             return  # a node the reader neither announces, streams nor reads
-        if node.name in reader.announce_nodes:
+        if name in reader.announce_nodes:
             announced = reader.announce(node)
             if announced is not None:
                 self._announce(node, announced)
                 return
-        if node.name in ("param", "arguments"):
+        if name == "param" or name == "arguments":
             self.args_read += 1
-        if self.current_name is not None and node.name == "param":
+        if self.current_name is not None and name == "param":
             self.items.append(item_of(Kind.PARAM, node, key_of(Source.NAMED, self.named_begun - 1)))
-        elif self.current_name is not None and node.name in self.reader.member_nodes:
-            member = self.reader.literal_member(node, self.parser.values)
+        elif self.current_name is not None and name in reader.member_nodes:
+            member = reader.literal_member(node, self.parser.values)
             if member is not None:
                 self.items.append(item_of(Kind.PARAM, member, key_of(Source.NAMED, self.named_begun - 1)))
-        read = self.reader.read(node)
+        read = reader.read(node)
         if read is None:
             return
         self.loose = None  # the bare tokens completed something

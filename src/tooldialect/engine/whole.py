@@ -355,11 +355,11 @@ class WholeBlocks:
         c.parser.values[:] = [objs[r] for r in stage.values]
         last = len(read) - 1
         for i, (term, _start, _end) in enumerate(read):
-            if term.name in JSON_EXTERNALS:
+            if term.external and term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
                 c.json_start = objs[lead + i].start
             if term.is_open or term.is_close or i == last:  # (else note() only sets last_type)
-                c.note(cast(Tok, objs[lead + i]), c.g.terminals.get(term.name))
+                c.note(cast(Tok, objs[lead + i]), term)  # (the grammar's own terminal, as read)
         c.pos = base + pos
         c.last_end = cast(Tok, objs[lead + len(read) - 1]).end
         if c.bad:
