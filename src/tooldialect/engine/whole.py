@@ -163,7 +163,10 @@ class WholeBlocks:
                     self.cursor.unexpected(c, pos)
                     return True
                 break  # nothing the parser accepts begins here: the block ends before this
-            best, external, wait = self.cursor.longest(terms, win, pos)
+            if terms:
+                best, external, wait = self.cursor.longest(terms, win, pos)
+            else:  # (a raw text value, nothing else, may begin here)
+                best, external, wait = None, None, False
             if wait:
                 return None  # a token that may still grow
             if best is not None:
