@@ -7,7 +7,8 @@ marker variants, no recovery, no hold-back, no check that the JSON is strict or 
 block ends where it should), ``json.loads`` of each payload or the values written as
 text, then what every call of tooldialect's costs whatever reads it: the toolset's own
 binder (name resolution, typing of text values, the compiled validator) and the events
-(``TextDelta`` for the prose, ``CallStart``, ``ArgumentsDelta``, ``CallEnd``).  It is not a
+``parse()`` makes and folds (``TextDelta`` for the prose, ``CallEnd``: a parse makes no
+call start or argument delta, docs/decisions.md 229).  It is not a
 parser anyone should use; it is the cost below which no validated, event-building parse
 in Python goes, so that a gate set against a regex detector that validates nothing can be
 read against it.
@@ -52,7 +53,7 @@ from workloads import FORMATS, TOOLS, workload
 
 import tooldialect as td
 from tooldialect.binding import Binder
-from tooldialect.engine.events import arguments_delta, call_end, call_start, reasoning_delta, text_delta
+from tooldialect.engine.events import call_end, reasoning_delta, text_delta
 from tooldialect.models import Policy
 from tooldialect.records import RawCall
 
@@ -161,8 +162,6 @@ def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
             raw = RawCall(name, args, args_json, None, m.span(), family, text_params=params)
             call, _diags = binder.bind(raw)
             if call is not None:
-                out.append(call_start(index, call.name, call.id))
-                out.append(arguments_delta(index, call.arguments_json))
                 out.append(call_end(index, call))
                 index += 1
             pos = m.end()

@@ -152,3 +152,15 @@ def test_the_leader_reads_a_value_run_once_the_others_have_failed(text, run):
             slow = _events(text, chunking)
         assert fast == slow, chunking
     assert any(taken) is run  # taken in a block of several candidates
+
+
+def test_a_failure_at_an_unexpected_character_names_it_whatever_was_met_before() -> None:
+    """The reason a candidate fails at a character is kept per ASCII character (every
+    block of a shared opener fails so); a character outside ASCII is named too, and kept
+    nowhere."""
+    from tooldialect.engine import cursor
+
+    text = "<tool_call>? one</tool_call> <tool_call>é two</tool_call> <tool_call>? three</tool_call>"
+    reasons = [d.detail["reason"] for d in td.parse(text, families=["hermes"]).diagnostics]
+    assert reasons == ["unexpected '?'", "unexpected 'é'", "unexpected '?'"]
+    assert all(ch < "\x80" for ch in cursor._UNEXPECTED)

@@ -25,6 +25,7 @@ from .values import ESCAPE_GROUP, TEXT, TextValues
 from .window import Window
 
 __all__ = ["Cursor"]
+_UNEXPECTED: dict[str, str] = {}  # a failure's reason per ASCII character (shared openers' blocks)
 
 _NON_WS = re.compile(r"\S")
 
@@ -214,7 +215,7 @@ class Cursor:
         if not c.soft and c.ext_type in JSON_EXTERNALS and c.parser.accepts_seq([c.ext_type, c.ext_type]):
             # payloads may follow one another: look for the next one after the damage
             at = max(base + p, c.tok_start + 1)
-            nest = Resume(at, len(sc.stack), self._line_begins(c.tok_start, at))
+            nest = Resume(at, len(sc.stack), self.window.line_begins(c.tok_start, at))
             c.resync = Resyncing(at, c.tok_start, reason, Resync.PAYLOAD, nest)
             c.pos = at
             return True
@@ -314,7 +315,11 @@ class Cursor:
     def unexpected(self, c: Cand, lp: int) -> bool:
         """Nothing the parser accepts is at ``lp`` (where ``c`` reads): the block ends, fails,
         or goes on after the junk (_no_token).  False to stop."""
-        self._no_token(c, self.window.base + lp, f"unexpected {self.window.win[lp]!r}")
+        ch = self.window.win[lp]
+        reason = _UNEXPECTED.get(ch) or f"unexpected {ch!r}"
+        if ch < "\x80":
+            _UNEXPECTED[ch] = reason  # (ASCII only: the table stays small whatever the text)
+        self._no_token(c, self.window.base + lp, reason)
         return c.state is Reading.RUN  # resync: the block may go on after the junk
 
     def longest(
@@ -478,11 +483,6 @@ class Cursor:
             c.fail(pos, Failure.CUT, reason, at)
         else:
             c.fail(pos, Failure.SYNTAX, reason, at)
-
-    def _line_begins(self, start: int, at: int) -> bool:
-        """Whether only white space stands before ``at`` on its line (looking back at most
-        256 characters, and not before ``start``)."""
-        return self.window.slice(max(start, at - 256), at).rstrip(" \t\r").endswith("\n")
 
     def _cut_in_marker(self, c: Cand, pos: int) -> bool:
         """Whether the text from ``pos`` to its end is the beginning of one of ``c``'s markers."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from operator import attrgetter
 
 from ..catalog import Marker
 from ..markers import after_lead
@@ -20,9 +19,6 @@ from .shared import Shared
 from .window import Window
 
 __all__ = ["Loops"]
-
-_TERMINAL_NAME = attrgetter("terminal.name")
-_GRAMMAR_NAME = attrgetter("g.name")
 
 
 def _loop_pattern(opens: list[str], closes: list[str]) -> tuple[re.Pattern[str], bool]:
@@ -66,7 +62,9 @@ class Loops:
                 (cands[0].g.name,),
             )
         else:
-            key = ("loop", tuple(map(_TERMINAL_NAME, openers)), tuple(map(_GRAMMAR_NAME, cands)))
+            # (comprehensions: the compiled build reads a native attribute where attrgetter
+            # would look each name up generically)
+            key = ("loop", tuple([mk.terminal.name for mk in openers]), tuple([c.g.name for c in cands]))
         got = self.cache.get(key)
         if got is None:
             stems = {mk.terminal.stem for mk in openers}

@@ -136,6 +136,11 @@ class Window:
             parts.append(self.win[max(start, base) - base : end - base])
         return "".join(parts)
 
+    def line_begins(self, start: int, at: int) -> bool:
+        """Whether only white space stands before ``at`` on its line (looking back at most
+        256 characters, and not before ``start``)."""
+        return self.slice(max(start, at - 256), at).rstrip(" \t\r").endswith("\n")
+
     def rewind(self, pos: int) -> None:
         """Make ``pos`` the reading position again (text after it is read as prose); text
         before ``base`` comes back from the holder (the block or span that keeps it)."""
