@@ -1,6 +1,6 @@
 """The call ledger: each call announced once (``CallStart``), its arguments streamed as
 they become safe to send, then ended (``CallEnd``) or aborted (``CallAbort``), with the
-indices following the text (a stream ``parse()`` folds makes the ends only: ``folded``).
+indices following the text (the stream ``parse()`` folds makes only the ends: ``folded``).
 It owns ``call_index``, ``calls_out`` and ``line_calls`` and, per block, ``started``,
 ``sent``, ``deferred``, ``emitted`` and ``sniffed``."""
 

@@ -27,12 +27,11 @@ def _loop_pattern(opens: list[str], closes: list[str]) -> tuple[re.Pattern[str],
     written once before both groups, so that ``re`` finds where a match may begin in C
     and the pattern can be searched for directly: the same matches, the same group taken
     (only which group matched is read, never its span).  True with such a pattern."""
-    cl = "|".join(f"(?:{p})" for p in closes) or "(?!)"
-    plain = re.compile("(" + "|".join(f"(?:{p})" for p in opens) + f")|({cl})")
     split = [after_lead(p) for p in opens + closes]
     leads = {got[0] for got in split if got is not None}
     if not opens or None in split or len(leads) != 1:
-        return plain, False
+        cl = "|".join(f"(?:{p})" for p in closes) or "(?!)"
+        return re.compile("(" + "|".join(f"(?:{p})" for p in opens) + f")|({cl})"), False
     rests = [got[1] for got in split if got is not None]
     o = "|".join(f"(?:{r})" for r in rests[: len(opens)])
     c = "|".join(f"(?:{r})" for r in rests[len(opens) :]) or "(?!)"
