@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support import check_invariants, count_calls, run_stream
+from test_emit_counts import TOOLS
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
@@ -299,9 +300,7 @@ def test_call_start_id_is_the_id_known_when_the_call_is_announced():
     assert start.id is None and end.call.id == "a1b2c3d4e"
 
 
-_WEATHER = td.Toolset.from_openai(
-    [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
-)
+_WEATHER = TOOLS  # get_weather(city, days): the toolset the per-call counts read against
 
 
 @pytest.mark.parametrize("families", [["hermes"], None])
