@@ -62,12 +62,13 @@ def test_the_records_a_call_makes_are_built_by_compiled_code():
     assert interpreted == ([] if EXPECT_COMPILED else [c.__name__ for c in classes])
 
 
-def test_what_a_reply_makes_per_token_and_per_call_is_left_out_of_the_cycle_collector_in_the_compiled_build():
-    """No reference cycle passes through a token, a node, a block, a candidate, its loop
-    watch or a call's records (``test_a_reply_leaves_nothing_for_the_garbage_collector``
-    checks it in the pure build, which tracks them all), so the compiled build declares
-    them acyclic: the collector neither counts nor walks them (decision 226).  A node's
-    list of children is still a tracked list."""
+def test_what_a_reply_makes_per_block_is_left_out_of_the_cycle_collector_in_the_compiled_build():
+    """No reference cycle passes through a block, a candidate or its loop watch
+    (``test_a_reply_leaves_nothing_for_the_garbage_collector`` checks it in the pure
+    build, which tracks them all), so the compiled build declares them acyclic: the
+    collector neither counts nor walks them (decision 226).  Tokens, nodes and a call's
+    records, which a parse tree may hold deeper than the interpreter's trashcan level,
+    stay tracked (decision 233)."""
     import gc
 
     from tooldialect import records
@@ -86,6 +87,33 @@ def test_what_a_reply_makes_per_token_and_per_call_is_left_out_of_the_cycle_coll
     watch = LoopWatch(Skipping(re.compile("<a>"), None), "<a>", 0, 3)
     cand = Cand(catalog_for(("hermes",)).grammars[0], "start", 0, False, Reader("hermes", frozenset(), 64))
     block = Block(0, 11, [cand], Channel.TEXT, False, "")
-    made = [tok, node, raw, issue, watch, cand, block]
-    assert [gc.is_tracked(x) for x in made] == [not EXPECT_COMPILED] * len(made)
-    assert gc.is_tracked(node.children)
+    acyclic = [watch, cand, block]
+    assert [gc.is_tracked(x) for x in acyclic] == [not EXPECT_COMPILED] * len(acyclic)
+    assert all(gc.is_tracked(x) for x in (tok, node, raw, issue, node.children))
+
+
+def test_a_tree_deeper_than_the_trashcan_level_is_freed_safely():
+    """A parse tree nested far deeper than the interpreter's trashcan level (50), read
+    again and again with the collector running often: its deep nodes' deallocation is
+    deferred, which needs a collector's header on every object in the tree.  The compiled
+    build crashed here while tokens and nodes were acyclic."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, tooldialect as td\n"
+        "gc.set_threshold(50)\n"
+        "tools = [{'type': 'function', 'function': {'name': 'configure',"
+        " 'parameters': {'type': 'object', 'properties': {'config': {}}}}}]\n"
+        "for depth in (60, 65, 200):\n"
+        "    text = '<tool_call>configure(config=' + '[' * depth + '0' + ']' * depth + ')</tool_call>'\n"
+        "    for _ in range(30):\n"
+        "        td.parse(text, tools=tools)\n"
+        "        s = td.ToolStream(tools)\n"
+        "        for i in range(0, len(text), 3):\n"
+        "            s.feed(text[i : i + 3])\n"
+        "        s.close()\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

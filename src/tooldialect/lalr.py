@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, final
 
-from mypy_extensions import mypyc_attr
-
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
 END = "$END"
@@ -26,9 +24,10 @@ _MAX_ANSWERS = 4096
 _DEEPEST_KEPT = 64
 
 
-# Tokens and nodes form trees: no reference cycle passes through one, so in the compiled
-# build the garbage collector neither tracks nor counts them (decision 226).
-@mypyc_attr(acyclic=True)
+# Tokens and nodes are tracked by the garbage collector in the compiled build too, though
+# no reference cycle passes through them: a tree deeper than the interpreter's trashcan
+# level defers the deallocation of its deep nodes, which needs the collector's header an
+# acyclic class does not have (decision 233).
 class Tok:
     """A token: terminal type, its text, and its span in the whole input."""
 
@@ -44,7 +43,6 @@ class Tok:
         return f"Tok({self.type}, {self.value!r}, {self.start}, {self.end})"
 
 
-@mypyc_attr(acyclic=True)
 class Node:
     """A parse-tree node: rule name, children (nodes and tokens) and span."""
 

@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
 __all__ = [
     "ARGUMENT_KEYS",
     "ID_KEYS",
@@ -63,7 +61,6 @@ def excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
 
 
-@mypyc_attr(acyclic=True)
 @dataclass
 class RawCall:
     """A call as the model wrote it, before binding."""
@@ -109,7 +106,6 @@ class RawCall:
         self.elem = elem
 
 
-@mypyc_attr(acyclic=True)
 @dataclass
 class Issue:
     """A diagnostic before it becomes public: kind, detail, span."""
