@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import tooldialect as td
-from tooldialect import binding, jsonspans, stream
+from tooldialect import binding, jsonspans
 from tooldialect.construct import constructor
 from tooldialect.engine import events
 from tooldialect.jsonscan import strict_value_at
@@ -49,7 +49,7 @@ CASES: list[tuple[Any, type, dict[str, Any]]] = [
     (binding._tool_call, td.ToolCall, CALL.__dict__),
     (binding._diagnostic, td.Diagnostic, DIAG.__dict__),
     (binding._diagnostic, td.Diagnostic, {**DIAG.__dict__, "family": None, "span": None, "detail": {}}),
-    (stream._result, td.ParseResult, {"text": "Hi.", "reasoning": "", "calls": [CALL], "diagnostics": [DIAG]}),
+    (events.parse_result, td.ParseResult, {"text": "Hi.", "reasoning": "", "calls": [CALL], "diagnostics": [DIAG]}),
 ]
 
 

@@ -8,6 +8,7 @@ from test_emit_counts import TOOLS
 
 import tooldialect as td
 from tooldialect.catalog import catalog_for
+from tooldialect.stream import collect
 
 WIDTH = catalog_for(None).max_width
 
@@ -352,27 +353,25 @@ WEATHER = td.Toolset.from_openai(
 
 @pytest.mark.parametrize("family", sorted(FOLDED_REPLIES))
 @pytest.mark.parametrize("cut", [None, -40])
-def test_parse_makes_only_the_events_its_result_keeps(monkeypatch, family, cut):
-    """parse() folds its events into a result: it makes no call start, argument delta or
-    abort, nor a text delta between two calls, and its result is what the stream's events fold into, a call cut off by the end
-    of the text included (its diagnostic names the call the stream announced)."""
-    from tooldialect import stream as stream_module
+def test_parse_keeps_only_what_its_result_holds(monkeypatch, family, cut):
+    """parse() folds the stream into a result as it reads: it makes no event at all (the
+    result holds the calls, the text and the diagnostics themselves), and its result is
+    what the same stream's events fold into, a call cut off by the end of the text
+    included (its diagnostic names the call the stream announced)."""
+    from tooldialect.engine import events as events_module
 
     text = FOLDED_REPLIES[family][:cut]
-    folded = []
-    collect = stream_module.collect
-
-    def keep(events):
-        folded.extend(events)
-        return collect(events)
-
-    monkeypatch.setattr(stream_module, "collect", keep)
+    made = []
+    for name in ("text_delta", "reasoning_delta", "call_start", "arguments_delta", "call_end", "call_abort"):
+        monkeypatch.setattr(events_module, name, lambda *a, _name=name: made.append(_name))
+    monkeypatch.setattr(events_module, "diagnostic_event", lambda d: made.append("diagnostic_event"))
     got = td.parse(text, tools=WEATHER, families=[family])
-    assert not [ev for ev in folded if isinstance(ev, (td.CallStart, td.ArgumentsDelta, td.CallAbort))]
-    assert sum(isinstance(ev, td.TextDelta) for ev in folded) <= 1  # (its text is joined: not cut at each call)
+    monkeypatch.undo()
+    assert made == []
     s = td.ToolStream(WEATHER, families=[family])
     events = [ev for i in range(0, len(text), 5) for ev in s.feed(text[i : i + 5])] + s.close()
     assert got == collect(events)
+    assert got.calls if cut is None else got.diagnostics
     assert any(isinstance(ev, td.CallStart) for ev in events)  # (the stream announced the call)
     if cut is not None:
         assert [d.detail.get("name") for d in got.diagnostics if d.kind == "truncated"] == ["get_weather"]

@@ -65,7 +65,9 @@ def binder_for(tools: Toolset | None, policy: Policy, no_tool: dict[str, frozens
 
 
 class Binder:
-    __slots__ = ("tools", "policy", "max_depth", "known", "index", "no_tool", "_typings", "_only", "_checks")
+    __slots__ = (
+        "tools", "policy", "max_depth", "known", "index", "no_tool", "readers", "_typings", "_only", "_checks",
+    )  # fmt: skip
 
     def __init__(self, tools: Toolset | None, policy: Policy, no_tool: dict[str, frozenset[str]] | None = None) -> None:
         self.tools = tools
@@ -80,6 +82,9 @@ class Binder:
         self._typings: dict[tuple[str, str], ValueTyping] = tools.typings if tools is not None else {}
         # each tool's Toolset.check_of, asked once
         self._checks: dict[str, Check] = {}
+        # per grammar, what a stream's reader of its nodes is made from (engine/shared.py):
+        # it depends on the toolset and the policy, so it is worked out once per binder
+        self.readers: dict[str, Any] = {}
         # Policy.tool_choice: the one tool calls may name ("" for none at all), or None: any
         choice = policy.tool_choice
         self._only: str | None = choice.name if isinstance(choice, ToolChoice) else "" if choice == "none" else None

@@ -9,10 +9,10 @@ from mypy_extensions import mypyc_attr
 
 from .binding import binder_for
 from .catalog import catalog_for
-from .construct import constructor
 from .engine import Engine
+from .engine.events import parse_result
 from .errors import PolicyError, StreamClosedError
-from .families import get
+from .families import generation, get
 from .models import CallEnd, DiagnosticEvent, Event, ParseResult, Policy, ReasoningDelta, TextDelta
 from .tokens import Detokenizer
 from .toolset import Toolset
@@ -22,24 +22,30 @@ __all__ = ["ToolStream", "Translator", "parse", "parse_tokens"]
 
 #: the policy of a stream given none (a frozen model: one instance serves every stream)
 _DEFAULT_POLICY = Policy()
-#: ParseResult.model_construct, positional (models.constructor)
-_result = constructor(ParseResult, "text", "reasoning", "calls", "diagnostics")
+
+
+#: the families selections found known, each at the registry's generation then (most
+#: streams ask for one of a few selections: each is looked up in the registry once)
+_KNOWN: dict[tuple[str, ...], int] = {}
 
 
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
     if families is None:
         return None
-    if isinstance(families, str):
-        families = [families]
-    out = []
-    for name in families:
+    out = (families,) if isinstance(families, str) else tuple(families)
+    for name in out:
         if not isinstance(name, str):
             raise PolicyError(f"family names must be strings, got {type(name).__name__}")
-        get(name)  # raises UnknownFamilyError with the list of known names
-        out.append(name)
     if not out:
         raise PolicyError("families=[] selects nothing; pass None for every family")
-    return tuple(out)
+    current = generation()
+    if _KNOWN.get(out) != current:
+        for name in out:
+            get(name)  # raises UnknownFamilyError with the list of known names
+        if len(_KNOWN) >= 256:
+            _KNOWN.clear()
+        _KNOWN[out] = current
+    return out
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -178,7 +184,7 @@ def collect(events: Iterable[Event]) -> ParseResult:
             calls.append(ev.call)
         elif kind == _DIAGNOSTIC:
             diagnostics.append(ev.diagnostic)
-    return _result("".join(text), "".join(reasoning), calls, diagnostics)
+    return parse_result("".join(text), "".join(reasoning), calls, diagnostics)
 
 
 def parse(
@@ -192,10 +198,10 @@ def parse(
     if not isinstance(text, str):
         raise PolicyError(f"parse() takes the model's text as str, got {type(text).__name__}")
     stream = ToolStream(tools, families=families, policy=policy)
-    stream._engine.fold()  # (collect() keeps no call start, delta or abort)
-    events = stream.feed(text)
-    events += stream.close()
-    return collect(events)
+    stream._engine.fold()  # (what collect() would keep of the events, kept as it is made)
+    stream.feed(text)
+    stream.close()
+    return stream._engine.result()
 
 
 def parse_tokens(
@@ -211,6 +217,6 @@ def parse_tokens(
     and closed (spans are offsets in the decoded text, special tokens written out)."""
     stream = ToolStream(tools, families=families, policy=policy, tokenizer=tokenizer, special_tokens=special_tokens)
     stream._engine.fold()
-    events = stream.feed_tokens(ids)
-    events += stream.close()
-    return collect(events)
+    stream.feed_tokens(ids)
+    stream.close()
+    return stream._engine.result()

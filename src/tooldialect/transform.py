@@ -224,8 +224,13 @@ class Reader(Salvage):
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
         parts = call_parts(node)
-        name_node, args_node, id_node = parts.get("name"), parts.get("arguments"), parts.get("call_id")
-        name = node_text(name_node).strip() if name_node is not None else ""
+        name_node = parts.get("name")
+        return self.call_named(node, parts, node_text(name_node).strip() if name_node is not None else "")
+
+    def call_named(self, node: Node, parts: dict[str, Any], name: str) -> tuple[list[RawCall], list[Issue]]:
+        """``read_call`` of a call whose parts (``call_parts``) are read and whose name is
+        known (a family may find it elsewhere than in a ``name`` node: Kimi K2's id)."""
+        args_node, id_node = parts.get("arguments"), parts.get("call_id")
         span = (node.start or 0, node.end or 0)
         if not name:
             detail = {"reason": "call without a name", "at": span[0]}

@@ -17,10 +17,11 @@ reader of the current :class:`Mode` from a table until one waits for more text.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from ..binding import Binder
 from ..catalog import Catalog
-from ..models import Event, Policy
+from ..models import Event, ParseResult, Policy
 from .arbiter import Arbiter
 from .cand import Block
 from .cursor import Cursor
@@ -61,7 +62,7 @@ class Engine:
 
     __slots__ = (
         "shared", "cat", "binder", "window", "sink", "observer", "ledger", "values", "cursor", "whole",
-        "loops", "recovery", "arbiter", "prose", "fences", "blocks", "mode", "_readers",
+        "loops", "recovery", "arbiter", "prose", "fences", "blocks", "mode",
     )  # fmt: skip
 
     def __init__(self, catalog: Catalog, binder: Binder, policy: Policy, observer: Observer | None = None) -> None:
@@ -79,20 +80,9 @@ class Engine:
         self.recovery = recovery = Recovery(shared, window, sink, ledger, cursor)
         self.arbiter = arbiter = Arbiter(shared, window, sink, ledger, whole, loops, recovery, observer)
         self.prose = prose = Prose(shared, window, sink, ledger, arbiter)
-        self.fences = fences = Fences(window, sink, prose, observer)
+        self.fences = Fences(window, sink, prose, observer)
         self.mode = Mode.PROSE
-        self.blocks = blocks = BlockStep(arbiter, observer, Lexing(cursor, ledger, loops, arbiter), recovery, loops)
-        # which room reads in each mode (None: wait for more text; else the mode that reads next);
-        # only rooms' methods: a table of the engine's own would tie it into a reference cycle,
-        # which leaves every reply's objects to the garbage collector
-        self._readers: dict[Mode, Callable[[], Mode | None]] = {
-            Mode.PROSE: prose.step,
-            Mode.BLOCK: blocks.step,
-            Mode.TICKS: fences.at_run,
-            Mode.FENCE: fences.step_fence,
-            Mode.CODE: fences.step_code,
-            Mode.RUN: fences.step_run,
-        }
+        self.blocks = BlockStep(arbiter, observer, Lexing(cursor, ledger, loops, arbiter), recovery, loops)
 
     # -- public -----------------------------------------------------------------------------
 
@@ -136,10 +126,14 @@ class Engine:
         return self.sink.drain()
 
     def fold(self) -> None:
-        """The events are only folded into a result (``parse()``): make none a fold drops
-        (decision 229), and hold the text to the end rather than between calls."""
+        """The events are only folded into a result (``parse()``): make none, only what the
+        result keeps (decisions 229 and 234), and :meth:`result` returns it once closed."""
         self.ledger.folded = True
         self.sink.folded = True
+
+    def result(self) -> ParseResult:
+        """What a folded engine kept, once closed."""
+        return self.sink.result()
 
     def ordinary_tokens(self, special_texts: frozenset[str], spans: list[tuple[int, int]]) -> None:
         """The next delta was decoded from token ids: ``spans`` (offsets into it) came from
@@ -161,9 +155,8 @@ class Engine:
     # -- the reading loop -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        readers = self._readers
         while True:
-            got = readers[self.mode]()
+            got = _READERS[self.mode](self)
             if got is None:
                 return
             self.mode = got
@@ -224,20 +217,16 @@ class Engine:
 class BlockStep:
     """Reads the open block one step: the reader of its phase, then the arbiter's verdict."""
 
-    __slots__ = ("arbiter", "observer", "_phases")
+    __slots__ = ("arbiter", "observer", "lexing", "recovery", "loops")
 
     def __init__(
         self, arbiter: Arbiter, observer: Observer | None, lexing: Lexing, recovery: Recovery, loops: Loops
     ) -> None:
         self.arbiter = arbiter
         self.observer = observer
-        # what reads a block in each phase (its candidates read in Phase.LEX)
-        self._phases: dict[Phase, Callable[[Block], Verdict]] = {
-            Phase.LEX: lexing.step,
-            Phase.RECOVER: recovery.recover,
-            Phase.LOOP: loops.step,
-            Phase.INLINE: arbiter.step_quoted,
-        }
+        self.lexing = lexing
+        self.recovery = recovery
+        self.loops = loops
 
     def step(self) -> Mode | None:
         b = self.arbiter.block
@@ -245,7 +234,7 @@ class BlockStep:
         obs = self.observer
         if obs is not None:
             obs.step(b, True)
-        verdict = self._phases[b.phase](b)
+        verdict = _PHASES[b.phase](self, b)
         if obs is not None:
             obs.step(b, False)
         if verdict is VERDICT_WAIT:
@@ -285,3 +274,67 @@ class Lexing:
             if c.state is READING_RUN or c.state is READING_WAIT:
                 return VERDICT_WAIT
         return self.arbiter.decide(b)
+
+
+# Which room reads in each mode (None: wait for more text; else the mode that reads next),
+# and which reads a block in each phase (its candidates read in Phase.LEX).  Functions of
+# the engine (of the block step) rather than each engine's own table of bound methods: one
+# table for every engine, and nothing that ties an engine into a reference cycle.
+
+
+def _prose(e: Engine) -> Mode | None:
+    return e.prose.step()
+
+
+def _block(e: Engine) -> Mode | None:
+    return e.blocks.step()
+
+
+def _ticks(e: Engine) -> Mode | None:
+    return e.fences.at_run()
+
+
+def _fence(e: Engine) -> Mode | None:
+    return e.fences.step_fence()
+
+
+def _code(e: Engine) -> Mode | None:
+    return e.fences.step_code()
+
+
+def _run_of_ticks(e: Engine) -> Mode | None:
+    return e.fences.step_run()
+
+
+_READERS: Final[dict[Mode, Callable[[Engine], Mode | None]]] = {
+    Mode.PROSE: _prose,
+    Mode.BLOCK: _block,
+    Mode.TICKS: _ticks,
+    Mode.FENCE: _fence,
+    Mode.CODE: _code,
+    Mode.RUN: _run_of_ticks,
+}
+
+
+def _lex(s: BlockStep, b: Block) -> Verdict:
+    return s.lexing.step(b)
+
+
+def _recover(s: BlockStep, b: Block) -> Verdict:
+    return s.recovery.recover(b)
+
+
+def _loop(s: BlockStep, b: Block) -> Verdict:
+    return s.loops.step(b)
+
+
+def _inline(s: BlockStep, b: Block) -> Verdict:
+    return s.arbiter.step_quoted(b)
+
+
+_PHASES: Final[dict[Phase, Callable[[BlockStep, Block], Verdict]]] = {
+    Phase.LEX: _lex,
+    Phase.RECOVER: _recover,
+    Phase.LOOP: _loop,
+    Phase.INLINE: _inline,
+}

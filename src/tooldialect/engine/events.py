@@ -12,8 +12,10 @@ from ..models import (
     Diagnostic,
     DiagnosticEvent,
     Event,
+    ParseResult,
     ReasoningDelta,
     TextDelta,
+    ToolCall,
 )
 from ..records import Issue
 from .kinds import CHANNEL_TEXT, Channel
@@ -26,6 +28,7 @@ __all__ = [
     "call_end",
     "call_start",
     "diagnostic_event",
+    "parse_result",
     "reasoning_delta",
     "text_delta",
 ]
@@ -38,13 +41,29 @@ call_start = constructor(CallStart, "index", "name", "id")
 call_end = constructor(CallEnd, "index", "call")
 call_abort = constructor(CallAbort, "index", "reason")
 diagnostic_event = constructor(DiagnosticEvent, "diagnostic")
+parse_result = constructor(ParseResult, "text", "reasoning", "calls", "diagnostics")
 
 
 class Sink:
     """Events waiting to be handed out.  Prose is merged until something else is said (or
-    the channel changes), so a delta's text is one event however it was read."""
+    the channel changes), so a delta's text is one event however it was read.
 
-    __slots__ = ("out", "_pend", "_pend_kind", "line_prose", "observer", "folded")
+    Folded (``parse()``), the sink keeps what the result holds instead of events: the
+    text and reasoning pieces, the calls and the diagnostics, in the order the events
+    would have carried them (``collect`` of the same stream's events is the same result)."""
+
+    __slots__ = (
+        "out",
+        "_pend",
+        "_pend_kind",
+        "line_prose",
+        "observer",
+        "folded",
+        "_text",
+        "_reasoning",
+        "_calls",
+        "_diags",
+    )
 
     def __init__(self, observer: Observer | None = None) -> None:
         self.observer = observer  # told of every piece of text (td.explain)
@@ -54,14 +73,18 @@ class Sink:
         # the visible line being written has prose on it so far (a block opened after it
         # may be that prose quoting the format)
         self.line_prose = False
-        # the events are folded into a result (parse()): text is not cut into a delta at each
-        # event between its pieces, only where the channel changes (the fold joins it)
+        # the events are folded into a result (parse()): no event is made, and text is cut
+        # only where the channel changes (the fold joins it)
         self.folded = False
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._diags: list[Diagnostic] = []
 
     def lone(self, s: str, kind: Channel) -> list[Event] | None:
         """``s`` as the only event, when nothing is waiting; None (having done nothing)
         when something is, and ``s`` is added with :meth:`text`."""
-        if self._pend or self.out:
+        if self._pend or self.out or self.folded:
             return None
         if kind is not CHANNEL_TEXT:
             return [reasoning_delta(s)]
@@ -93,18 +116,36 @@ class Sink:
         if self._pend:
             s = "".join(self._pend)
             self._pend.clear()
-            self.out.append(text_delta(s) if self._pend_kind is Channel.TEXT else reasoning_delta(s))
+            if self.folded:
+                (self._text if self._pend_kind is Channel.TEXT else self._reasoning).append(s)
+            else:
+                self.out.append(text_delta(s) if self._pend_kind is Channel.TEXT else reasoning_delta(s))
 
     def event(self, ev: Event) -> None:
         if self._pend and not self.folded:
             self.flush()
         self.out.append(ev)
 
+    def call(self, index: int, call: ToolCall) -> None:
+        """A call's end."""
+        if self.folded:
+            self._calls.append(call)
+        else:
+            self.event(call_end(index, call))
+
     def diag(self, issue: Issue, family: str | None) -> None:
-        self.event(diagnostic_event(Binder.diagnostic(issue, family)))
+        self.diag_obj(Binder.diagnostic(issue, family))
 
     def diag_obj(self, d: Diagnostic) -> None:
-        self.event(diagnostic_event(d))
+        if self.folded:
+            self._diags.append(d)
+        else:
+            self.event(diagnostic_event(d))
+
+    def result(self) -> ParseResult:
+        """What a folded sink kept, as ``parse()`` returns it (the stream closed)."""
+        self.flush()
+        return parse_result("".join(self._text), "".join(self._reasoning), self._calls, self._diags)
 
     def drain(self) -> list[Event]:
         if self._pend:

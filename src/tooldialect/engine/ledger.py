@@ -16,7 +16,7 @@ from ..jsonscan import JsonScanner
 from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand, failed
-from .events import Sink, arguments_delta, call_abort, call_end, call_start
+from .events import Sink, arguments_delta, call_abort, call_start
 from .kinds import KIND_CALL, KIND_ISSUE, KIND_TEXT, Channel, Item, Key, Kind, Phase, Reading, Source, item_end, key_of
 from .observe import Observer
 from .shared import Shared
@@ -346,7 +346,7 @@ class Ledger:
             self.line_calls += 1
         if (sent < len(call.arguments_json) or not sent) and not self.folded:
             self.sink.event(arguments_delta(index, call.arguments_json[sent:]))
-        self.sink.event(call_end(index, call))
+        self.sink.call(index, call)
         for d in diags:
             self.sink.diag_obj(d)
 

@@ -4,7 +4,7 @@ stream over the catalog), and the readers of the grammars' nodes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..binding import Binder
 from ..catalog import Catalog
@@ -14,6 +14,9 @@ from ..transform import KEYED_RULE, Reader, reader_class
 from .cand import Cand, Lexicon
 
 __all__ = ["Limits", "Shared"]
+
+#: a reader's class and the arguments it is made with
+ReaderMaking: TypeAlias = tuple[type[Reader], tuple[str, frozenset[str], int, tuple[str, ...], Any, bool, bool, bool]]
 
 
 class Limits:
@@ -73,22 +76,32 @@ class Shared:
         return got
 
     def reader(self, g: CompiledGrammar) -> Reader:
-        """The reader of ``g``'s nodes for this stream (a reader holds only its settings, so
-        every candidate of the grammar shares one)."""
+        """The reader of ``g``'s nodes for this stream (a reader holds only its settings, and
+        the payloads this stream decoded: every candidate of the grammar shares one)."""
         got = self._readers.get(g.name)
         if got is None:
-            got = self._readers[g.name] = reader_class(g.name)(
-                g.name,
-                self.binder.known,
-                self.policy.max_depth,
-                g.quotes,
-                self.binder.tools,
-                g.header.value_newlines == "strip",
-                KEYED_RULE in g.nodes,
-                # a kept cut-off call has whole members only: its stream sends no more
-                self.policy.truncated == "keep",
-            )
+            made: ReaderMaking | None = self.binder.readers.get(g.name)
+            if made is None:
+                made = self.binder.readers[g.name] = self._making(g)
+            cls, args = made
+            got = self._readers[g.name] = cls(*args)
         return got
+
+    def _making(self, g: CompiledGrammar) -> ReaderMaking:
+        """The class and the arguments every stream's reader of ``g`` is made with, for this
+        binder (the toolset, its names, the policy)."""
+        args = (
+            g.name,
+            self.binder.known,
+            self.limits.max_depth,
+            g.quotes,
+            self.binder.tools,
+            g.header.value_newlines == "strip",
+            KEYED_RULE in g.nodes,
+            # a kept cut-off call has whole members only: its stream sends no more
+            self.policy.truncated == "keep",
+        )
+        return reader_class(g.name), args
 
     def cand(self, g: CompiledGrammar, rule: str, pos: int, soft: bool) -> Cand:
         """A new candidate of ``g`` reading ``rule`` from ``pos``."""

@@ -12,10 +12,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..lalr import Node, Tok
+from ..lalr import Node
 from ..records import excerpt
 from ..transform import PICKED_NODES, Issue, RawCall
 from ..transform import Reader as GenericReader
+from ..tree import call_parts
 from ..tree import node_text as _text
 
 if TYPE_CHECKING:
@@ -35,24 +36,22 @@ class Reader(GenericReader):
     def announce(self, node: Node) -> str | None:
         if node.name != "call_id":
             return None
-        m = _ID.fullmatch(_text(node).strip())
-        return m.group(1) if m else None
+        return _name_in(_text(node).strip())
 
     def read_call(self, node: Node) -> tuple[list[RawCall], list[Issue]]:
-        call_id = _text(node.find("call_id")).strip()
+        parts = call_parts(node)
+        id_node = parts.get("call_id")
+        call_id = _text(id_node).strip()
         span = (node.start or 0, node.end or 0)
-        m = _ID.fullmatch(call_id)
-        if m is not None:
-            name = m.group(1)
-        elif _COUNTER.fullmatch(call_id):
+        name = _name_in(call_id)
+        if name is None:
+            if not _COUNTER.fullmatch(call_id):
+                reason = f"call id {excerpt(call_id)!r} is not functions.NAME:INDEX"
+                at = id_node.start if id_node is not None and id_node.start is not None else span[0]
+                detail = {"reason": reason, "excerpt": excerpt(call_id), "at": at}
+                return [], [Issue("malformed_block", detail, span, reason)]
             name = ""
-        else:
-            reason = f"call id {excerpt(call_id)!r} is not functions.NAME:INDEX"
-            id_node = node.find("call_id")
-            at = id_node.start if id_node is not None and id_node.start is not None else span[0]
-            detail = {"reason": reason, "excerpt": excerpt(call_id), "at": at}
-            return [], [Issue("malformed_block", detail, span, reason)]
-        calls, issues = super().read_call(_named(node, name or call_id))
+        calls, issues = self.call_named(node, parts, name or call_id)
         for call in calls:
             call.id = call_id
             if not name:
@@ -80,9 +79,17 @@ class Reader(GenericReader):
         return fits[0] if len(fits) == 1 else None
 
 
-def _named(node: Node, name: str) -> Node:
-    """The call node with a ``name`` child, as the generic reader expects."""
-    named = Node(
-        node.name, [Node("name", [Tok("NAME", name, -1, -1)], None, None), *node.children], node.start, node.end
-    )
-    return named
+#: the last id read and the name it holds: a call's id is read where it is announced and
+#: again with the call (a value of the text alone, so threads that share it agree)
+_LAST: list[tuple[str, str | None]] = [("", None)]
+
+
+def _name_in(call_id: str) -> str | None:
+    """The tool name a ``functions.NAME:IDX`` id holds (None: the id is not one)."""
+    last = _LAST[0]
+    if last[0] == call_id and call_id:
+        return last[1]
+    m = _ID.fullmatch(call_id)
+    name = m.group(1) if m else None
+    _LAST[0] = (call_id, name)
+    return name
