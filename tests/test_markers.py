@@ -258,3 +258,93 @@ def test_the_loop_watch_pattern_finds_what_the_plain_alternation_finds(case, dat
         assert (a and (a.span(), a.group(1) is None)) == (b and (b.span(), b.group(1) is None)), (case, text, pos)
     if all(p[:1] == "<" for p in opens + closes) and not any(p.startswith("(?i:") for p in opens + closes):
         assert direct
+
+
+def _probed() -> list[tuple[str, int, frozenset[str], str]]:
+    """Every terminal's probe, once per pattern: (pattern, place, ruled out, a name)."""
+    seen: dict[tuple[str, int, frozenset[str]], str] = {}
+    for fam in td.families.all_families():
+        for name, term in fam.grammar.terminals.items():
+            if term.probe is not None:
+                seen.setdefault((term.marker.source, *term.probe), f"{fam.name}.{name}")
+    return [(*key, name) for key, name in seen.items()]
+
+
+PROBED = _probed()
+
+
+def test_a_probe_rules_out_what_no_match_holds():
+    """Each sample match of a probed terminal, its character at the probe's place changed to
+    each one the probe rules out, is no match at all (its every match reaches that place)."""
+    import re
+
+    assert len(PROBED) > 100
+    for source, k, ruled_out, name in PROBED:
+        regex = re.compile(source)
+        for text in samples(source):
+            assert len(text) > k and text[k] not in ruled_out, name
+            for ch in ruled_out:
+                assert regex.match(text[:k] + ch + text[k + 1 :]) is None, (name, text, ch)
+
+
+@budget(60, deadline=None)
+@given(data=st.data())
+def test_no_match_holds_what_its_probe_rules_out(data):
+    """Matches drawn from the regex itself (white space, case, optional parts) hold at
+    the probe's place a character it does not rule out."""
+    source, k, ruled_out, name = data.draw(st.sampled_from(PROBED))
+    text = data.draw(st.from_regex(source, fullmatch=True))
+    assert len(text) > k and text[k] not in ruled_out, (name, text)
+
+
+def test_a_probe_tells_apart_the_markers_that_begin_alike():
+    """Where several of a grammar's markers may begin, those that cannot match there are
+    ruled out by one character: Kimi K2's call opener from its closer, Qwen3-Coder's
+    tolerant tool-call closer from a parameter's tags and the function's closer."""
+    from tooldialect.catalog import catalog_for
+
+    kimi = catalog_for(("kimi_k2",)).grammars[0].terminals
+    qwen = catalog_for(("qwen3_coder",)).grammars[0].terminals
+
+    def ruled_out(term, text):
+        k, chars = term.probe
+        return text[k] in chars
+
+    assert ruled_out(kimi["CALL_OPEN"], "<|tool_call_end|>") and not ruled_out(kimi["CALL_OPEN"], "<|tool_call_begin|>")
+    assert ruled_out(kimi["FURNITURE_SECTION_CLOSE"], "<|tool_call_begin|>")
+    close = qwen["TOOL_CALL_CLOSE"]
+    assert all(ruled_out(close, text) for text in ("<parameter=x>", "</parameter>", "</function>"))
+    assert not any(ruled_out(close, text) for text in ("</tool_call>", "< / TOOL-CALL>", "<|/tool_call|>"))
+
+
+def test_a_probe_spares_the_pattern(monkeypatch):
+    """The cursor does not try a terminal's pattern where its probe rules it out."""
+    import dataclasses
+
+    from tooldialect.catalog import catalog_for
+    from tooldialect.engine.cursor import Cursor
+
+    terms = catalog_for(("qwen3_coder",)).grammars[0].terminals
+    close = terms["TOOL_CALL_CLOSE"]
+    tried: list[int] = []
+
+    class Counting:
+        def __init__(self, regex):
+            self.regex = regex
+
+        def match(self, text, pos):
+            tried.append(pos)
+            return self.regex.match(text, pos)
+
+    original = close.marker
+    object.__setattr__(close, "marker", dataclasses.replace(original, regex=Counting(original.regex)))
+    try:
+        cursor = Cursor.__new__(Cursor)
+        cursor.window = type("W", (), {"eof": True})()
+        pair = (terms["PARAM_CLOSE"], close)
+        best, _external, _wait = cursor.longest(pair, "</parameter>\n", 0)
+        assert best is not None and best[2] is terms["PARAM_CLOSE"] and tried == []
+        best, _external, _wait = cursor.longest(pair, "</tool_call>\n", 0)
+        assert best is not None and best[2] is close and tried == [0]
+    finally:
+        object.__setattr__(close, "marker", original)

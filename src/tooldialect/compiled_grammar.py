@@ -6,7 +6,7 @@ lark."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -34,6 +34,9 @@ __all__ = [
     "Terminal",
     "assign_roles",
 ]
+
+#: The characters a terminal's probe may rule out (``markers.places`` lists only these).
+_ASCII = frozenset(chr(code) for code in range(128))
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
 #: characters each can begin with.
@@ -89,6 +92,10 @@ class Terminal:
     bare: bool = field(init=False, repr=False, compare=False)
     # the pattern, never None: an external terminal's matches nothing (markers.NO_MARKER)
     marker: MarkerPattern = field(init=False, repr=False, compare=False)
+    # a place of every match and the characters it may hold there, which tells this
+    # terminal from others of its grammar that begin alike (``assign_roles``): text whose
+    # character there is not one of them is no match, found without trying the pattern
+    probe: tuple[int, frozenset[str]] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         name = str(self.name)  # never a lark Token: names are compared per token
@@ -106,6 +113,7 @@ class Terminal:
         set_(self, "stem", stem)
         set_(self, "bare", pattern is not None and pattern.literal is None and not (is_open or is_close))
         set_(self, "marker", NO_MARKER if pattern is None else pattern)
+        set_(self, "probe", None)
 
     @property
     def closer(self) -> bool:
@@ -194,6 +202,8 @@ def assign_roles(compiled: CompiledGrammar) -> None:
     compiled.quotes = tuple(sorted(quotes, key=len, reverse=True))
     used = {sym for acts in actions for sym in acts}
     for term in terminals.values():
+        object.__setattr__(term, "probe", _probe(term, terminals.values()))
+    for term in terminals.values():
         wide = term.pattern is not None and term.pattern.max_width > MAX_MARKER_WIDTH
         if wide and term.name in used and term not in compiled.ignore:
             raise GrammarError(
@@ -201,6 +211,34 @@ def assign_roles(compiled: CompiledGrammar) -> None:
                 f"{MAX_MARKER_WIDTH} characters; bound its repetitions (long content belongs "
                 f"to a %declare'd scanner such as JSON)"
             )
+
+
+def _probe(term: Terminal, terminals: Iterable[Terminal]) -> tuple[int, frozenset[str]] | None:
+    """The place (after the first) where ``term``'s matches differ from those of the most
+    other terminals that may begin with the same character (the first such place on a
+    tie), and the ASCII characters no match of ``term`` holds there (``markers.places``);
+    None when no place tells it from any of them."""
+    mine = term.marker.places
+    first = term.marker.first
+    rivals = [
+        t.marker.places
+        for t in terminals
+        if t is not term
+        and not t.external
+        and (first is None or t.marker.first is None or not first.isdisjoint(t.marker.first))
+    ]
+    best: tuple[int, frozenset[str]] | None = None
+    told = 0
+    for k in range(1, len(mine)):
+        chars = mine[k]
+        if chars is None:
+            continue
+        n = sum(
+            1 for theirs in rivals if k < len(theirs) and (other := theirs[k]) is not None and chars.isdisjoint(other)
+        )
+        if n > told:
+            best, told = (k, _ASCII - chars), n
+    return best
 
 
 def _pairs(terminals: dict[str, Terminal], owner: str) -> tuple[tuple[Terminal, Terminal], ...]:

@@ -58,6 +58,9 @@ class MarkerPattern:
     # first character that case cannot change written before the ``(?i:…)`` group, where
     # ``re`` can find it without trying the pattern at every place); None: ``source``
     search: str | None = field(default=None, repr=False, compare=False, hash=False)
+    # the characters a match may hold at each of its first places, as far as every match
+    # has those places (``markers.places``; None at a place: any character, or unknown)
+    places: tuple[frozenset[str] | None, ...] = field(default=(), repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exact", None if self.ignorecase else self.literal)

@@ -45,6 +45,7 @@ __all__ = [
     "UnsupportedPattern",
     "after_lead",
     "analyse",
+    "places",
     "samples",
     "searchable",
     "simulate",
@@ -76,6 +77,7 @@ def analyse(regexp: str) -> MarkerPattern:
         ignorecase=ic,
         run=None if parsed.state.flags & re.IGNORECASE else _run_of(_items(parsed)),
         search=searchable(regexp),
+        places=places(regexp),
     )
 
 
@@ -166,6 +168,119 @@ def _run_of(items: list[_Item]) -> frozenset[str] | None:
     if op is _c.IN and av and all(iop is _c.LITERAL for iop, _ in av):
         return frozenset(chr(iav) for _, iav in av)
     return None
+
+
+# --- what a match holds at its first places ------------------------------------------
+
+#: Places worked out per pattern, at most, and the ways through a pattern followed to
+#: work them out (an optional part doubles them).
+_PLACES = 16
+_TRACKS = 64
+_ASCII = frozenset(chr(code) for code in range(128))
+
+#: The ASCII characters a match may hold at a place (None: unknown, or any).
+_Place = frozenset[str] | None
+
+
+@lru_cache(maxsize=4096)
+def places(source: str) -> tuple[frozenset[str] | None, ...]:
+    """The ASCII characters a match of ``source`` may hold at each of its first places,
+    for the places every match has (those before its shortest length); None at a place
+    not worked out (past a part repeated without bound, or a class that case folding may
+    widen beyond what ``str.lower`` tells). A character that is not ASCII is never ruled
+    out: a place lists only which ASCII characters a match may hold there."""
+    parsed = _p.parse(source, 0)
+    shortest, _longest = parsed.getwidth()
+    live, done = _tracks(_items(parsed), bool(parsed.state.flags & re.IGNORECASE), [()])
+    ways = live + done
+    out: list[frozenset[str] | None] = []
+    for k in range(min(shortest, _PLACES)):
+        chars: set[str] | None = set()
+        for way in ways:
+            place = way[k] if k < len(way) else None  # (a way stopped before k: not followed)
+            chars = None if chars is None or place is None else chars | place
+        out.append(None if chars is None else frozenset(chars))
+    return tuple(out)
+
+
+def _tracks(
+    items: list[_Item], ic: bool, live: list[tuple[_Place, ...]]
+) -> tuple[list[tuple[_Place, ...]], list[tuple[_Place, ...]]]:
+    """The ways through ``items`` from each of ``live``, each the places it fills: those
+    still followed, and those stopped (at a part whose width is not bounded, past
+    ``_PLACES``, or past ``_TRACKS`` ways)."""
+    done: list[tuple[_Place, ...]] = []
+    for op, av in items:
+        if not live:
+            break
+        if op is _c.LITERAL or op is _c.IN or op is _c.NOT_LITERAL or op is _c.ANY:
+            place = _class(((op, av),) if op is _c.LITERAL else tuple(av), ic) if op in (_c.LITERAL, _c.IN) else None
+            live = [(*way, place) for way in live]
+        elif op is _c.SUBPATTERN:
+            _group, add, drop, sub = av
+            inner = (ic or bool(add & _c.SRE_FLAG_IGNORECASE)) and not drop & _c.SRE_FLAG_IGNORECASE
+            live, stopped = _tracks(_items(sub), inner, live)
+            done += stopped
+        elif (op is _c.MAX_REPEAT or op is _c.MIN_REPEAT) and av[1] != _MAXREPEAT:
+            lo, hi, sub = av
+            ways: list[tuple[_Place, ...]] = []
+            for count in range(hi + 1):
+                if count >= lo:
+                    ways += live
+                if count == hi or not live:
+                    break
+                live, stopped = _tracks(_items(sub), ic, live)
+                done += stopped
+                live = _settle(live, done)
+            live = list(dict.fromkeys(ways))
+        elif op is _c.BRANCH:
+            ways = []
+            for alt in av[1]:
+                got, stopped = _tracks(_items(alt), ic, live)
+                ways += got
+                done += stopped
+            live = list(dict.fromkeys(ways))
+        else:  # a part repeated without bound: it and what follows stand at no known place
+            done += live
+            live = []
+        live = _settle(live, done)
+    return live, list(dict.fromkeys(done))
+
+
+def _settle(live: list[tuple[_Place, ...]], done: list[tuple[_Place, ...]]) -> list[tuple[_Place, ...]]:
+    """``live`` without the ways that stop (moved to ``done``): those ``_PLACES`` long, and
+    all of them once there are more than ``_TRACKS`` (each stops where it stands)."""
+    done += [way for way in live if len(way) >= _PLACES]
+    live = [way for way in live if len(way) < _PLACES]
+    if len(live) > _TRACKS:
+        done += live
+        return []
+    return live
+
+
+@lru_cache(maxsize=1024)
+def _class(av: tuple[_Item, ...], ic: bool) -> _Place:
+    """The ASCII characters a class (or a literal, as a class of one) matches; None where
+    case folding may match them to one that is not ASCII (K, the Kelvin sign, is k)."""
+    negate = False
+    chars: set[str] = set()
+    for iop, iav in av:
+        if iop is _c.NEGATE:
+            negate = True
+        elif iop is _c.LITERAL:
+            if ic and chr(iav) not in _ASCII:
+                return None
+            chars |= {a for a in _ASCII if a.lower() == chr(iav).lower()} if ic else frozenset(chr(iav)) & _ASCII
+        elif iop is _c.RANGE:
+            lo, hi = iav
+            if ic and hi >= 128:
+                return None
+            chars |= {a for a in _ASCII if any(lo <= ord(x) <= hi for x in ({a, a.lower(), a.upper()} if ic else {a}))}
+        elif iop is _c.CATEGORY:
+            chars |= {a for a in _ASCII if _category(iav, a)}
+        else:  # pragma: no cover - refused by _check_supported's parse
+            return None
+    return _ASCII - chars if negate else frozenset(chars)
 
 
 # --- support check -----------------------------------------------------------------

@@ -339,6 +339,9 @@ class Cursor:
             pat = term.marker
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
                 return None, None, True
+            probe = term.probe
+            if probe is not None and probe[0] < near_end and win[lp + probe[0]] in probe[1]:
+                continue  # (no match: a character it cannot hold there)
             exact = pat.exact
             if exact is not None:
                 end = lp + len(exact)
