@@ -136,6 +136,9 @@ class TextValues:
             q = m.start()
             term, stop_end = stops[0], q  # the longest stop matching here (the first on a tie)
             for stop in stops:
+                probe = stop.probe
+                if probe is not None and q + probe[0] < len(win) and win[q + probe[0]] in probe[1]:
+                    continue  # (no match: a character it cannot hold there)
                 exact = stop.marker.exact
                 if exact is not None:
                     e = q + len(exact)
@@ -209,6 +212,9 @@ class TextValues:
         for t in follow:
             if not self.window.eof and t.marker.needs_more(win, f):
                 return None
+            probe = t.probe
+            if probe is not None and f + probe[0] < len(win) and win[f + probe[0]] in probe[1]:
+                continue  # (no match)
             end = t.marker.match_end(win, f)
             if end is not None and end > f:
                 return Stop.YES

@@ -79,17 +79,21 @@ class Reader(GenericReader):
         return fits[0] if len(fits) == 1 else None
 
 
-#: the last id read and the name it holds: a call's id is read where it is announced and
-#: again with the call (a value of the text alone, so threads that share it agree)
+#: the last id read and the name it holds: an id is read where it is announced and again
+#: with its call (a value of the text alone, so threads that share it agree)
 _LAST: list[tuple[str, str | None]] = [("", None)]
 
 
 def _name_in(call_id: str) -> str | None:
-    """The tool name a ``functions.NAME:IDX`` id holds (None: the id is not one)."""
+    """The tool name a ``functions.NAME:IDX`` id holds (None: the id is not one): what
+    ``_ID.fullmatch`` reads as its first group, read with string methods."""
     last = _LAST[0]
-    if last[0] == call_id and call_id:
+    if last[0] == call_id:
         return last[1]
-    m = _ID.fullmatch(call_id)
-    name = m.group(1) if m else None
+    head, colon, index = call_id.partition(":")
+    if not colon or not index.isdecimal() or head.split() != [head]:
+        name = None  # no colon, a second one, an index that is not digits, white space
+    else:
+        name = head[10:] if len(head) > 10 and head.startswith("functions.") else head
     _LAST[0] = (call_id, name)
     return name
