@@ -164,3 +164,35 @@ def test_a_failure_at_an_unexpected_character_names_it_whatever_was_met_before()
     reasons = [d.detail["reason"] for d in td.parse(text, families=["hermes"]).diagnostics]
     assert reasons == ["unexpected '?'", "unexpected 'é'", "unexpected '?'"]
     assert all(ch < "\x80" for ch in cursor._UNEXPECTED)
+
+
+@pytest.mark.parametrize(
+    ("text", "made"),
+    [
+        ("The build finished.\nMore prose.", []),  # no first line a reply-start grammar reads
+        ('get_weather\n{"city": "Paris"}', ["functionary"]),  # Functionary v3.2's NAME\n{…}
+        ("get_weath", ["functionary"]),  # (a name that may still grow: read as the text comes)
+    ],
+)
+def test_a_reply_start_candidate_is_made_where_its_first_token_may_match(monkeypatch, text, made):
+    """A reply-anchored grammar gets a candidate where the reply's first token may be one of
+    its first terminals, not wherever its first character could begin one: a reply that
+    opens with prose makes none. The streams read it as before at every chunking."""
+    from tooldialect.engine.shared import Shared
+
+    got: list[str] = []
+    original = Shared.cand
+
+    def counted(self, g, rule, pos, soft):
+        if rule == "reply":
+            got.append(g.name)
+        return original(self, g, rule, pos, soft)
+
+    monkeypatch.setattr(Shared, "cand", counted)
+    result = td.parse(text, tools=TOOLS)
+    assert [name for name in got if name == "functionary"] == made
+    monkeypatch.undo()
+    assert [c.name for c in result.calls] == (["get_weather"] if "{" in text else [])
+    for chunking in CHUNKINGS:
+        events = run_stream(text, cuts(text, chunking, seed=len(text)), tools=TOOLS)
+        assert stream_problem(text, events, result) is None, chunking

@@ -390,13 +390,26 @@ class Prose:
         return Mode.BLOCK
 
     def _can_begin(self, g: CompiledGrammar, rule: str, q: int) -> bool:
-        ch = self.window.win[q]
+        """Whether ``g``'s ``rule`` may read a first token at ``q``: one of its first
+        terminals matches there (or may, once more text comes), or a token it ignores may
+        begin there. A candidate would fail at once where none does (a reply that opens
+        with prose, for a reply read as ``NAME\n{…}``), and is not made."""
+        win = self.window.win
+        ch = win[q]
+        if g.ignore_first is None or ch in g.ignore_first:
+            return True
+        eof = self.window.eof
         for term in g.openers.get(rule, ()):
             if term.external:
                 if ch in EXTERNALS[term.name]:
                     return True
             elif term.marker.first is None or ch in term.marker.first:
-                return True
+                pat = term.marker
+                if not eof and pat.needs_more(win, q):
+                    return True
+                end = pat.match_end(win, q)
+                if end is not None and end > q:
+                    return True
         return False
 
     def reasoning_close_in(self, start: int, end: int) -> int | None:
