@@ -1,24 +1,24 @@
-"""The floor: the least a parse that binds and validates its calls and builds the stream's
-events costs in Python on this machine, beside tooldialect and SGLang's detector on the
-same replies (scenarios a and b of ``workloads.py``).
+"""The floor: the least a parse that binds and validates its calls and builds its result
+costs in Python on this machine, beside tooldialect and SGLang's detector on the same
+replies (scenarios a and b of ``workloads.py``).
 
 A *floor* parser here is one regex over the reply in the family's canonical spelling (no
 marker variants, no recovery, no hold-back, no check that the JSON is strict or the
 block ends where it should), ``json.loads`` of each payload or the values written as
 text, then what every call of tooldialect's costs whatever reads it: the toolset's own
-binder (name resolution, typing of text values, the compiled validator) and the events
-``parse()`` makes and folds (``TextDelta`` for the prose, ``CallEnd``: a parse makes no
-call start or argument delta, docs/decisions.md 229).  It is not a
-parser anyone should use; it is the cost below which no validated, event-building parse
-in Python goes, so that a gate set against a regex detector that validates nothing can be
-read against it.
+binder (name resolution, typing of text values, the compiled validator) and the result
+``parse()`` builds: the prose and reasoning joined, the calls and the ``ParseResult``,
+and no event (``parse()`` keeps what its result holds as it reads, docs/decisions.md 229
+and 234).  It is not a parser anyone should use; it is the cost below which no
+validated parse in Python goes, so that a gate set against a regex detector that
+validates nothing can be read against it.
 
     python benchmarks/floor.py                  # in the bench venv (make bench builds it)
     python benchmarks/floor.py --src DIR        # tooldialect from DIR: the compiled wheel
                                                 # installed there (make bench does both)
 
 The floor and tooldialect read the same package, so with the compiled build both use its
-compiled binder and events: the compiled floor is the least the compiled build can reach.
+compiled binder and result: the compiled floor is the least the compiled build can reach.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from workloads import FORMATS, TOOLS, workload
 
 import tooldialect as td
 from tooldialect.binding import Binder
-from tooldialect.engine.events import call_end, reasoning_delta, text_delta
+from tooldialect.engine.events import parse_result
 from tooldialect.models import Policy
 from tooldialect.records import RawCall
 
@@ -131,42 +131,37 @@ _FURNITURE = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>|<｜DSML｜tool
 _ANALYSIS = re.compile(r"<\|channel\|>analysis<\|message\|>(.*?)<\|end\|>", re.DOTALL)
 
 
-def _prose(text: str, out: list[Any]) -> None:
-    """The events of the text between calls: reasoning where a channel says so, else text."""
+def _prose(text: str, prose: list[str], reasoning: list[str]) -> None:
+    """The text between calls: reasoning where a channel says so, else prose."""
     pos = 0
     for m in _ANALYSIS.finditer(text):
-        _text(text[pos : m.start()], out)
-        out.append(reasoning_delta(m.group(1)))
+        prose.append(_FURNITURE.sub("", text[pos : m.start()]))
+        reasoning.append(m.group(1))
         pos = m.end()
-    _text(text[pos:], out)
+    prose.append(_FURNITURE.sub("", text[pos:]))
 
 
-def _text(text: str, out: list[Any]) -> None:
-    prose = _FURNITURE.sub("", text)
-    if prose:
-        out.append(text_delta(prose))
-
-
-def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], list[Any]]:
+def floor_parser(fam: str, tools: td.Toolset) -> Callable[[str], td.ParseResult]:
     rx, read = FLOORS[fam]
     family = FORMATS[fam].name
     binder = Binder(tools, Policy())
 
-    def parse(text: str) -> list[Any]:
-        out: list[Any] = []
-        pos = index = 0
+    def parse(text: str) -> td.ParseResult:
+        prose: list[str] = []
+        reasoning: list[str] = []
+        calls = []
+        pos = 0
         for m in rx.finditer(text):
             if m.start() > pos:
-                _prose(text[pos : m.start()], out)
+                _prose(text[pos : m.start()], prose, reasoning)
             name, args, args_json, params = read(m)
             raw = RawCall(name, args, args_json, None, m.span(), family, text_params=params)
             call, _diags = binder.bind(raw)
             if call is not None:
-                out.append(call_end(index, call))
-                index += 1
+                calls.append(call)
             pos = m.end()
-        _prose(text[pos:], out)
-        return out
+        _prose(text[pos:], prose, reasoning)
+        return parse_result("".join(prose), "".join(reasoning), calls, [])
 
     return parse
 

@@ -35,13 +35,10 @@ floor = _load("floor")
 def test_floor_reads_what_tooldialect_reads(fam: str, scen: str) -> None:
     tools = td.Toolset.from_openai(floor.TOOLS)
     text = floor.workload(scen, fam).text
-    events = floor.floor_parser(fam, tools)(text)
-    got = [e.call for e in events if type(e) is td.CallEnd]
+    got = floor.floor_parser(fam, tools)(text)
     want = td.parse(text, tools=tools, families=[floor.FORMATS[fam].name])
-    assert [(c.name, c.arguments, c.arguments_json) for c in got] == [
+    assert [(c.name, c.arguments, c.arguments_json) for c in got.calls] == [
         (c.name, c.arguments, c.arguments_json) for c in want.calls
     ]
-    assert "".join(e.text for e in events if type(e) is td.TextDelta) == want.text
-    assert "".join(e.text for e in events if type(e) is td.ReasoningDelta) == want.reasoning
-    # the events parse() makes and folds: no call start, no argument delta (decisions.md 229)
-    assert not [e for e in events if type(e) in (td.CallStart, td.ArgumentsDelta)]
+    # the result parse() builds, as it builds it: no event made and folded (decisions.md 234)
+    assert type(got) is td.ParseResult and (got.text, got.reasoning) == (want.text, want.reasoning)
