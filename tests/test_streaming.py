@@ -335,20 +335,6 @@ FOLDED_REPLIES = {
         '{"city": "Paris", "days": 3}<|tool_call_end|><|tool_calls_section_end|>'
     ),
 }
-WEATHER = td.Toolset.from_openai(
-    [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                },
-            },
-        }
-    ]
-)
 
 
 @pytest.mark.parametrize("family", sorted(FOLDED_REPLIES))
@@ -365,10 +351,10 @@ def test_parse_keeps_only_what_its_result_holds(monkeypatch, family, cut):
     for name in ("text_delta", "reasoning_delta", "call_start", "arguments_delta", "call_end", "call_abort"):
         monkeypatch.setattr(events_module, name, lambda *a, _name=name: made.append(_name))
     monkeypatch.setattr(events_module, "diagnostic_event", lambda d: made.append("diagnostic_event"))
-    got = td.parse(text, tools=WEATHER, families=[family])
+    got = td.parse(text, tools=_WEATHER, families=[family])
     monkeypatch.undo()
     assert made == []
-    s = td.ToolStream(WEATHER, families=[family])
+    s = td.ToolStream(_WEATHER, families=[family])
     events = [ev for i in range(0, len(text), 5) for ev in s.feed(text[i : i + 5])] + s.close()
     assert got == collect(events)
     assert got.calls if cut is None else got.diagnostics

@@ -14,7 +14,7 @@ from typing import ClassVar, Protocol
 from .errors import GrammarError
 from .header import Header
 from .lalr import Tables
-from .markerpattern import NO_MARKER, MarkerPattern
+from .markerpattern import ASCII, NO_MARKER, MarkerPattern
 
 __all__ = [
     "CALL_PAYLOADS",
@@ -34,9 +34,6 @@ __all__ = [
     "Terminal",
     "assign_roles",
 ]
-
-#: The characters a terminal's probe may rule out (``markers.places`` lists only these).
-_ASCII = frozenset(chr(code) for code in range(128))
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
 #: characters each can begin with.
@@ -237,7 +234,7 @@ def _probe(term: Terminal, terminals: Iterable[Terminal]) -> tuple[int, frozense
             1 for theirs in rivals if k < len(theirs) and (other := theirs[k]) is not None and chars.isdisjoint(other)
         )
         if n > told:
-            best, told = (k, _ASCII - chars), n
+            best, told = (k, ASCII - chars), n
     return best
 
 

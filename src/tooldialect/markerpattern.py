@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 __all__ = [
+    "ASCII",
     "NEAR",
     "NEVER_ARRIVING",
     "NO_MARKER",
@@ -30,6 +31,8 @@ __all__ = [
 SIMULATE: list[Callable[[str, str], bool]] = []
 #: The tails a pattern remembers the simulation's answer for.
 MAX_SEEN = 1024
+#: The characters ``MarkerPattern.places`` lists (and a terminal's probe may rule out).
+ASCII = frozenset(chr(code) for code in range(128))
 
 
 #: How many characters of a run (``MarkerPattern.run``) are stepped over one by one.

@@ -21,7 +21,7 @@ import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .markerpattern import NEVER_ARRIVING, NO_MARKER, SIMULATE, Arriving, MarkerPattern
+from .markerpattern import ASCII, NEVER_ARRIVING, NO_MARKER, SIMULATE, Arriving, MarkerPattern
 
 if TYPE_CHECKING:  # the stubs describe the parser under its Python 3.10 names only
     import sre_constants as _c
@@ -176,7 +176,6 @@ def _run_of(items: list[_Item]) -> frozenset[str] | None:
 #: work them out (an optional part doubles them).
 _PLACES = 16
 _TRACKS = 64
-_ASCII = frozenset(chr(code) for code in range(128))
 
 #: The ASCII characters a match may hold at a place (None: unknown, or any).
 _Place = frozenset[str] | None
@@ -261,26 +260,10 @@ def _settle(live: list[tuple[_Place, ...]], done: list[tuple[_Place, ...]]) -> l
 @lru_cache(maxsize=1024)
 def _class(av: tuple[_Item, ...], ic: bool) -> _Place:
     """The ASCII characters a class (or a literal, as a class of one) matches; None where
-    case folding may match them to one that is not ASCII (K, the Kelvin sign, is k)."""
-    negate = False
-    chars: set[str] = set()
-    for iop, iav in av:
-        if iop is _c.NEGATE:
-            negate = True
-        elif iop is _c.LITERAL:
-            if ic and chr(iav) not in _ASCII:
-                return None
-            chars |= {a for a in _ASCII if a.lower() == chr(iav).lower()} if ic else frozenset(chr(iav)) & _ASCII
-        elif iop is _c.RANGE:
-            lo, hi = iav
-            if ic and hi >= 128:
-                return None
-            chars |= {a for a in _ASCII if any(lo <= ord(x) <= hi for x in ({a, a.lower(), a.upper()} if ic else {a}))}
-        elif iop is _c.CATEGORY:
-            chars |= {a for a in _ASCII if _category(iav, a)}
-        else:  # pragma: no cover - refused by _check_supported's parse
-            return None
-    return _ASCII - chars if negate else frozenset(chars)
+    case folding may match one beyond ASCII to them (K, the Kelvin sign, is k)."""
+    if ic and any((iop is _c.LITERAL and iav >= 128) or (iop is _c.RANGE and iav[1] >= 128) for iop, iav in av):
+        return None
+    return frozenset(a for a in ASCII if _in_class(list(av), a, ic))
 
 
 # --- support check -----------------------------------------------------------------
