@@ -342,9 +342,9 @@ def test_a_probe_spares_the_pattern(monkeypatch):
         cursor = Cursor.__new__(Cursor)
         cursor.window = type("W", (), {"eof": True})()
         pair = (terms["PARAM_CLOSE"], close)
-        best, _external, _wait = cursor.longest(pair, "</parameter>\n", 0)
-        assert best is not None and best[2] is terms["PARAM_CLOSE"] and tried == []
-        best, _external, _wait = cursor.longest(pair, "</tool_call>\n", 0)
-        assert best is not None and best[2] is close and tried == [0]
+        end, best, _external, _wait = cursor.longest(pair, "</parameter>\n", 0)
+        assert best is terms["PARAM_CLOSE"] and end == len("</parameter>") and tried == []
+        end, best, _external, _wait = cursor.longest(pair, "</tool_call>\n", 0)
+        assert best is close and end == len("</tool_call>") and tried == [0]
     finally:
         object.__setattr__(close, "marker", original)

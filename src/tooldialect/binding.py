@@ -254,7 +254,7 @@ class Binder:
             typing = self._typings.get((name, key))
             if typing is None:
                 typing = self._typing(name, key)
-        return typing(text, string=flag, notes=notes, max_depth=self.max_depth)
+        return typing.value(text, flag, notes, self.max_depth)
 
     def _typing(self, name: str, key: str) -> ValueTyping:
         """How ``name``'s parameter ``key`` is typed: kept for the tool's own parameters (a

@@ -74,6 +74,10 @@ class ValueTyping:
     def __call__(
         self, text: str, *, string: bool | None = None, notes: list[str] | None = None, max_depth: int = _MAX_NEST
     ) -> Any:
+        return self.value(text, string, notes, max_depth)
+
+    def value(self, text: str, string: bool | None, notes: list[str] | None, max_depth: int) -> Any:
+        """The call, with positional arguments (the compiled build calls this natively)."""
         if string is True:
             return text
         trimmed = text.strip()

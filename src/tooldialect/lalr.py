@@ -61,10 +61,13 @@ class Node:
     def find(self, name: str) -> Node | Tok | None:
         for child in self.children:
             cls = type(child)
+            # (typed locals: the compiled build reads a native attribute, not a generic one)
             if cls is Node:
-                hit = child.name == name
+                node: Node = child
+                hit = node.name == name
             elif cls is Tok:
-                hit = child.type == name
+                tok: Tok = child
+                hit = tok.type == name
             else:
                 hit = getattr(child, "name", None) == name or getattr(child, "type", None) == name
             if hit:

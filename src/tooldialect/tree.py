@@ -82,9 +82,11 @@ def node_text(item: Any) -> str:
         tok: Tok = item
         return tok.value
     if cls is Node:
-        children = item.children
+        node: Node = item
+        children = node.children
         if len(children) == 1 and type(children[0]) is Tok:
-            return children[0].value  # a name, an id, a value: one token
+            one: Tok = children[0]
+            return one.value  # a name, an id, a value: one token
         return "".join(node_text(c) for c in children)
     return ""
 
@@ -101,14 +103,15 @@ def call_parts(node: Node) -> dict[str, Any]:
     for child in node.children:
         if type(child) is not Node:
             continue
-        name = child.name
+        sub: Node = child  # (typed: a native attribute read in the compiled build)
+        name = sub.name
         if name == "param" or name in LITERAL_ITEMS:
             key = name if name == "param" else LITERAL_KEY
             got = parts.get(key)
             if got is None:
-                parts[key] = [child]
+                parts[key] = [sub]
             else:
-                got.append(child)
+                got.append(sub)
         elif name not in parts:
-            parts[name] = child
+            parts[name] = sub
     return parts

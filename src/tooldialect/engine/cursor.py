@@ -287,13 +287,13 @@ class Cursor:
         terms = lex.at(win[lp])
         if not terms and not text_ok:
             return self.unexpected(c, lp)  # nothing the parser accepts can begin here
-        best, external, wait = self.longest(terms, win, lp)
+        end, best, external, wait = self.longest(terms, win, lp)
         specials = w.specials
         if (
             best is not None
             and specials is not None
             and c.g.header.special_tokens == "only"
-            and specials.ordinary(base + lp, win[lp : best[0]])
+            and specials.ordinary(base + lp, win[lp:end])
         ):
             best = None  # a marker of this family spelled in ordinary tokens is not its marker
         if wait:
@@ -302,7 +302,7 @@ class Cursor:
         if c.body_at is None and (best is not None or external is not None or text_ok):
             c.body_at = base + lp
         if best is not None:
-            return self._shift_token(b, c, best[2], lp, best[0])
+            return self._shift_token(b, c, best, lp, end)
         if external is not None:
             return self._begin_payload(b, c, external, lp)
         if text_ok:
@@ -324,11 +324,12 @@ class Cursor:
 
     def longest(
         self, terms: tuple[Terminal, ...], win: str, lp: int
-    ) -> tuple[tuple[int, bool, Terminal] | None, Terminal | None, bool]:
-        """The longest of ``terms`` (those that may begin at ``lp``) matching there (on a
-        tie a literal beats a pattern), an external scanner that may begin there, and
-        whether a terminal may still grow."""
-        best: tuple[int, bool, Terminal] | None = None
+    ) -> tuple[int, Terminal | None, Terminal | None, bool]:
+        """Where the longest of ``terms`` (those that may begin at ``lp``) matching there ends
+        and which it is (a literal wins a tie; ``lp`` and None: none), an external scanner
+        that may begin there, and whether a terminal may still grow."""
+        best: Terminal | None = None
+        best_end, best_literal = lp, False
         external: Terminal | None = None
         near_end = len(win) - lp  # a pattern reaching this far may still grow
         eof = self.window.eof
@@ -338,7 +339,7 @@ class Cursor:
                 continue
             pat = term.marker
             if not eof and pat.max_width >= near_end and pat.needs_more(win, lp):
-                return None, None, True
+                return lp, None, None, True
             probe = term.probe
             if probe is not None and probe[0] < near_end and win[lp + probe[0]] in probe[1]:
                 continue  # (no match: a character it cannot hold there)
@@ -349,11 +350,10 @@ class Cursor:
             else:
                 m = pat.regex.match(win, lp)
                 end = lp if m is None else m.end()
-            if end > lp and (
-                best is None or end > best[0] or (end == best[0] and pat.literal is not None and not best[1])
-            ):
-                best = (end, pat.literal is not None, term)
-        return best, external, False
+            literal = pat.literal is not None
+            if end > best_end or (end == best_end and literal and best is not None and not best_literal):
+                best, best_end, best_literal = term, end, literal
+        return best_end, best, external, False
 
     def _shift_token(self, b: Block, c: Cand, term: Terminal, lp: int, end: int) -> bool:
         base = self.window.base

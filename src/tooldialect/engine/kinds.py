@@ -6,6 +6,8 @@ from __future__ import annotations
 import enum
 from typing import Any, Final, NamedTuple
 
+from ..records import RawCall
+
 __all__ = [
     "CHANNEL_TEXT",
     "KIND_CALL",
@@ -220,5 +222,8 @@ class Item(NamedTuple):
 
 def item_end(obj: object) -> int:
     """Where a block item (a call or an issue) ends in the input."""
+    if type(obj) is RawCall:
+        call: RawCall = obj  # (a native attribute read in the compiled build)
+        return call.span[1]
     span = getattr(obj, "span", None)
     return span[1] if span else -1

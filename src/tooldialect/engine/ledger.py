@@ -322,9 +322,10 @@ class Ledger:
             )
             return
         if key is not None:
-            typed = b.typed.pop(key, None)
-            started = b.started.pop(key, None)
-            sent, _held = b.sent.pop(key, (0, False))
+            # (each looked at only when it holds anything: a reply parsed whole holds none)
+            typed = b.typed.pop(key, None) if b.typed else None
+            started = b.started.pop(key, None) if b.started else None
+            sent, _held = b.sent.pop(key, (0, False)) if b.sent else (0, False)
         else:
             typed, started, sent = None, None, 0
         call, diags = self.binder.bind(raw, typed)
@@ -344,7 +345,7 @@ class Ledger:
         self.calls_out += 1
         if b.cands[0].rule == LINE_RULE:
             self.line_calls += 1
-        if (sent < len(call.arguments_json) or not sent) and not self.folded:
+        if not self.folded and (sent < len(call.arguments_json) or not sent):
             self.sink.event(arguments_delta(index, call.arguments_json[sent:]))
         self.sink.call(index, call)
         for d in diags:

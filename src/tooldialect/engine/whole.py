@@ -164,13 +164,13 @@ class WholeBlocks:
                     return True
                 break  # nothing the parser accepts begins here: the block ends before this
             if terms:
-                best, external, wait = self.cursor.longest(terms, win, pos)
+                end, best, external, wait = self.cursor.longest(terms, win, pos)
             else:  # (a raw text value, nothing else, may begin here)
-                best, external, wait = None, None, False
+                end, best, external, wait = pos, None, None, False
             if wait:
                 return None  # a token that may still grow
             if best is not None:
-                term, end = best[2], best[0]
+                term = best
             elif external is not None and external.name in JSON_EXTERNALS:
                 term, end = external, self.cursor.whole_payload(c, pos, cap)
                 if end < 0:
