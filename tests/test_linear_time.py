@@ -206,6 +206,7 @@ DYNAMIC = {
     ("names.py", "line_starts"): "blanks, then one class of the toolset's first characters or the end",
     ("catalog.py", "_lead"): "a marker's first character with a one-character lookahead class, per first character",
     ("markers.py", "analyse"): "a grammar terminal, audited with the terminals",
+    ("markers.py", "_likely"): "a grammar terminal, matched once against its own spelling",
     ("tool_results.py", "__init__"): "the envelope's tag terminal (bounded), with ASCII case folding",
     ("openai.py", "__init__"): "the caller's id pattern (Ids(valid=...)), applied to call ids",
     ("jsoncheck.py", "_search"): "a tool schema's pattern / patternProperties, applied as jsonschema applies them",

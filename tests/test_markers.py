@@ -348,3 +348,79 @@ def test_a_probe_spares_the_pattern(monkeypatch):
         assert best is close and end == len("</tool_call>") and tried == [0]
     finally:
         object.__setattr__(close, "marker", original)
+
+
+def test_a_likely_spelling_is_a_match_of_its_length():
+    """A pattern's likely spelling (a run of single characters, each with one ASCII
+    spelling) is a match over exactly its length, whatever follows it, and every match the
+    regex itself draws is as long: equal text decides a match without the regex."""
+    import re
+
+    spelled = {}
+    for source in _patterns():
+        likely = analyse(source).likely
+        if likely is None:
+            continue
+        regex = re.compile(source)
+        for tail in ("", ">", "x", "\n", "<|", "｜"):
+            m = regex.match(likely + tail)
+            assert m is not None and m.end() == len(likely), (source, tail)
+        assert {len(text) for text in samples(source)} == {len(likely)}, source
+        spelled[source] = likely
+    # DeepSeek's markers (Kimi K2's call markers among them) have one; others none
+    assert spelled["<[｜|]tool[▁_]call[▁_]begin[｜|]>"] == "<|tool_call_begin|>"
+    assert len(spelled) >= 7
+    for source in (r"[^\s<>|]{1,256}", r"<\|tool_calls?_section_begin\|>", "<tool_call>", r"(?i:<tool>)x*"):
+        assert analyse(source).likely is None, source
+    assert analyse("(?i:</tool_call>)").likely == "</tool_call>"
+
+
+@budget(40, deadline=None)
+@given(data=st.data())
+def test_a_likely_spelling_agrees_with_the_regex(data):
+    """At any place of any text, the likely spelling's answer (a match of its length when
+    the text there is equal to it) is the regex's own."""
+    import re
+
+    source = data.draw(st.sampled_from([s for s in _patterns() if analyse(s).likely is not None]))
+    likely = analyse(source).likely
+    pieces = [likely, likely[:-1], "<｜tool▁call▁begin｜>", likely.upper(), "x", " "]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=6)))
+    regex = re.compile(source)
+    for pos in range(len(text) + 1):
+        m = regex.match(text, pos)
+        if text[pos : pos + len(likely)] == likely:
+            assert m is not None and m.end() == pos + len(likely)
+        assert analyse(source).match_end(text, pos) == (m.end() if m else None)
+
+
+def test_the_likely_spelling_spares_the_regex():
+    """The cursor compares Kimi K2's call opener as written in ASCII and runs its regex only
+    for another spelling (the full-width one DeepSeek writes still matches)."""
+    import dataclasses
+
+    from tooldialect.catalog import catalog_for
+    from tooldialect.engine.cursor import Cursor
+
+    opener = catalog_for(("kimi_k2",)).grammars[0].terminals["CALL_OPEN"]
+    tried: list[int] = []
+
+    class Counting:
+        def __init__(self, regex):
+            self.regex = regex
+
+        def match(self, text, pos):
+            tried.append(pos)
+            return self.regex.match(text, pos)
+
+    original = opener.marker
+    object.__setattr__(opener, "marker", dataclasses.replace(original, regex=Counting(original.regex)))
+    try:
+        cursor = Cursor.__new__(Cursor)
+        cursor.window = type("W", (), {"eof": True})()
+        end, best, _external, _wait = cursor.longest((opener,), "<|tool_call_begin|>functions.f:0", 0)
+        assert best is opener and end == len("<|tool_call_begin|>") and tried == []
+        end, best, _external, _wait = cursor.longest((opener,), "<｜tool▁call▁begin｜>functions.f:0", 0)
+        assert best is opener and end == len("<｜tool▁call▁begin｜>") and tried == [0]
+    finally:
+        object.__setattr__(opener, "marker", original)

@@ -295,8 +295,11 @@ class LRParser:
             vals = []
         start = end = None
         if vals:
-            start = vals[0].start
-            end = vals[-1].end
+            # (typed: the compiled build reads each child's span natively)
+            v: Tok | Node = vals[0]
+            start = v.start
+            v = vals[-1]
+            end = v.end
             if start is None or start < 0:  # the first child with a place in the text
                 start = None
                 for v in vals:

@@ -64,6 +64,10 @@ class MarkerPattern:
     # the characters a match may hold at each of its first places, as far as every match
     # has those places (``markers.places``; None at a place: any character, or unknown)
     places: tuple[frozenset[str] | None, ...] = field(default=(), repr=False, compare=False, hash=False)
+    # the pattern's ASCII spelling when it is a run of single characters each of which has
+    # one (``markers._likely``): text that begins with it is a match of its length, compared
+    # before the regex is run; None: the regex decides
+    likely: str | None = field(default=None, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exact", None if self.ignorecase else self.literal)
@@ -82,6 +86,9 @@ class MarkerPattern:
         if exact is not None:
             end = pos + len(exact)
             return end if text[pos:end] == exact else None
+        likely = self.likely
+        if likely is not None and text[pos : pos + len(likely)] == likely:
+            return pos + len(likely)
         m = self.regex.match(text, pos)
         return m.end() if m else None
 

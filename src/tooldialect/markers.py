@@ -68,6 +68,7 @@ def analyse(regexp: str) -> MarkerPattern:
     _lo, hi = parsed.getwidth()
     first = _first_chars(_items(parsed), False)
     literal, ic = _as_literal(_items(parsed))
+    ic_all = bool(parsed.state.flags & re.IGNORECASE)
     return MarkerPattern(
         source=regexp,
         regex=re.compile(regexp),
@@ -75,10 +76,28 @@ def analyse(regexp: str) -> MarkerPattern:
         first=first,
         literal=literal,
         ignorecase=ic,
-        run=None if parsed.state.flags & re.IGNORECASE else _run_of(_items(parsed)),
+        run=None if ic_all else _run_of(_items(parsed)),
         search=searchable(regexp),
         places=places(regexp),
+        likely=None if literal is not None and not ic else _likely(regexp, _items(parsed), ic_all),
     )
+
+
+def _likely(source: str, items: list[_Item], ic: bool) -> str | None:
+    """The ASCII spelling of a run of single characters, each a literal or a class holding one
+    ASCII character: text that begins with it matches over its length (else the regex decides)."""
+    if len(items) == 1 and items[0][0] is _c.SUBPATTERN:  # (?i:…)
+        _group, add, drop, sub = items[0][1]
+        ic = (ic or bool(add & _c.SRE_FLAG_IGNORECASE)) and not drop & _c.SRE_FLAG_IGNORECASE
+        items = _items(sub)
+    chars: list[str] = []
+    for op, av in items:
+        place = frozenset(chr(av)) if op is _c.LITERAL else _class(tuple(av), ic) if op is _c.IN else None
+        if place is None or len(place) != 1:
+            return None
+        chars.extend(place)
+    spelled = "".join(chars)
+    return spelled if spelled and re.fullmatch(source, spelled) else None
 
 
 # --- patterns written for searching ---------------------------------------------------

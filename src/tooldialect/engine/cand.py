@@ -14,7 +14,7 @@ from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_
 from ..jsonscan import JsonScanner, Resume
 from ..lalr import END, LRParser, Node, Tok
 from ..markerpattern import Arriving
-from ..records import excerpt
+from ..records import Issue, RawCall, excerpt
 from ..strscan import StringScanner
 from ..transform import KEYED_RULE, Reader
 from ..tree import node_text as _node_text
@@ -430,7 +430,7 @@ class Cand:
             # from here a bad or cut-off body is reported, not shown
             self.soft = False
 
-    def _keys(self, node: Node, calls: list[Any], issues: list[Any]) -> tuple[list[Key], list[Key]]:
+    def _keys(self, node: Node, calls: list[RawCall], issues: list[Issue]) -> tuple[list[Key], list[Key]]:
         """The keys of the calls and issues a node read: which announcement each belongs to."""
         if node.name in _CALL_NODES and self.named_begun > self.named_done:
             key = key_of(Source.NAMED, self.named_done)  # the call its name announced
@@ -450,10 +450,11 @@ class Cand:
                 issues
             )
         # a payload: its call objects are announced one by one (their place in it)
-        key = key_of(Source.PAYLOAD, self.json_start if self.json_start is not None else self.pos)
+        at = self.json_start if self.json_start is not None else self.pos
+        key = key_of(Source.PAYLOAD, at)
         return (
-            [key.element(c.elem) if c.elem >= 0 else key for c in calls],
-            [key.element(i.elem) if i.elem >= 0 else key for i in issues],
+            [key_of(Source.PAYLOAD, at, c.elem) if c.elem >= 0 else key for c in calls],
+            [key_of(Source.PAYLOAD, at, i.elem) if i.elem >= 0 else key for i in issues],
         )
 
     # -- what it found -----------------------------------------------------------------------

@@ -329,9 +329,8 @@ class Cursor:
         and which it is (a literal wins a tie; ``lp`` and None: none), an external scanner
         that may begin there, and whether a terminal may still grow."""
         best: Terminal | None = None
-        best_end, best_literal = lp, False
         external: Terminal | None = None
-        near_end = len(win) - lp  # a pattern reaching this far may still grow
+        best_end, best_literal, near_end = lp, False, len(win) - lp  # (a pattern reaching near_end may grow)
         eof = self.window.eof
         for term in terms:
             if term.external:
@@ -347,6 +346,8 @@ class Cursor:
             if exact is not None:
                 end = lp + len(exact)
                 end = end if win[lp:end] == exact else lp
+            elif (likely := pat.likely) is not None and win[lp : lp + len(likely)] == likely:
+                end = lp + len(likely)
             else:
                 m = pat.regex.match(win, lp)
                 end = lp if m is None else m.end()

@@ -143,6 +143,8 @@ class TextValues:
                 if exact is not None:
                     e = q + len(exact)
                     e = e if win[q:e] == exact else q
+                elif (likely := stop.marker.likely) is not None and win[q : q + len(likely)] == likely:
+                    e = q + len(likely)
                 else:
                     m = stop.marker.regex.match(win, q)
                     e = q if m is None else m.end()
