@@ -43,3 +43,16 @@ def test_an_id_names_its_tool(call_id: str, name: str | None) -> None:
 @given(st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
 def test_the_name_read_is_the_regex_s(call_id: str) -> None:
     assert _name_in(call_id) == regex_name(call_id)
+
+
+def test_the_ids_kept_stay_bounded() -> None:
+    """Ids read are kept (the same ids come back reply after reply), never more than
+    ``_MAX_NAMES`` of them, and a kept id gives the name it gave when read."""
+    from tooldialect.families import kimi_k2
+
+    for i in range(kimi_k2._MAX_NAMES + 10):
+        assert _name_in(f"functions.tool_{i}:{i % 7}") == f"tool_{i}"
+        assert len(kimi_k2._NAMES) <= kimi_k2._MAX_NAMES
+    assert "functions.tool_3:3" not in kimi_k2._NAMES  # (forgotten all at once when full)
+    assert _name_in("functions.tool_3:3") == "tool_3"
+    assert kimi_k2._NAMES["functions.tool_3:3"] == "tool_3"

@@ -344,6 +344,19 @@ def test_families_without_a_module_use_the_generic_reader():
             assert transform.reader_class(name) is transform.Reader
 
 
+def test_a_reader_holds_its_class_node_sets():
+    """A reader keeps its class's node sets (what a candidate hands it, what it announces
+    from, its members) as its own: each family's, Kimi K2's announcing from its id."""
+    from tooldialect import transform
+
+    for name in td.families.names():
+        cls = transform.reader_class(name)
+        reader = cls(name, frozenset(), 8)
+        assert reader.reacting == cls.reacts_to == transform._reacts_to(cls)
+        assert (reader.announcing, reader.members) == (cls.announce_nodes, cls.member_nodes)
+    assert transform.reader_class("kimi_k2")("kimi_k2", frozenset(), 8).announcing == {"call_id"}
+
+
 def test_reply_header_values():
     assert read_header("// family: a\n// reply: whole\n", "a").reply == "whole"
     h = read_header("// family: a\n// reply: start header\n", "a")

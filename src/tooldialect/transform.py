@@ -126,7 +126,8 @@ class Reader(Salvage):
     #: whole block read in one step does not know it, and leaves such a stop undecided.
     tool_stops: ClassVar[frozenset[str]] = frozenset()
 
-    __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools", "_decoded")
+    __slots__ = ("coarse", "family", "keyed", "known", "max_depth", "quotes", "strip_newlines", "tools",
+                 "_decoded", "reacting", "announcing", "members")  # fmt: skip
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -154,6 +155,10 @@ class Reader(Salvage):
         self.coarse = coarse
         # (text, value, spans): payloads decoded as they were found, and where their members lie
         self._decoded: list[tuple[str, Any, Spans | None]] = []
+        # the class's node sets on the instance (asked per node: read natively when compiled)
+        self.reacting: frozenset[str] = type(self).reacts_to
+        self.announcing: frozenset[str] = type(self).announce_nodes
+        self.members: tuple[str, ...] = type(self).member_nodes
 
     # -- hooks a family module may override -------------------------------------------------
 
@@ -554,7 +559,6 @@ def _reacts_to(cls: type[Reader]) -> frozenset[str]:
 
 Reader.reacts_to = _reacts_to(Reader)
 
-
 _READERS: dict[str, type[Reader]] = {}
 _readers_generation = -1  # the registry generation the cached readers were found under
 
@@ -587,8 +591,7 @@ def reader_in(module: str | None) -> type[Reader]:
     return Reader
 
 
-# The registry checks what a family's grammar builds against what its reader reads when
-# it compiles the grammar; it sits below this module, so it is handed the lookup.
+# The registry (below this module) checks a grammar against what its reader reads: handed the lookup.
 def _reads_in(module: str | None) -> NodeReads:
     """What the reader ``module`` defines reads: its class declares it (``NodeReads``)."""
     return cast(NodeReads, reader_in(module))

@@ -373,9 +373,9 @@ class Cand:
     def _on_node(self, node: Node) -> None:
         reader = self.reader
         name = node.name
-        if name not in reader.reacts_to:
+        if name not in reader.reacting:
             return  # a node the reader neither announces, streams nor reads
-        if name in reader.announce_nodes:
+        if name in reader.announcing:
             announced = reader.announce(node)
             if announced is not None:
                 self._announce(node, announced)
@@ -384,7 +384,7 @@ class Cand:
             self.args_read += 1
         if self.current_name is not None and name == "param":
             self.items.append(item_of(Kind.PARAM, node, key_of(Source.NAMED, self.named_begun - 1)))
-        elif self.current_name is not None and name in reader.member_nodes:
+        elif self.current_name is not None and name in reader.members:
             member = reader.literal_member(node, self.parser.values)
             if member is not None:
                 self.items.append(item_of(Kind.PARAM, member, key_of(Source.NAMED, self.named_begun - 1)))

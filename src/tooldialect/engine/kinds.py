@@ -191,25 +191,27 @@ class Key(NamedTuple):
     elem: int | None = None  # PAYLOAD: the call object's place in it (None: the payload itself)
 
     def element(self, elem: int) -> Key:
-        return _make(Key, (self[0], self[1], elem))  # (asked per delta: no keyword parsing)
+        return _make(_KEY, (self[0], self[1], elem))  # (asked per delta: no keyword parsing)
 
     def payload(self) -> Key:
         """The whole payload this call object is part of."""
-        return _make(Key, (self[0], self[1], None))
+        return _make(_KEY, (self[0], self[1], None))
 
 
-_make = tuple.__new__
+# (final: the compiled build reads them from a static, not the module's dict, per key and item)
+_make: Final = tuple.__new__
+_KEY: Final = Key
 
 
 def key_of(source: Source, at: int, elem: int | None = None) -> Key:
     """``Key(source, at, elem)``, made without the interpreted ``__new__`` a named tuple's
     class call runs (one or two per call read)."""
-    return _make(Key, (source, at, elem))
+    return _make(_KEY, (source, at, elem))
 
 
 def item_of(kind: Kind, obj: Any, key: Key | None) -> Item:
     """``Item(kind, obj, key)``, made as :func:`key_of` makes a key."""
-    return _make(Item, (kind, obj, key))
+    return _make(_ITEM, (kind, obj, key))
 
 
 class Item(NamedTuple):
@@ -218,6 +220,9 @@ class Item(NamedTuple):
     kind: Kind
     obj: Any
     key: Key | None
+
+
+_ITEM: Final = Item
 
 
 def item_end(obj: object) -> int:

@@ -227,7 +227,7 @@ class WholeBlocks:
             and (ending.open_left if plan.base is None else self._open_left(c, plan, toks))
         ):
             return None  # unreadable text inside a structure still open: looked past for its closer
-        if not ending.names.isdisjoint(c.reader.member_nodes):
+        if not ending.names.isdisjoint(c.reader.members):
             return None  # members read against the parser's stack as it was then
         return self._replay(b, c, plan, ending, toks, pos)
 
@@ -295,7 +295,7 @@ class WholeBlocks:
         for term, _, _ in toks[:k]:  # (the plans made as the tokens were read)
             plan = plan.after.get(term.name) if plan is not None else None
         ending = None if plan is None else self._ending_of(c.g, plan)
-        if plan is None or ending is None or not ending.names.isdisjoint(c.reader.member_nodes):
+        if plan is None or ending is None or not ending.names.isdisjoint(c.reader.members):
             return None
         if not self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True):
             return False
@@ -349,7 +349,7 @@ class WholeBlocks:
                 node.start, node.end = first, None if end < 0 else objs[end].end
             objs.append(node)
         json_start = c.json_start  # the last payload read before these tokens
-        reacts = c.reader.reacts_to  # (Cand._on_node's own first test, asked before the call)
+        reacts = c.reader.reacting  # (Cand._on_node's own first test, asked before the call)
         for ref, payload in stage.fired:
             c.json_start = objs[payload].start if payload >= 0 else json_start
             if (fired := cast(Node, objs[ref])).name in reacts:  # (a node the plan's parser gave)

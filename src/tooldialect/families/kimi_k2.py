@@ -79,21 +79,25 @@ class Reader(GenericReader):
         return fits[0] if len(fits) == 1 else None
 
 
-#: the last id read and the name it holds: an id is read where it is announced and again
-#: with its call (a value of the text alone, so threads that share it agree)
-_LAST: list[tuple[str, str | None]] = [("", None)]
+#: the ids read and the names they hold (a value of the text alone, so threads that share
+#: it agree): an id is read where it is announced and again with its call, and the same
+#: ids (``functions.NAME:0``, ``:1``, …) come back reply after reply; forgotten all at
+#: once past ``_MAX_NAMES``
+_NAMES: dict[str, str | None] = {}
+_MAX_NAMES = 1024
 
 
 def _name_in(call_id: str) -> str | None:
     """The tool name a ``functions.NAME:IDX`` id holds (None: the id is not one): what
     ``_ID.fullmatch`` reads as its first group, read with string methods."""
-    last = _LAST[0]
-    if last[0] == call_id:
-        return last[1]
+    if call_id in _NAMES:
+        return _NAMES[call_id]
     head, colon, index = call_id.partition(":")
     if not colon or not index.isdecimal() or head.split() != [head]:
         name = None  # no colon, a second one, an index that is not digits, white space
     else:
         name = head[10:] if len(head) > 10 and head.startswith("functions.") else head
-    _LAST[0] = (call_id, name)
+    if len(_NAMES) >= _MAX_NAMES:
+        _NAMES.clear()
+    _NAMES[call_id] = name
     return name
