@@ -56,3 +56,7 @@ def test_the_ids_kept_stay_bounded() -> None:
     assert "functions.tool_3:3" not in kimi_k2._NAMES  # (forgotten all at once when full)
     assert _name_in("functions.tool_3:3") == "tool_3"
     assert kimi_k2._NAMES["functions.tool_3:3"] == "tool_3"
+    # a text that is no id is kept too, and read again as no id
+    assert _name_in("functions.get weather:0") is None
+    assert kimi_k2._NAMES["functions.get weather:0"] == ""
+    assert _name_in("functions.get weather:0") is None

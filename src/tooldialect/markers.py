@@ -84,8 +84,8 @@ def analyse(regexp: str) -> MarkerPattern:
 
 
 def _likely(source: str, items: list[_Item], ic: bool) -> str | None:
-    """The ASCII spelling of a run of single characters, each a literal or a class holding one
-    ASCII character: text that begins with it matches over its length (else the regex decides)."""
+    """The spelling of a run of single characters, each a literal (as written) or a class holding
+    one ASCII character: text that begins with it matches over its length (else the regex decides)."""
     if len(items) == 1 and items[0][0] is _c.SUBPATTERN:  # (?i:…)
         _group, add, drop, sub = items[0][1]
         ic = (ic or bool(add & _c.SRE_FLAG_IGNORECASE)) and not drop & _c.SRE_FLAG_IGNORECASE

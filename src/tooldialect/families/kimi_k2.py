@@ -79,25 +79,27 @@ class Reader(GenericReader):
         return fits[0] if len(fits) == 1 else None
 
 
-#: the ids read and the names they hold (a value of the text alone, so threads that share
-#: it agree): an id is read where it is announced and again with its call, and the same
-#: ids (``functions.NAME:0``, ``:1``, …) come back reply after reply; forgotten all at
-#: once past ``_MAX_NAMES``
-_NAMES: dict[str, str | None] = {}
+#: the ids read and the names they hold ("": none; a name is never empty), a value of the
+#: text alone, so threads that share it agree: an id is read where it is announced and
+#: again with its call, and the same ids (``functions.NAME:0``, ``:1``, …) come back reply
+#: after reply; forgotten all at once past ``_MAX_NAMES`` (one look-up each, so that a
+#: thread that empties it meanwhile costs another only a second reading)
+_NAMES: dict[str, str] = {}
 _MAX_NAMES = 1024
 
 
 def _name_in(call_id: str) -> str | None:
     """The tool name a ``functions.NAME:IDX`` id holds (None: the id is not one): what
     ``_ID.fullmatch`` reads as its first group, read with string methods."""
-    if call_id in _NAMES:
-        return _NAMES[call_id]
+    kept = _NAMES.get(call_id)
+    if kept is not None:
+        return kept or None
     head, colon, index = call_id.partition(":")
     if not colon or not index.isdecimal() or head.split() != [head]:
-        name = None  # no colon, a second one, an index that is not digits, white space
+        name = ""  # no colon, a second one, an index that is not digits, white space
     else:
         name = head[10:] if len(head) > 10 and head.startswith("functions.") else head
     if len(_NAMES) >= _MAX_NAMES:
         _NAMES.clear()
     _NAMES[call_id] = name
-    return name
+    return name or None
