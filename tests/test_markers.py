@@ -424,3 +424,69 @@ def test_the_likely_spelling_spares_the_regex():
         assert best is opener and end == len("<｜tool▁call▁begin｜>") and tried == [0]
     finally:
         object.__setattr__(opener, "marker", original)
+
+
+def test_the_runs_every_match_holds():
+    """``required_runs``: the literal runs of a pattern's sequence and of its groups; a part
+    that may vary ends a run; a pattern that ignores case has none."""
+    from tooldialect.markers import required_runs
+
+    assert required_runs(r"<\|tool_calls?_section_begin\|>") == ("<|tool_call", "_section_begin|>")
+    assert required_runs("a(?:b|c)d") == ("a", "d")
+    assert required_runs(r"\s*<tool>(?:x)") == ("<tool>x",)
+    assert required_runs("(?i:<tool_call>)") == () and required_runs("(?i)<tool_call>") == ()
+    assert required_runs("<(?i:tool_call>)") == ("<",)
+
+
+@budget(40, deadline=None)
+@given(data=st.data())
+def test_every_match_holds_its_runs(data):
+    """Matches drawn from each terminal's regex hold each of its literal runs, and so do its
+    sample matches."""
+    from tooldialect.markers import required_runs
+
+    source = data.draw(st.sampled_from([s for s in _patterns() if required_runs(s)]))
+    runs = required_runs(source)
+    for text in [data.draw(st.from_regex(source, fullmatch=True)), *samples(source)]:
+        assert all(run in text for run in runs), (source, text, runs)
+
+
+@budget(40, deadline=None)
+@given(data=st.data())
+@pytest.mark.parametrize("case", LOOP_CASES, ids=lambda c: c[0][0][:24])
+def test_the_loop_watch_search_with_its_needle_finds_what_the_pattern_finds(case, data):
+    """With the text every match holds looked for first (where it is not, no match is; no
+    match begins more than ``reach`` before it), the loop watch's search finds at every
+    place, up to every end, what the pattern's own search finds."""
+    import re
+
+    from tooldialect.engine.loops import _loop_pattern, _needle
+    from tooldialect.engine.search import Skipping
+
+    opens, closes = case
+    rx, _direct = _loop_pattern(opens, closes)
+    needle = _needle(opens + closes, [])
+    skipping = Skipping(rx, None)
+    skipping.needle = needle
+    skipping.reach = max(analyse(p).max_width for p in opens + closes) - len(needle)
+    pieces = [s for p in opens + closes for s in samples(p)] + ["<", "x", "\n", " ", "<|", "[", needle[:-1] or "y"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=10)))
+    for pos in range(len(text) + 1):
+        for end in (len(text), len(text) - 1, pos + 5):
+            a, b = rx.search(text, pos, end), skipping.search(text, pos, end)
+            assert (a and a.span()) == (b and b.span()), (case, text, pos, end)
+    assert re.compile(rx.pattern)  # (the pattern as loop_rx builds it)
+
+
+def test_kimi_s_loop_watch_looks_for_its_section_markers_own_text():
+    """Kimi K2's section markers begin as every call marker does (``<|tool_call``): the text
+    looked for first is the one only they hold."""
+    from tooldialect.catalog import catalog_for
+    from tooldialect.engine.loops import _needle
+
+    g = catalog_for(("kimi_k2",)).grammars[0]
+    sources = [g.terminals["SECTION_OPEN"].marker.source, g.terminals["FURNITURE_SECTION_CLOSE"].marker.source]
+    spelled = [t.marker.literal or t.marker.likely for t in g.terminals.values()]
+    assert _needle(sources, [s for s in spelled if s]) == "_section_"
+    assert _needle(sources, []) == "<|tool_call"  # (the longest, where nothing tells them apart)
+    assert _needle(["(?i:<tool_call>)", "</tool_call>"], []) == ""

@@ -37,19 +37,8 @@ else:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = [
-    "NEVER_ARRIVING",
-    "NO_MARKER",
-    "Arriving",
-    "MarkerPattern",
-    "UnsupportedPattern",
-    "after_lead",
-    "analyse",
-    "places",
-    "samples",
-    "searchable",
-    "simulate",
-]
+__all__ = ["NEVER_ARRIVING", "NO_MARKER", "Arriving", "MarkerPattern", "UnsupportedPattern", "after_lead", "analyse",
+           "places", "required_runs", "samples", "searchable", "simulate"]  # fmt: skip
 
 _MAXREPEAT = _c.MAXREPEAT
 
@@ -171,6 +160,26 @@ def after_lead(source: str) -> tuple[str, str] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def required_runs(source: str) -> tuple[str, ...]:
+    """The runs of literal characters (in order) every match of ``source`` holds; none where case is ignored."""
+    parsed = _p.parse(source, 0)
+    runs: list[str] = [""]
+    if not parsed.state.flags & re.IGNORECASE:
+        _runs_in(_items(parsed), runs)
+    return tuple(run for run in runs if run)
+
+
+def _runs_in(items: list[_Item], runs: list[str]) -> None:
+    for op, av in items:
+        if op is _c.LITERAL:
+            runs[-1] += chr(av)
+        elif op is _c.SUBPATTERN and not av[1] & _c.SRE_FLAG_IGNORECASE:
+            _runs_in(_items(av[3]), runs)  # (a group is a sequence too)
+        else:
+            runs.append("")  # any other part ends a run
+
+
 def _run_of(items: list[_Item]) -> frozenset[str] | None:
     """The characters of a pattern that is one greedy, unbounded run of one or more of
     them (``[ \t\r\n]+``, ``x+``), its case kept (the caller leaves out a pattern that
@@ -287,16 +296,7 @@ def _class(av: tuple[_Item, ...], ic: bool) -> _Place:
 
 # --- support check -----------------------------------------------------------------
 
-_SUPPORTED = {
-    _c.LITERAL,
-    _c.NOT_LITERAL,
-    _c.ANY,
-    _c.IN,
-    _c.BRANCH,
-    _c.SUBPATTERN,
-    _c.MAX_REPEAT,
-    _c.MIN_REPEAT,
-}
+_SUPPORTED = {_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.BRANCH, _c.SUBPATTERN, _c.MAX_REPEAT, _c.MIN_REPEAT}
 
 
 def _check_supported(items: list[_Item]) -> None:

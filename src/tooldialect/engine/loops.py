@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from ..catalog import Marker
-from ..markers import after_lead
+from ..markers import after_lead, required_runs
 from ..records import Issue, excerpt
 from .cand import Block, Cand, furthest
 from .events import Sink
@@ -36,6 +36,20 @@ def _loop_pattern(opens: list[str], closes: list[str]) -> tuple[re.Pattern[str],
     o = "|".join(f"(?:{r})" for r in rests[: len(opens)])
     c = "|".join(f"(?:{r})" for r in rests[len(opens) :]) or "(?!)"
     return re.compile(f"{re.escape(leads.pop())}(?:({o})|({c}))"), True
+
+
+def _needle(sources: list[str], others: list[str]) -> str:
+    """A text (three characters or more) every match of every one of ``sources`` holds, a
+    piece of a run of literal characters each holds (``markers.required_runs``): of those,
+    the one the fewest of ``others`` (the spellings of the grammar's markers) hold, the
+    longest of these; "" when there is none.  (Kimi K2's section markers: ``_section_``,
+    where ``<|tool_call`` begins every call marker too.)"""
+    runs = [required_runs(s) for s in sources]
+    pieces = {
+        run[i:j] for run in (runs[0] if runs else ()) for i in range(len(run)) for j in range(i + 3, len(run) + 1)
+    }
+    held = [p for p in pieces if all(any(p in run for run in each) for each in runs[1:])]
+    return min(held, key=lambda p: (sum(p in o for o in others), -len(p), p), default="")
 
 
 class Loops:
@@ -83,6 +97,10 @@ class Loops:
             rx, direct = _loop_pattern(opens, closes)
             got = Skipping(rx, first, tuple(pats + closers) if first is not None else ())
             got.direct = direct
+            # a text every match holds, found before the pattern is searched for
+            spelled = [t.marker.literal or t.marker.likely for c in cands for t in c.g.terminals.values()]
+            got.needle = _needle(opens + closes, [s for s in spelled if s])
+            got.reach = max(p.max_width for p in pats + closers) - len(got.needle)
             self.cache[key] = got
         return got
 

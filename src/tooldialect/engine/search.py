@@ -31,7 +31,7 @@ class Skipping:
     class ``first``; when ``leads`` (``markerpattern.Leads``, of the same characters) is
     given, past ``NEAR`` characters by ``str.find``, as ``Leads.find`` does."""
 
-    __slots__ = ("rx", "first", "leads", "pats", "arriving", "direct")
+    __slots__ = ("rx", "first", "leads", "pats", "arriving", "direct", "needle", "reach")
 
     def __init__(
         self, rx: re.Pattern[str], first: re.Pattern[str] | None, pats: tuple[Any, ...] = (), leads: Leads | None = None
@@ -43,9 +43,19 @@ class Skipping:
         self.arriving = Arriving(pats) if pats else NEVER_ARRIVING  # whether one may still match at a place
         # the pattern begins with a literal ``re`` finds by itself, in C: searched directly
         self.direct = False
+        # a text every match holds ("": none known), and how far before it a match may
+        # begin: where it is not, no match is; where it first is, no match begins more
+        # than ``reach`` characters before it (``str.find`` runs at memory speed)
+        self.needle = ""
+        self.reach = 0
 
     def search(self, text: str, pos: int, end: int = NEVER) -> re.Match[str] | None:
         first, rx = self.first, self.rx
+        if self.needle:
+            at = text.find(self.needle, pos, end)
+            if at < 0:
+                return None
+            pos = max(pos, at - self.reach)
         if first is None or self.direct:
             return rx.search(text, pos, end)
         if self.leads is not None:
