@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import interegular
 import pytest
 from hypothesis import given
@@ -317,15 +319,14 @@ def test_a_probe_tells_apart_the_markers_that_begin_alike():
     assert not any(ruled_out(close, text) for text in ("</tool_call>", "< / TOOL-CALL>", "<|/tool_call|>"))
 
 
-def test_a_probe_spares_the_pattern(monkeypatch):
-    """The cursor does not try a terminal's pattern where its probe rules it out."""
+@contextmanager
+def _counted(term):
+    """``term``'s regex made to note each place it is tried at (the list yielded), and a
+    cursor over a text whose end is known."""
     import dataclasses
 
-    from tooldialect.catalog import catalog_for
     from tooldialect.engine.cursor import Cursor
 
-    terms = catalog_for(("qwen3_coder",)).grammars[0].terminals
-    close = terms["TOOL_CALL_CLOSE"]
     tried: list[int] = []
 
     class Counting:
@@ -336,18 +337,28 @@ def test_a_probe_spares_the_pattern(monkeypatch):
             tried.append(pos)
             return self.regex.match(text, pos)
 
-    original = close.marker
-    object.__setattr__(close, "marker", dataclasses.replace(original, regex=Counting(original.regex)))
+    original = term.marker
+    object.__setattr__(term, "marker", dataclasses.replace(original, regex=Counting(original.regex)))
     try:
         cursor = Cursor.__new__(Cursor)
         cursor.window = type("W", (), {"eof": True})()
+        yield cursor, tried
+    finally:
+        object.__setattr__(term, "marker", original)
+
+
+def test_a_probe_spares_the_pattern():
+    """The cursor does not try a terminal's pattern where its probe rules it out."""
+    from tooldialect.catalog import catalog_for
+
+    terms = catalog_for(("qwen3_coder",)).grammars[0].terminals
+    close = terms["TOOL_CALL_CLOSE"]
+    with _counted(close) as (cursor, tried):
         pair = (terms["PARAM_CLOSE"], close)
         end, best, _external, _wait = cursor.longest(pair, "</parameter>\n", 0)
         assert best is terms["PARAM_CLOSE"] and end == len("</parameter>") and tried == []
         end, best, _external, _wait = cursor.longest(pair, "</tool_call>\n", 0)
         assert best is close and end == len("</tool_call>") and tried == [0]
-    finally:
-        object.__setattr__(close, "marker", original)
 
 
 def test_a_likely_spelling_is_a_match_of_its_length():
@@ -397,33 +408,14 @@ def test_a_likely_spelling_agrees_with_the_regex(data):
 def test_the_likely_spelling_spares_the_regex():
     """The cursor compares Kimi K2's call opener as written in ASCII and runs its regex only
     for another spelling (the full-width one DeepSeek writes still matches)."""
-    import dataclasses
-
     from tooldialect.catalog import catalog_for
-    from tooldialect.engine.cursor import Cursor
 
     opener = catalog_for(("kimi_k2",)).grammars[0].terminals["CALL_OPEN"]
-    tried: list[int] = []
-
-    class Counting:
-        def __init__(self, regex):
-            self.regex = regex
-
-        def match(self, text, pos):
-            tried.append(pos)
-            return self.regex.match(text, pos)
-
-    original = opener.marker
-    object.__setattr__(opener, "marker", dataclasses.replace(original, regex=Counting(original.regex)))
-    try:
-        cursor = Cursor.__new__(Cursor)
-        cursor.window = type("W", (), {"eof": True})()
+    with _counted(opener) as (cursor, tried):
         end, best, _external, _wait = cursor.longest((opener,), "<|tool_call_begin|>functions.f:0", 0)
         assert best is opener and end == len("<|tool_call_begin|>") and tried == []
         end, best, _external, _wait = cursor.longest((opener,), "<｜tool▁call▁begin｜>functions.f:0", 0)
         assert best is opener and end == len("<｜tool▁call▁begin｜>") and tried == [0]
-    finally:
-        object.__setattr__(opener, "marker", original)
 
 
 def test_the_runs_every_match_holds():

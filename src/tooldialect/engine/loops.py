@@ -100,7 +100,7 @@ class Loops:
             # a text every match holds, found before the pattern is searched for
             spelled = [t.marker.literal or t.marker.likely for c in cands for t in c.g.terminals.values()]
             got.needle = _needle(opens + closes, [s for s in spelled if s])
-            got.reach = max(p.max_width for p in pats + closers) - len(got.needle)
+            got.reach = max((p.max_width for p in pats + closers), default=0) - len(got.needle)
             self.cache[key] = got
         return got
 
