@@ -262,8 +262,12 @@ def _required(c: _Compiler, required: Any, node: Any, depth: int) -> Check | Non
         raise Unsupported(required)
     if not required:
         return None
-    keys = frozenset(required)
-    return lambda x: not isinstance(x, dict) or x.keys() >= keys
+    keys = tuple(dict.fromkeys(required))
+
+    def required_(x: Any) -> bool:  # (a look-up per key: no keys view, no set per call)
+        return not isinstance(x, dict) or all(key in x for key in keys)
+
+    return required_
 
 
 def _search(pattern: Any) -> Callable[[str], Any]:

@@ -575,7 +575,7 @@ _DEPTH_STOP = re.compile(r'["\[\]{}]')
 
 def depth_exceeds(text: str, limit: int) -> bool:
     """Whether JSON text nests brackets (outside strings) deeper than ``limit``."""
-    if text.count("{") + text.count("[") <= limit:
+    if len(text) <= limit or text.count("{") + text.count("[") <= limit:
         return False  # too few brackets to nest that deep, in strings or not
     depth = 0
     i = 0

@@ -14,7 +14,7 @@ from ..lalr import Tok
 from ..records import Issue, excerpt
 from .cand import Block, Cand, failed, furthest
 from .events import Sink
-from .kinds import READING_DONE, VERDICT_ON, Channel, Failure, Kind, Phase, Reading, Verdict, item_of
+from .kinds import READING_DONE, VERDICT_ON, Channel, Failure, Item, Kind, Phase, Reading, Verdict
 from .ledger import Ledger, may_be_quoted
 from .loops import Loops
 from .observe import Observer
@@ -255,7 +255,7 @@ class Arbiter:
                 (b.start, winner.last_end),
                 "block holds no call",
             )
-            winner.items.append(item_of(Kind.ISSUE, issue, None))
+            winner.items.append(Item(Kind.ISSUE, issue, None))
             return self._accept(b, winner, winner.last_end)
         b.phase = Phase.RECOVER
         b.rpos = failed(winner).at  # a closer the grammar read before it was its own text

@@ -33,8 +33,8 @@ from .kinds import (
     Reading,
     Resync,
     Source,
-    item_of,
     key_of,
+    named_key,
 )
 from .watches import Balance, LoopWatch
 from .window import Held
@@ -383,11 +383,11 @@ class Cand:
         if name == "param" or name == "arguments":
             self.args_read += 1
         if self.current_name is not None and name == "param":
-            self.items.append(item_of(Kind.PARAM, node, key_of(Source.NAMED, self.named_begun - 1)))
+            self.items.append(Item(Kind.PARAM, node, named_key(self.named_begun - 1)))
         elif self.current_name is not None and name in reader.members:
             member = reader.literal_member(node, self.parser.values)
             if member is not None:
-                self.items.append(item_of(Kind.PARAM, member, key_of(Source.NAMED, self.named_begun - 1)))
+                self.items.append(Item(Kind.PARAM, member, named_key(self.named_begun - 1)))
         read = reader.read(node)
         if read is None:
             return
@@ -399,14 +399,18 @@ class Cand:
         if node.name in ("bare_json_calls", "bare_call") and not calls:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
-        call_keys, issue_keys = self._keys(node, calls, issues)
-        if len(calls) == 1 and not issues:
-            self.items.append(item_of(Kind.CALL, calls[0], call_keys[0]))  # nothing to order
+        if len(calls) == 1 and not issues:  # (nothing to order)
+            if (name == "call" or name == "bare_call") and self.named_begun > self.named_done:
+                key = self._named_key()  # (most calls: as _keys gives it, without its lists)
+            else:
+                key = self._keys(node, calls, issues)[0][0]
+            self.items.append(Item(Kind.CALL, calls[0], key))
             self.ncalls += 1
             return
+        call_keys, issue_keys = self._keys(node, calls, issues)
         # keep source order: issues and calls interleave by position
-        merged = [(c.span[0], item_of(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
-            (i.span[0] if i.span else -1, item_of(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
+        merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
+            (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
         ]
         merged.sort(key=lambda x: x[0])
         self.items.extend(item for _, item in merged)
@@ -422,7 +426,7 @@ class Cand:
         self.current_name = announced
         # an id that names the call (Kimi's functions.NAME:IDX) is known already
         call_id = _node_text(node).strip() if node.name == "call_id" else None
-        self.items.append(item_of(Kind.START, (announced, call_id, node.end), key_of(Source.NAMED, self.named_begun)))
+        self.items.append(Item(Kind.START, (announced, call_id, node.end), named_key(self.named_begun)))
         self.named_begun += 1
         self.args_read = 0
         if self.rule == "start":
@@ -433,9 +437,7 @@ class Cand:
     def _keys(self, node: Node, calls: list[RawCall], issues: list[Issue]) -> tuple[list[Key], list[Key]]:
         """The keys of the calls and issues a node read: which announcement each belongs to."""
         if node.name in _CALL_NODES and self.named_begun > self.named_done:
-            key = key_of(Source.NAMED, self.named_done)  # the call its name announced
-            self.named_done += 1
-            self.current_name = None
+            key = self._named_key()
             return [key] * len(calls), [key] * len(issues)
         if node.name in _CALL_NODES:
             key = key_of(Source.UNNAMED, self.pos if node.start is None else node.start)  # its name announced nothing
@@ -446,9 +448,7 @@ class Cand:
             first = self.named_done
             self.named_done = self.named_begun
             self.current_name = None
-            return [key_of(Source.NAMED, first + i) for i in range(len(calls))], [key_of(Source.NAMED, first)] * len(
-                issues
-            )
+            return [named_key(first + i) for i in range(len(calls))], [named_key(first)] * len(issues)
         # a payload: its call objects are announced one by one (their place in it)
         at = self.json_start if self.json_start is not None else self.pos
         key = key_of(Source.PAYLOAD, at)
@@ -456,6 +456,13 @@ class Cand:
             [key_of(Source.PAYLOAD, at, c.elem) if c.elem >= 0 else key for c in calls],
             [key_of(Source.PAYLOAD, at, i.elem) if i.elem >= 0 else key for i in issues],
         )
+
+    def _named_key(self) -> Key:
+        """The key of the call whose name was announced first of those not read yet."""
+        key = named_key(self.named_done)
+        self.named_done += 1
+        self.current_name = None
+        return key
 
     # -- what it found -----------------------------------------------------------------------
 

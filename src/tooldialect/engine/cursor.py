@@ -18,7 +18,7 @@ from ..lalr import END, Tok
 from ..records import ARGUMENT_KEYS, NAME_KEYS, Issue, excerpt
 from ..strscan import StringScanner
 from .cand import ArgStream, Block, Cand, Resyncing, body_closed, resumed
-from .kinds import PHASE_LEX, READING_WAIT, Failure, Kind, Reading, Resync, Source, item_of, key_of
+from .kinds import PHASE_LEX, READING_WAIT, Failure, Item, Kind, Reading, Resync, Source, key_of, named_key
 from .ledger import Ledger
 from .shared import Shared
 from .values import ESCAPE_GROUP, TEXT, TextValues
@@ -397,7 +397,7 @@ class Cursor:
         if first == "{" or (obj and first == "["):
             coarse = self.policy.truncated == "keep"
             prefix = StrictPrefix(self.limits.max_depth, ARGUMENT_KEYS if obj else (), coarse)
-            key = key_of(Source.PAYLOAD, at) if obj else key_of(Source.NAMED, c.named_begun - 1)
+            key = key_of(Source.PAYLOAD, at) if obj else named_key(c.named_begun - 1)
             c.stream = ArgStream(prefix, at, at, obj, key)
         return True
 
@@ -567,7 +567,7 @@ class Cursor:
         )
         if q < len(win) and closer and not payload:
             # prose between a block's calls and its closer is text; the closer is furniture
-            c.items.append(item_of(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
+            c.items.append(Item(Kind.TEXT, self.window.slice(c.last_end, self.window.base + q), None))
             if c.skip_at is None:
                 c.skip_at = c.last_end
             c.pos = self.window.base + q
@@ -586,7 +586,7 @@ class Cursor:
                 f"{reason}; removed with the block",
             )
             # a broken payload: the calls announced from it end here
-            c.items.append(item_of(Kind.ISSUE, issue, key_of(Source.PAYLOAD, r.tok) if payload else None))
+            c.items.append(Item(Kind.ISSUE, issue, key_of(Source.PAYLOAD, r.tok) if payload else None))
             c.pos = self.window.base + q
             c.resync = None
             c.state = Reading.RUN

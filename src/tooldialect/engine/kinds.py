@@ -4,7 +4,7 @@ events together, as enums and named tuples (never strings, tuple shapes or senti
 from __future__ import annotations
 
 import enum
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, final
 
 from ..records import RawCall
 
@@ -12,6 +12,7 @@ __all__ = [
     "CHANNEL_TEXT",
     "KIND_CALL",
     "KIND_ISSUE",
+    "KIND_START",
     "KIND_TEXT",
     "MODE_BLOCK",
     "MODE_PROSE",
@@ -42,6 +43,8 @@ __all__ = [
     "Stop",
     "Verdict",
     "item_end",
+    "key_of",
+    "named_key",
 ]
 
 #: A position no text reaches: "never", where a position is asked for.
@@ -158,6 +161,7 @@ class Kind(_Members):
 CHANNEL_TEXT: Final = Channel.TEXT
 KIND_CALL: Final = Kind.CALL
 KIND_ISSUE: Final = Kind.ISSUE
+KIND_START: Final = Kind.START
 KIND_TEXT: Final = Kind.TEXT
 MODE_BLOCK: Final = Mode.BLOCK
 MODE_PROSE: Final = Mode.PROSE
@@ -209,20 +213,30 @@ def key_of(source: Source, at: int, elem: int | None = None) -> Key:
     return _make(_KEY, (source, at, elem))
 
 
-def item_of(kind: Kind, obj: Any, key: Key | None) -> Item:
-    """``Item(kind, obj, key)``, made as :func:`key_of` makes a key."""
-    return _make(_ITEM, (kind, obj, key))
+#: the keys of a block's first named calls, made once (keys are values: any two equal
+#: keys may be the same object)
+_NAMED_KEYS: Final = tuple(_make(_KEY, (Source.NAMED, n, None)) for n in range(256))
 
 
-class Item(NamedTuple):
-    """One thing a candidate read in a block, in source order."""
+def named_key(n: int) -> Key:
+    """``Key(Source.NAMED, n)``: the key of the ``n``-th call of a block whose name was read
+    first (two or three asked per such call)."""
+    if 0 <= n < 256:
+        return _NAMED_KEYS[n]
+    return _make(_KEY, (Source.NAMED, n, None))
 
-    kind: Kind
-    obj: Any
-    key: Key | None
 
+@final
+class Item:
+    """One thing a candidate read in a block, in source order (a plain class: the
+    compiled build makes one in a single native step, two or three per call read)."""
 
-_ITEM: Final = Item
+    __slots__ = ("kind", "obj", "key")
+
+    def __init__(self, kind: Kind, obj: Any, key: Key | None) -> None:
+        self.kind = kind
+        self.obj = obj
+        self.key = key
 
 
 def item_end(obj: object) -> int:

@@ -17,7 +17,21 @@ from ..lalr import Node
 from ..records import ARGUMENT_KEYS, Issue, RawCall, excerpt
 from .cand import Block, Cand, failed
 from .events import Sink, arguments_delta, call_abort, call_start
-from .kinds import KIND_CALL, KIND_ISSUE, KIND_TEXT, Channel, Item, Key, Kind, Phase, Reading, Source, item_end, key_of
+from .kinds import (
+    KIND_CALL,
+    KIND_ISSUE,
+    KIND_START,
+    KIND_TEXT,
+    Channel,
+    Item,
+    Key,
+    Kind,
+    Phase,
+    Reading,
+    Source,
+    item_end,
+    key_of,
+)
 from .observe import Observer
 from .shared import Shared
 from .window import Window
@@ -160,7 +174,10 @@ class Ledger:
     def early(self, b: Block) -> None:
         c = b.leader
         assert c is not None
-        for item in c.items[b.emitted :]:  # (emitting an item adds none)
+        items = c.items
+        n = len(items)  # (emitting an item adds none)
+        while b.emitted < n:
+            item = items[b.emitted]
             kind = item.kind
             if (kind is KIND_CALL or kind is KIND_ISSUE) and (end := item_end(item.obj)) > b.loop_clear:
                 b.waits = (b.emitted, end)  # (Block.unheld: not asked again before then)
@@ -168,7 +185,22 @@ class Ledger:
             if b.inline and (kind is KIND_TEXT or (kind is KIND_CALL and may_be_quoted(self.binder, item.obj))):
                 return  # the block may yet be prose quoting the format, released whole
             b.emitted += 1
+            if kind is KIND_START and self.folded and b.emitted < n and self._ends_next(b, item, items[b.emitted]):
+                continue
             self.emit_item(b, item)
+
+    def _ends_next(self, b: Block, start: Item, nxt: Item) -> bool:
+        """Whether a call's announcement may go unsaid in a folded stream: the item after it
+        is the call's end, sent in the same step. A fold keeps no start event; what the
+        announcement would leave (its place in ``started``, which the end takes back) is
+        then never looked at, so the end numbers the call itself."""
+        return (
+            nxt.kind is KIND_CALL
+            and nxt.key == start.key
+            and not b.inline
+            and not b.deferred
+            and item_end(nxt.obj) <= b.loop_clear
+        )
 
     # -- streaming arguments --------------------------------------------------------------------
 

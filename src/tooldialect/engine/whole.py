@@ -131,7 +131,8 @@ class WholeBlocks:
         win, base = self.window.win, self.window.base
         n = len(win)
         cap = b.start + self.limits.max_block_chars
-        toks: list[tuple[Terminal, int, int]] = []
+        terms: list[Terminal] = []  # the tokens read, and their terminals
+        toks: list[Tok] = []
         lex: Lexicon | None = start.lex
         plan: Plan | None = None
         last = start
@@ -151,10 +152,10 @@ class WholeBlocks:
                     return None  # a value cut off before its first character, or yet to come
                 break  # the end of the text (so far)
             ch = win[pos]
-            terms = lex.by_char.get(ch)
-            if terms is None:
-                terms = lex.at(ch)
-            if not terms and not lex.text_ok:
+            tried = lex.by_char.get(ch)
+            if tried is None:
+                tried = lex.at(ch)
+            if not tried and not lex.text_ok:
                 if not toks:
                     # where c stands, nothing it accepts begins: what its next token-by-token
                     # step finds there (Cursor._read_token), found now (most candidates of
@@ -163,8 +164,8 @@ class WholeBlocks:
                     self.cursor.unexpected(c, pos)
                     return True
                 break  # nothing the parser accepts begins here: the block ends before this
-            if terms:
-                end, best, external, wait = self.cursor.longest(terms, win, pos)
+            if tried:
+                end, best, external, wait = self.cursor.longest(tried, win, pos)
             else:  # (a raw text value, nothing else, may begin here)
                 end, best, external, wait = pos, None, None, False
             if wait:
@@ -192,27 +193,28 @@ class WholeBlocks:
             if base + end > cap:
                 return None
             if len(toks) >= MAX_TOKENS:
-                return self._first_part(b, c, start, toks)
-            toks.append((term, pos, end))
+                return self._first_part(b, c, start, terms, toks)
+            terms.append(term)
+            toks.append(Tok(term.name, win[pos:end], base + pos, base + end))
             plan = last.after.get(term.name) or self._plan_after(g, last, term.name)
             if plan is None:
                 return None
             last = plan
             at = pos = end
             lex = plan.lex
-        return self._read_to(b, c, start, plan, toks, pos)
+        return self._read_to(b, c, start, plan, terms, toks, pos)
 
     def _read_to(
-        self, b: Block, c: Cand, start: Plan, plan: Plan | None, toks: list[tuple[Terminal, int, int]], pos: int
+        self, b: Block, c: Cand, start: Plan, plan: Plan | None, terms: list[Terminal], toks: list[Tok], pos: int
     ) -> bool | str | None:
         """``_read_from``'s end: the tokens read from ``start`` (``plan`` is theirs), up to
         ``pos`` in the window, handed to ``c`` when the block may end there."""
-        if toks and toks[-1][0].bare:
+        if terms and terms[-1].bare:
             # bare tokens last (words after a complete call, a name still arriving): those
             # before them in one step, these token by token, where Cand.shift notes where the
             # block could have ended before them (its ``loose`` snapshot: the words are prose
             # if the block ends on them)
-            return self._first_part(b, c, start, toks)
+            return self._first_part(b, c, start, terms, toks)
         if plan is None:
             return None
         n = len(self.window.win)
@@ -224,12 +226,12 @@ class WholeBlocks:
         if (
             pos < n
             and plan.lex is not None
-            and (ending.open_left if plan.base is None else self._open_left(c, plan, toks))
+            and (ending.open_left if plan.base is None else self._open_left(c, plan, terms))
         ):
             return None  # unreadable text inside a structure still open: looked past for its closer
         if not ending.names.isdisjoint(c.reader.members):
             return None  # members read against the parser's stack as it was then
-        return self._replay(b, c, plan, ending, toks, pos)
+        return self._replay(b, c, plan, ending, terms, toks, pos)
 
     def _text_value(self, b: Block, probe: Cand, plan: Plan, lp: int) -> int:
         """Where the raw text value at ``lp``, read after ``plan``'s tokens, ends: at the
@@ -245,14 +247,14 @@ class WholeBlocks:
         q, verdict, _ = self.values.next_stop(probe, text, lp, end, blind=True, follows=plan.follows)
         return q if q >= 0 and verdict is Stop.YES else -1
 
-    def _open_left(self, c: Cand, plan: Plan, toks: list[tuple[Terminal, int, int]]) -> bool:
+    def _open_left(self, c: Cand, plan: Plan, terms: list[Terminal]) -> bool:
         """Whether a structure is still open after a chained ``plan``'s tokens: as ``c``
         counts them, with the tokens noted on a probe that stands there (a plan from an
         opener knows: ``Ending.open_left``)."""
         probe = Cand(c.g, c.rule, c.pos, False, c.reader, self.shared.accepted(c.g))
         probe.opens = dict(c.opens)
         probe.parser.stack[:] = plan.stack
-        for term, _, _ in toks:
+        for term in terms:
             probe.note(Tok(term.name, "", -1, -1), term)
         return bool(probe.open_closers())
 
@@ -280,24 +282,24 @@ class WholeBlocks:
         got = plans.chained[key] = Plan((), base[0], c.lexicon(), base)
         return got
 
-    def _first_part(self, b: Block, c: Cand, start: Plan, toks: list[tuple[Terminal, int, int]]) -> bool | str | None:
+    def _first_part(self, b: Block, c: Cand, start: Plan, terms: list[Terminal], toks: list[Tok]) -> bool | str | None:
         """A block of more than ``MAX_TOKENS`` tokens, or whose tokens end in bare ones:
         its tokens read in one step up to the last that is not a bare token (after which
         the token-by-token reading keeps no place where the block could have ended), ``c``
         left reading on from there (``_PART``); None when there is no such token or its
         plan has no ending."""
-        k = len(toks)
-        while k > 0 and toks[k - 1][0].bare:
+        k = len(terms)
+        while k > 0 and terms[k - 1].bare:
             k -= 1
         if k == 0:
             return None
         plan: Plan | None = start
-        for term, _, _ in toks[:k]:  # (the plans made as the tokens were read)
+        for term in terms[:k]:  # (the plans made as the tokens were read)
             plan = plan.after.get(term.name) if plan is not None else None
         ending = None if plan is None else self._ending_of(c.g, plan)
         if plan is None or ending is None or not ending.names.isdisjoint(c.reader.members):
             return None
-        if not self._replay(b, c, plan, ending, toks[:k], toks[k - 1][2], part=True):
+        if not self._replay(b, c, plan, ending, terms[:k], toks[:k], toks[k - 1].end - self.window.base, part=True):
             return False
         return _PART
 
@@ -307,31 +309,28 @@ class WholeBlocks:
         c: Cand,
         plan: Plan,
         ending: Ending,
-        read: list[tuple[Terminal, int, int]],
+        terms: list[Terminal],
+        toks: list[Tok],
         pos: int,
         part: bool = False,
     ) -> bool:
         """Hand the plan's nodes, built from the block's tokens, to ``c`` as its parser
         would; True when ``c`` then stands as the token-by-token reading leaves it (``part``:
         the block goes on after these tokens, and ``c`` reads on from there)."""
-        win, base = self.window.win, self.window.base
-        at_end = pos >= len(win)
+        base = self.window.base
+        at_end = pos >= len(self.window.win)
         if plan.base is None:
             objs: list[Tok | Node] = [Tok(c.last_type, self.window.slice(b.start, b.opener_end), b.start, b.opener_end)]
             lead = 1
         else:
             objs = list(c.parser.values)  # a chained plan's refs begin with the stack's values
             lead = len(objs)
-        payload_at: int | None = None
-        for term, start, end in read:
-            objs.append(Tok(term.name, win[start:end], base + start, base + end))
-            if term.external and payload_at is None:
-                payload_at = base + start
+        objs.extend(toks)
         # what _read_token and _begin_payload note as the tokens are read
         if plan.base is None:
             c.body_at = objs[1].start
         if c.payload_at is None:
-            c.payload_at = payload_at
+            c.payload_at = next((tok.start for tok, term in zip(toks, terms) if term.external), None)
         c.loose = None
         b.sniffed = 0
         waits = at_end and not self.window.eof and plan.lex is not None  # what follows is yet to come
@@ -356,15 +355,15 @@ class WholeBlocks:
                 c._on_node(fired)
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
-        last = len(read) - 1
-        for i, (term, _start, _end) in enumerate(read):
+        last = len(terms) - 1
+        for i, term in enumerate(terms):
             if term.external and term.name in JSON_EXTERNALS:
                 c.ext_type = term.name
-                c.json_start = objs[lead + i].start
+                c.json_start = toks[i].start
             if term.is_open or term.is_close or i == last:  # (else note() only sets last_type)
-                c.note(cast(Tok, objs[lead + i]), term)  # (the grammar's own terminal, as read)
+                c.note(toks[i], term)  # (the grammar's own terminal, as read)
         c.pos = base + pos
-        c.last_end = cast(Tok, objs[lead + len(read) - 1]).end
+        c.last_end = toks[last].end
         if c.bad:
             return False  # the reader says this is no block of the family's
         if part:
