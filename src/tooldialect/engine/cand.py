@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from mypy_extensions import mypyc_attr
@@ -56,6 +57,7 @@ __all__ = [
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES = ("call", "bare_call")
+_FIRST = itemgetter(0)
 
 
 def resumed(ig: Terminal, text: str, pos: int) -> bool:
@@ -412,7 +414,7 @@ class Cand:
         merged = [(c.span[0], Item(Kind.CALL, c, k)) for c, k in zip(calls, call_keys)] + [
             (i.span[0] if i.span else -1, Item(Kind.ISSUE, i, k)) for i, k in zip(issues, issue_keys)
         ]
-        merged.sort(key=lambda x: x[0])
+        merged.sort(key=_FIRST)  # (no function made here: none is made per node either)
         self.items.extend(item for _, item in merged)
         self.ncalls += len(calls)
 
