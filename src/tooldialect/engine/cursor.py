@@ -30,9 +30,9 @@ _UNEXPECTED: dict[str, str] = {}  # a failure's reason per ASCII character (shar
 _NON_WS = re.compile(r"\S")
 
 
-#: The first piece of a payload the whole-payload reader decodes, and how much larger each try is.
-_FIRST_PIECE = 1024
-_GROWTH = 8
+#: The first piece of a payload the whole-payload reader decodes, and how much larger each try
+#: is; a payload that begins before ``_IN_PLACE`` in the window is decoded in place.
+_FIRST_PIECE, _GROWTH, _IN_PLACE = 1024, 8, 16384
 #: How a call object begins as models write it: such a payload, where the grammar reads call
 #: objects, is decoded member by member (its reader then knows where each lies), others whole.
 _CALL_OBJECT = tuple('{"' + key + '"' for key in (*NAME_KEYS, "function", "tool_calls", "tool_call"))
@@ -43,27 +43,27 @@ def _decode_end(win: str, lp: int, members: bool) -> tuple[int, Any, Spans | Non
     it); -1 when it is not one.  ``members``: an object is read member by member, the spans
     of its members' values third (``strict_object_at``).
 
-    It decodes growing pieces from ``lp`` rather than the window itself: a failure costs the
-    decoder a count of the lines before it, which over the window would be quadratic in a
-    block of many broken payloads.  A piece that fails only where it was cut (an open string,
-    a value at its end) is tried again larger, so the work stays within a constant factor of
-    what the decoder reads.
+    Past ``_IN_PLACE`` (before it, in place) it decodes growing pieces from ``lp``: a failure
+    costs the decoder a count of the lines before it, which over the window would be quadratic
+    in a block of many broken payloads.  A piece that fails only where it was cut (an open
+    string, a value at its end) is tried again larger, so the work stays within a constant
+    factor of what the decoder reads.
     """
-    size = _FIRST_PIECE
+    size, in_place = _FIRST_PIECE, lp < _IN_PLACE and not members  # (in place: a failure counts few lines)
     while True:
-        piece = win[lp : lp + size]
+        piece, at = (win, lp) if in_place else (win[lp : lp + size], 0)
         if members:
             got = strict_object_at(piece, 0)
             if got is not None:
                 return lp + got[1], got[0], got[2]
         try:
-            value, end = strict_value_at(piece, 0)
-            return lp + end, value, None
+            value, end = strict_value_at(piece, at)
+            return lp + end - at, value, None
         except RecursionError:
             return -1, None, None
         except json.JSONDecodeError as err:
             cut = err.msg.startswith("Unterminated string") or err.pos >= len(piece) - 8
-            if not cut or lp + size >= len(win):
+            if in_place or not cut or lp + size >= len(win):
                 return -1, None, None
         except ValueError:  # NaN, Infinity, a number past the float range
             return -1, None, None
