@@ -117,25 +117,3 @@ def test_a_tree_deeper_than_the_trashcan_level_is_freed_safely():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
-
-
-def test_the_compiled_build_looks_for_where_a_marker_may_begin_by_str_find_alone():
-    """Compiled, a ``str.find`` per character costs less than the character class's regex
-    call over any gap (``markerpattern.NEAR`` is 0); either way the search stops at the
-    same places."""
-    from tooldialect import markerpattern
-    from tooldialect.catalog import catalog_for
-    from tooldialect.engine.search import Skipping
-
-    assert (0 if td.compiled else 512) == markerpattern.NEAR
-    cat = catalog_for(("kimi_k2",))
-    assert cat.leads.far
-    call = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
-    for gap in (0, 1, 7, 40, 600):
-        for text in ("x" * gap + call, "~ [" * gap + call, "x" * gap, "<" * gap + "x"):
-            for pos in range(0, len(text), 5):
-                first = cat.first_rx.search(text, pos)
-                assert cat.leads.find(text, pos, len(text)) == (first.start() if first else -1)
-                plain = Skipping(cat.prose, cat.first_rx).search(text, pos, len(text))
-                led = Skipping(cat.prose, cat.first_rx, leads=cat.leads).search(text, pos, len(text))
-                assert (led and led.span()) == (plain and plain.span()), (text[:40], pos)

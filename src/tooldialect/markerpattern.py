@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Final
+from typing import ClassVar
 
 __all__ = [
     "ASCII",
@@ -184,10 +184,8 @@ def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | Non
 
 
 #: How far from where a search begins a character class is tried at every position,
-#: before ``str.find`` looks for each character (``Leads``): in the pure build the two
-#: cost the same over a gap of a few hundred characters; in compiled code a ``str.find``
-#: per character costs less than the class's one regex call over any gap (0: never tried).
-NEAR: Final = 512 if __file__.endswith(".py") else 0
+#: before ``str.find`` looks for each character (``Leads``).
+NEAR = 512
 #: A letter a marker begins with is looked for with each character that may follow it
 #: when there are at most this many (``Leads``).
 MAX_PAIRS = 3
@@ -205,7 +203,7 @@ class Leads:
     every position, some fifty times slower over text with no marker in it.  Where such
     characters stand close together (``<``-heavy code) the one regex call costs less than
     a ``str.find`` per character: in the pure build the two cost the same over a gap of a
-    few hundred characters (``NEAR``; the compiled build looks by ``str.find`` alone).  Each character is looked for only before the nearest found
+    few hundred characters.  Each character is looked for only before the nearest found
     so far, so a search costs at most their number times the distance to what it finds.
 
     When a marker may begin with a letter or a digit (``A`` of ``Action:``, ``f`` of
@@ -241,7 +239,7 @@ class Leads:
         if self.pairs and text.isascii():
             return self._paired(text, pos, end)
         lim = pos + NEAR if self.far else end
-        f = self.first.search(text, pos, lim if lim < end else end) if lim > pos else None
+        f = self.first.search(text, pos, lim if lim < end else end)
         if f is not None:
             return f.start()
         return self.beyond(text, lim, end) if lim < end else -1
@@ -254,7 +252,7 @@ class Leads:
         if end > len(text):
             end = len(text)
         lim = pos + NEAR
-        f = self.bare.search(text, pos, lim if lim < end else end) if NEAR else None
+        f = self.bare.search(text, pos, lim if lim < end else end)
         if f is not None:
             best = f.start()
         else:

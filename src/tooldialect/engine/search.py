@@ -76,7 +76,7 @@ class Skipping:
         while True:
             lim = pos + NEAR
             if lim < end:
-                f = first.search(text, pos, lim) if NEAR else None
+                f = first.search(text, pos, lim)
                 p = f.start() if f is not None else leads.beyond(text, lim, end)
                 if p < 0:
                     return None
