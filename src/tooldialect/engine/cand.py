@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 _PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
-_CALL_NODES = ("call", "bare_call")
+_CALL_NODES: Final = ("call", "bare_call")
 _FIRST = itemgetter(0)
 
 
@@ -402,7 +402,7 @@ class Cand:
             self.bad = True  # a reply-anchored payload that is not a call: not a block at all
             return
         if len(calls) == 1 and not issues:  # (nothing to order)
-            if (name == "call" or name == "bare_call") and self.named_begun > self.named_done:
+            if name in _CALL_NODES and self.named_begun > self.named_done:
                 key = self._named_key()  # (most calls: as _keys gives it, without its lists)
             else:
                 key = self._keys(node, calls, issues)[0][0]

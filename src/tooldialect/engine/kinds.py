@@ -1,5 +1,6 @@
 """The engine's vocabulary: the states its rooms are in and the keys that tie a call's
-events together, as enums and named tuples (never strings, tuple shapes or sentinels)."""
+events together, as enums, named tuples and a plain item class (never strings, tuple
+shapes or sentinels)."""
 
 from __future__ import annotations
 
