@@ -97,7 +97,9 @@ clean:
 # the "vs before" gates. BENCH_COMPILED=1 (the default; empty to skip) then builds the
 # compiled wheel (`make compiled`), installs it into a temporary directory and measures it,
 # tooldialect only: the "(compiled)" rows the peer gates read, and the floor parser on the
-# compiled build. BENCH_ARGS go to every run (the last --json wins in the first two).
+# compiled build. benchmarks/paired.py then measures the peer gates' cells of that build
+# (the pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows those
+# gates read. BENCH_ARGS go to every run (the last --json wins in all but the last).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
 BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
 BENCH_JSON ?= benchmarks/results.json
@@ -132,8 +134,10 @@ bench: $(BENCH_VENV)/.bench-ready
 	        compiled="--compiled $$tmp/compiled1.json,$$tmp/compiled$$r.json"; \
 	    fi; \
 	done; \
+	$(BENCH_VENV)/bin/python benchmarks/paired.py $(BENCH_ARGS) --json "$$tmp/paired.json" \
+	    $$(if [ -n "$$compiled" ]; then echo --src "$$tmp/compiled"; fi); \
 	echo "# this checkout"; \
-	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $$compiled $(BENCH_ARGS); \
+	$(BENCH_VENV)/bin/python benchmarks/run.py $$before $$compiled --paired "$$tmp/paired.json" $(BENCH_ARGS); \
 	echo "# the floor: pure, then compiled"; \
 	$(BENCH_VENV)/bin/python benchmarks/floor.py; \
 	if [ -n "$$compiled" ]; then $(BENCH_VENV)/bin/python benchmarks/floor.py --src "$$tmp/compiled"; fi; \

@@ -39,10 +39,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import stubs
-
-stubs.install_sglang()
-stubs.install_vllm()
-
 import workloads
 
 # peers.py and toolsets.py import tooldialect: main() imports them once --src is on the path
@@ -326,6 +322,22 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def paired_table(paired: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The paired cells (paired.py): least and median ms of the rounds, per format."""
+    out = [f"\n### The peer gates' cells in pairs ({meta.get('rounds', '?')} rounds), least / median ms\n"]
+    cols = [(k, m) for k, m in (("a", "full"), ("a", "stream"), ("b", "full"), ("b", "stream"))]
+    for fmt in dict.fromkeys(r["format"] for r in paired):
+        out += [f"\n#### {fmt}\n", "| parser | " + " | ".join(f"{k} {m}" for k, m in cols) + " |"]
+        out.append("| --- |" + " ---: |" * len(cols))
+        for lib in dict.fromkeys(r["lib"] for r in paired if r["format"] == fmt):
+            cells = [cell(paired, fmt, lib, k, m) for k, m in cols]
+            shown_ = [
+                "" if c is None else shown(c) + ("" if c["ms"] is None else f" / {c['median_ms']:.3g}") for c in cells
+            ]
+            out.append(f"| {lib} | " + " | ".join(shown_) + " |")
+    return "\n".join(out)
+
+
 # -- gates ----------------------------------------------------------------------------------------------
 
 
@@ -380,10 +392,21 @@ def gate(
 
 
 def vs_peer(
-    rows: list[dict[str, Any]], group: str, fmt: str, lib: str, scen: str, mode: str, limit: float | None
+    rows: list[dict[str, Any]],
+    group: str,
+    fmt: str,
+    lib: str,
+    scen: str,
+    mode: str,
+    limit: float | None,
+    paired: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """tooldialect's time over the fastest text-level peer's that returned every call (a
-    report when ``limit`` is None)."""
+    report when ``limit`` is None). With ``paired`` rows (``--paired``) that hold the cell,
+    both times come from them (paired.py measured them in turn)."""
+    if paired and cell(paired, fmt, lib, scen, mode) is not None:
+        line = vs_peer(paired, group, fmt, lib, scen, mode, limit)
+        return line | {"gate": line["gate"].replace(f"{scen} {mode}:", f"{scen} {mode}, in pairs:", 1)}
     own = cell(rows, fmt, lib, scen, mode)
     best = min(
         (
@@ -445,12 +468,14 @@ def least(files: str, names: dict[str, str]) -> tuple[dict[str, Any], list[dict[
     return meta, list(best.values())
 
 
-def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The acceptance lines of the typed, compiled engine, as measured ratios
     (docs/benchmarks.md, Method), then the older lines as reports. The peer gates read the
     compiled build's rows when the run has them (``--compiled``); the pure build's rows are
-    then reports beside them."""
+    then reports beside them. ``paired`` rows (``--paired``) decide the peer gates of the
+    cells they hold; the same ratios from the separate runs follow as reports."""
     out: list[dict[str, Any]] = []
+    apart: list[dict[str, Any]] = []
     fmts = [f for f in workloads.FORMATS if any(r["format"] == f for r in rows)]
     with_peers = [f for f in fmts if any(is_peer(lib) for lib in libs(rows, f))]
 
@@ -467,18 +492,18 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # 1. batch, toolset given: at most 2x / 3x the fastest complete peer (every family on: 3x / 4x)
         for fmt in with_peers:
             for lib, limits in ((one, {"b": 2, "a": 3}), (every, {"b": 3, "a": 4})):
-                out += [
-                    vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limit(limits[k]))
-                    for k in ("b", "a")
-                    if ran(fmt, k, "full", lib)
-                ]
+                for k in ("b", "a"):
+                    if ran(fmt, k, "full", lib):
+                        out.append(vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limit(limits[k]), paired))
+                        if paired and cell(paired, fmt, lib, k, "full") is not None:
+                            apart.append(vs_peer(rows, "report · separate runs ·", fmt, lib, k, "full", None))
         # 2. streaming in 4-character deltas: no slower than the fastest peer; linear growth
         for fmt in with_peers:
-            out += [
-                vs_peer(rows, "2 stream ·", fmt, one, k, "stream", limit(1))
-                for k in ("a", "b")
-                if ran(fmt, k, "stream", one)
-            ]
+            for k in ("a", "b"):
+                if ran(fmt, k, "stream", one):
+                    out.append(vs_peer(rows, "2 stream ·", fmt, one, k, "stream", limit(1), paired))
+                    if paired and cell(paired, fmt, one, k, "stream") is not None:
+                        apart.append(vs_peer(rows, "report · separate runs ·", fmt, one, k, "stream", None))
         for fmt in fmts:
             for lib in (one, every):
                 if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
@@ -515,7 +540,7 @@ def gates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 pure, comp = ms(rows, fmt, TD, k, m), ms(rows, fmt, COMPILED[TD], k, m)
                 if pure is not None and comp is not None:
                     out.append(gate(f"report · {fmt} {k} {m}: pure / compiled", ratio(comp, pure)))
-    return out + reports(rows)
+    return out + apart + reports(rows)
 
 
 def reports(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -571,6 +596,8 @@ def load(src: Path) -> Any:
     """Import tooldialect from ``src`` first, then peers.py and toolsets.py (which leave an
     imported tooldialect alone); refuse a package that did not come from ``src``."""
     global peers, toolsets
+    stubs.install_sglang()  # before anything imports a peer (importing run.py alone stubs nothing)
+    stubs.install_vllm()
     src = src.resolve()
     sys.path.insert(0, str(src))
     import tooldialect
@@ -615,6 +642,12 @@ def header(meta: dict[str, Any], before: dict[str, Any] | None) -> str:
             f"# compiled: tooldialect from {compiled.get('tooldialect')} (rev {compiled.get('rev')}), "
             f"measured {compiled.get('when')}"
         )
+    paired = meta.get("paired")
+    if paired is not None:
+        lines.append(
+            f"# in pairs: tooldialect from {paired.get('tooldialect')} ({paired.get('build')} build) in turn "
+            f"with the peers, {paired.get('rounds')} rounds, measured {paired.get('when')}"
+        )
     return "\n".join(lines)
 
 
@@ -650,6 +683,12 @@ def main(argv: list[str] | None = None) -> int:
         help="--json files (comma-separated) of --tooldialect-only runs on the compiled wheel: "
         "their rows (each cell's least time) join the tables as '(compiled)' and the peer gates read them",
     )
+    ap.add_argument(
+        "--paired",
+        default="",
+        help="a paired.py --json file: its rows (the peer gates' cells, measured in turn with the "
+        "peers) decide those gates; the separate runs' ratios become reports",
+    )
     args = ap.parse_args(argv)
     td = load(Path(args.src))
     fmts = [f for f in args.only.split(",") if f] or list(workloads.FORMATS)
@@ -678,6 +717,10 @@ def main(argv: list[str] | None = None) -> int:
             if json.loads(Path(name).read_text(encoding="utf-8")).get("meta", {}).get("build") != "compiled":
                 sys.exit(f"--compiled {name}: that run imported a pure tooldialect, not the compiled wheel")
         meta["compiled"], compiled_rows = least(args.compiled, COMPILED)
+    paired: list[dict[str, Any]] = []
+    if args.paired:
+        data = json.loads(Path(args.paired).read_text(encoding="utf-8"))
+        meta["paired"], paired = data.get("meta", {}), data["cells"]
     print(header(meta, before_meta), flush=True)
     with_peers = not args.tooldialect_only
     rows: list[dict[str, Any]] = []
@@ -690,12 +733,15 @@ def main(argv: list[str] | None = None) -> int:
         run_toolset(rows)
     rows += compiled_rows + before_rows + alone_rows
     print(table(rows))
-    gs = [] if args.tooldialect_only else gates(rows)
+    if paired:
+        print(paired_table(paired, meta["paired"]))
+    gs = [] if args.tooldialect_only else gates(rows, paired)
     if gs:
         print("\n### Acceptance gates\n")
         print(gate_table(gs))
     if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "cells": rows, "gates": gs}, indent=1), encoding="utf-8")
+        out = {"meta": meta, "cells": rows, "gates": gs} | ({"paired": paired} if paired else {})
+        Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
 
 

@@ -1,0 +1,108 @@
+"""benchmarks/paired.py and run.py's ``--paired``: the peer gates read the cells measured in
+turn with the peers, the separate runs' ratios stay as reports, and a round-by-round cell
+keeps every parser's least and median sample."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name: str, alias: str, run: ModuleType | None = None) -> ModuleType:
+    """benchmarks/<name>.py as ``alias`` (fuzz/ has a ``run`` module of its own); paired.py
+    is given the benchmark ``run`` while it imports."""
+    spec = importlib.util.spec_from_file_location(alias, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    path, saved = list(sys.path), sys.modules.get("run")
+    try:
+        if run is not None:
+            sys.modules["run"] = run
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
+        if saved is None:
+            sys.modules.pop("run", None)
+        else:
+            sys.modules["run"] = saved
+    return module
+
+
+run = _load("run", "bench_run")
+paired = _load("paired", "bench_paired", run)
+PEER = "sglang KimiK2Detector"
+
+
+def _row(lib: str, scen: str, mode: str, ms: float, calls: int = 20) -> dict[str, Any]:
+    return {
+        "format": "kimi_k2",
+        "lib": lib,
+        "scenario": scen,
+        "mode": mode,
+        "chars": 1,
+        "expected_calls": 20,
+        "ms": ms,
+        "calls": calls,
+    }
+
+
+def _by_name(gs: list[dict[str, Any]], *words: str) -> list[dict[str, Any]]:
+    return [g for g in gs if all(w in g["gate"] for w in words)]
+
+
+def test_paired_rows_decide_the_peer_gate_and_the_separate_runs_report() -> None:
+    compiled = run.COMPILED[run.TD]
+    rows = [_row(run.TD, "b", "full", 9.0), _row(compiled, "b", "full", 3.0), _row(PEER, "b", "full", 1.0)]
+    pairs = [_row(compiled, "b", "full", 1.8), _row(PEER, "b", "full", 1.0)]
+    gs = run.gates(rows, pairs)
+    (line,) = _by_name(gs, "1 batch · kimi_k2 b full, in pairs:", compiled)
+    assert line["value"] == 1.8 and line["limit"] == 2 and line["holds"] is True
+    (apart,) = _by_name(gs, "separate runs", compiled)
+    assert apart["value"] == 3.0 and apart["holds"] is None
+    # without paired rows the separate runs decide, and fail
+    (alone,) = _by_name(run.gates(rows), "1 batch · kimi_k2 b full:", compiled, "≤ 2")
+    assert alone["value"] == 3.0 and alone["holds"] is False
+    assert not _by_name(run.gates(rows), "separate runs")
+
+
+def test_a_paired_peer_that_missed_a_call_is_not_the_fastest() -> None:
+    compiled = run.COMPILED[run.TD]
+    rows = [_row(compiled, "b", "full", 3.0), _row(PEER, "b", "full", 1.0)]
+    pairs = [_row(compiled, "b", "full", 1.8), _row(PEER, "b", "full", 0.5, calls=19), _row("vllm x", "b", "full", 1.2)]
+    (line,) = _by_name(run.gates(rows, pairs), "b full, in pairs:", compiled)
+    assert "vllm x" in line["gate"] and line["value"] == 1.8 / 1.2
+
+
+class _Fake:
+    def __init__(self, lib: str, pause: float, calls: int) -> None:
+        self.lib, self.pause, self.calls = lib, pause, calls
+
+    def full(self, text: str) -> int:
+        if self.pause:
+            time.sleep(self.pause)
+        return self.calls
+
+    def stream(self, deltas: list[str]) -> int:
+        return self.full("")
+
+    def prepare(self, deltas: list[str]) -> list[str]:
+        return deltas
+
+
+def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers() -> None:
+    fast = _Fake(run.TD, 0.0, 1)
+    slow = _Fake("vllm slow", 0.01, 1)  # far over FAR times the fastest after round one
+    wrong = _Fake("sglang wrong", 0.0, 0)  # misses the call: never the fastest
+    rows = paired.pair_cell("kimi_k2", [fast, slow, wrong], "a", "full", 3, run.COMPILED)
+    by = {r["lib"]: r for r in rows}
+    assert set(by) == {run.COMPILED[run.TD], "vllm slow", "sglang wrong"}
+    mine = by[run.COMPILED[run.TD]]
+    assert mine["rounds"] == 3 and mine["calls"] == 1 and 0 < mine["ms"] <= mine["median_ms"]
+    assert by["vllm slow"]["rounds"] == 1 and by["sglang wrong"]["rounds"] == 1
+    assert by["vllm slow"]["ms"] > mine["ms"]
