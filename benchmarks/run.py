@@ -88,9 +88,11 @@ def measure(fn: Any, arg: Any, min_time: float = 0.02, samples: int = 5) -> tupl
 TIMEOUT = 150.0  # seconds: a cell still running then is stopped and reported
 
 
-def isolated(fn: Any, arg: Any, samples: int = 5) -> tuple[float | None, Any, str]:
-    """``measure`` in a forked child with a time limit: a parser that backtracks for
-    minutes (SGLang's pythonic regex) is reported, not waited for."""
+def isolated(fn: Any, arg: Any, samples: int = 5, timeout: float = 0.0) -> tuple[float | None, Any, str]:
+    """``measure`` in a forked child with a time limit (``timeout`` seconds, else
+    ``TIMEOUT``): a parser that backtracks for minutes (SGLang's pythonic regex) is
+    reported, not waited for."""
+    timeout = timeout or TIMEOUT
     import os
     import select
     import signal
@@ -107,12 +109,12 @@ def isolated(fn: Any, arg: Any, samples: int = 5) -> tuple[float | None, Any, st
         os.write(w, msg.encode())
         os._exit(0)
     os.close(w)
-    ready, _, _ = select.select([r], [], [], TIMEOUT)
+    ready, _, _ = select.select([r], [], [], timeout)
     if not ready:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(r)
-        return None, None, f"stopped after {TIMEOUT:.0f} s"
+        return None, None, f"stopped after {timeout:.0f} s"
     data = b""
     while chunk := os.read(r, 65536):
         data += chunk

@@ -95,13 +95,16 @@ class _Fake:
         return deltas
 
 
-def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers() -> None:
+def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers(monkeypatch: Any) -> None:
+    monkeypatch.setattr(paired, "STOP", 0.5)
     fast = _Fake(run.TD, 0.0, 1)
     slow = _Fake("vllm slow", 0.01, 1)  # far over FAR times the fastest after round one
     wrong = _Fake("sglang wrong", 0.0, 0)  # misses the call: never the fastest
-    rows = paired.pair_cell("kimi_k2", [fast, slow, wrong], "a", "full", 3, run.COMPILED)
+    hung = _Fake("sglang hung", 30.0, 1)  # stopped at STOP, then left out
+    rows = paired.pair_cell("kimi_k2", [fast, slow, wrong, hung], "a", "full", 3, run.COMPILED)
     by = {r["lib"]: r for r in rows}
-    assert set(by) == {run.COMPILED[run.TD], "vllm slow", "sglang wrong"}
+    assert set(by) == {run.COMPILED[run.TD], "vllm slow", "sglang wrong", "sglang hung"}
+    assert by["sglang hung"]["ms"] is None and by["sglang hung"]["note"].startswith("stopped after")
     mine = by[run.COMPILED[run.TD]]
     assert mine["rounds"] == 3 and mine["calls"] == 1 and 0 < mine["ms"] <= mine["median_ms"]
     assert by["vllm slow"]["rounds"] == 1 and by["sglang wrong"]["rounds"] == 1
