@@ -7,7 +7,7 @@ compiled build, and beside itself before, in one session.
     benchmarks/setup.sh "$BENCH_VENV" && "$BENCH_VENV"/bin/python benchmarks/run.py [--json out.json]
         [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
         [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json[,…]] [--alone pure.json[,…]]
-        [--compiled compiled.json]
+        [--compiled compiled.json] [--paired paired.json]
 
 Prints one table per format (median milliseconds and calls found), the `<`-heavy streams,
 the toolset build, and the acceptance gates as ratios. ``--src`` picks the tooldialect
@@ -15,11 +15,13 @@ tree to measure (default: this checkout's ``src/``; a directory the compiled whe
 installed into measures the compiled build); ``--tooldialect-only`` skips the peers (how
 ``make bench`` measures the old tree and the compiled build); ``--before`` and
 ``--compiled`` add such a run's cells as ``tooldialect (before)`` and ``tooldialect
-(compiled)`` rows, which the gates read. ``--alone`` adds such runs of this checkout's
-pure build, each made right after a ``--before`` run: the gate "the pure build no slower
-than before" then compares two equally light processes, each cell's least time over the
-runs given (the tables keep the pure rows measured beside the peers). Every cell runs in
-a forked child, one after the other; nothing here is a test and nothing asserts a time.
+(compiled)`` rows, which the gates read; the peer gates read ``--paired``'s cells instead
+where it holds them (benchmarks/paired.py: tooldialect and the peers measured in turn).
+``--alone`` adds such runs of this checkout's pure build, each made right after a
+``--before`` run: the gate "the pure build no slower than before" then compares two
+equally light processes, each cell's least time over the runs given (the tables keep the
+pure rows measured beside the peers). Every cell runs in a forked child, one after the
+other; nothing here is a test and nothing asserts a time.
 """
 
 from __future__ import annotations
@@ -327,16 +329,16 @@ def table(rows: list[dict[str, Any]]) -> str:
 def paired_table(paired: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """The paired cells (paired.py): least and median ms of the rounds, per format."""
     out = [f"\n### The peer gates' cells in pairs ({meta.get('rounds', '?')} rounds), least / median ms\n"]
-    cols = [(k, m) for k, m in (("a", "full"), ("a", "stream"), ("b", "full"), ("b", "stream"))]
+    cols = [("a", "full"), ("a", "stream"), ("b", "full"), ("b", "stream")]
     for fmt in dict.fromkeys(r["format"] for r in paired):
         out += [f"\n#### {fmt}\n", "| parser | " + " | ".join(f"{k} {m}" for k, m in cols) + " |"]
         out.append("| --- |" + " ---: |" * len(cols))
         for lib in dict.fromkeys(r["lib"] for r in paired if r["format"] == fmt):
             cells = [cell(paired, fmt, lib, k, m) for k, m in cols]
-            shown_ = [
+            texts = [
                 "" if c is None else shown(c) + ("" if c["ms"] is None else f" / {c['median_ms']:.3g}") for c in cells
             ]
-            out.append(f"| {lib} | " + " | ".join(shown_) + " |")
+            out.append(f"| {lib} | " + " | ".join(texts) + " |")
     return "\n".join(out)
 
 
