@@ -48,12 +48,7 @@ def pair_cell(
     """One cell, every adapter in turn for ``rounds`` rounds: a row per adapter."""
     w = workloads.workload(scen, fmt)
     deltas = workloads.deltas(w.text, workloads.FORMATS[fmt].specials, w.delta_chars)
-    args = []
-    for ad in ads:
-        if mode == "full":
-            args.append((ad.full, ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text))
-        else:
-            args.append((ad.stream, ad.prepare(deltas)))
+    args = [(ad.full, run.whole(ad, w.text)) if mode == "full" else (ad.stream, ad.prepare(deltas)) for ad in ads]
     samples: list[list[float]] = [[] for _ in ads]
     found: list[Any] = [None] * len(ads)
     notes = [""] * len(ads)
@@ -76,13 +71,7 @@ def pair_cell(
             ]
     rows = []
     for ad, got, calls, note in zip(ads, samples, found, notes):
-        row = {
-            "format": fmt,
-            "lib": names.get(ad.lib, ad.lib),
-            "scenario": scen,
-            "mode": mode,
-            "chars": len(w.text),
-            "expected_calls": w.expected_calls,
+        row = run.cell_row(fmt, names.get(ad.lib, ad.lib), scen, mode, w) | {
             "ms": min(got) * 1000 if got else None,
             "median_ms": statistics.median(got) * 1000 if got else None,
             "calls": calls,
@@ -114,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     fmts = [f for f in args.only.split(",") if f] or list(workloads.FORMATS)
     rows: list[dict[str, Any]] = []
     for fmt in fmts:
-        ads = [ad for ad in run.peers.adapters(fmt, Path(args.venv)) if not ad.lib.startswith("openai-harmony")]
+        # tooldialect's two rows and the text-level peers (not openai-harmony, which reads token ids)
+        ads = [
+            ad
+            for ad in run.peers.adapters(fmt, Path(args.venv))
+            if ad.lib in (run.TD, run.EVERY) or run.is_peer(ad.lib)
+        ]
         if not any(run.is_peer(ad.lib) for ad in ads):
             continue
         for ad in ads:

@@ -128,12 +128,29 @@ def isolated(fn: Any, arg: Any, samples: int = 5, timeout: float = 0.0) -> tuple
     return got["secs"], got["calls"], ""
 
 
+def whole(ad: Any, text: str) -> Any:
+    """What an adapter's ``full`` is given for ``text`` (vLLM's parsers: token ids too)."""
+    return ad.prepare_full(text) if hasattr(ad, "prepare_full") else text
+
+
+def cell_row(fmt: str, lib: str, scen: str, mode: str, w: Any) -> dict[str, Any]:
+    """A cell's row before it is measured: what ran on which workload."""
+    return {
+        "format": fmt,
+        "lib": lib,
+        "scenario": scen,
+        "mode": mode,
+        "chars": len(w.text),
+        "expected_calls": w.expected_calls,
+    }
+
+
 def warm_up(ad: Any, fmt: str) -> None:
     """Run a small input once in this process, so that lazy set-up (tooldialect compiles a
     grammar on first use) is done before the cells fork, and is never timed."""
     w = workloads.workload("a", fmt)
     try:
-        ad.full(ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text)
+        ad.full(whole(ad, w.text))
         ad.stream(ad.prepare(workloads.deltas(w.text, workloads.FORMATS[fmt].specials, 4)))
     except Exception:
         pass
@@ -165,22 +182,13 @@ def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]
             w = workloads.workload(key, fmt)
             deltas = workloads.deltas(w.text, spec.specials, w.delta_chars)
             for mode in SCENARIOS[key][1]:
-                row = {
-                    "format": fmt,
-                    "lib": ad.lib,
-                    "scenario": key,
-                    "mode": mode,
-                    "chars": len(w.text),
-                    "expected_calls": w.expected_calls,
-                }
+                row = cell_row(fmt, ad.lib, key, mode, w)
                 if too_slow and key.startswith("e"):
                     row.update(ms=None, calls=None, note=f"skipped: over {CAP:.0f} s on a smaller input")
                     rows.append(row)
                     continue
                 if mode == "full":
-                    secs = run_cell(
-                        rows, row, ad.full, ad.prepare_full(w.text) if hasattr(ad, "prepare_full") else w.text
-                    )
+                    secs = run_cell(rows, row, ad.full, whole(ad, w.text))
                 else:
                     secs = run_cell(rows, row, ad.stream, ad.prepare(deltas))
                 if secs is None or secs > CAP:
@@ -486,6 +494,12 @@ def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None
     def ran(fmt: str, scen: str, mode: str, lib: str = TD) -> bool:
         return cell(rows, fmt, lib, scen, mode) is not None
 
+    def peer_line(group: str, fmt: str, lib: str, scen: str, mode: str, limit: float | None) -> None:
+        """The gate line; where it was read in pairs, the separate runs' ratio as a report."""
+        out.append(vs_peer(rows, group, fmt, lib, scen, mode, limit, paired))
+        if paired and cell(paired, fmt, lib, scen, mode) is not None:
+            apart.append(vs_peer(rows, "report · separate runs ·", fmt, lib, scen, mode, None))
+
     compiled = any(r["lib"] in COMPILED.values() for r in rows)
     builds = [(COMPILED[TD], COMPILED[EVERY], True), (TD, EVERY, not compiled)] if compiled else [(TD, EVERY, True)]
     for one, every, gated in builds:
@@ -498,16 +512,12 @@ def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None
             for lib, limits in ((one, {"b": 2, "a": 3}), (every, {"b": 3, "a": 4})):
                 for k in ("b", "a"):
                     if ran(fmt, k, "full", lib):
-                        out.append(vs_peer(rows, "1 batch ·", fmt, lib, k, "full", limit(limits[k]), paired))
-                        if paired and cell(paired, fmt, lib, k, "full") is not None:
-                            apart.append(vs_peer(rows, "report · separate runs ·", fmt, lib, k, "full", None))
+                        peer_line("1 batch ·", fmt, lib, k, "full", limit(limits[k]))
         # 2. streaming in 4-character deltas: no slower than the fastest peer; linear growth
         for fmt in with_peers:
             for k in ("a", "b"):
                 if ran(fmt, k, "stream", one):
-                    out.append(vs_peer(rows, "2 stream ·", fmt, one, k, "stream", limit(1), paired))
-                    if paired and cell(paired, fmt, one, k, "stream") is not None:
-                        apart.append(vs_peer(rows, "report · separate runs ·", fmt, one, k, "stream", None))
+                    peer_line("2 stream ·", fmt, one, k, "stream", limit(1))
         for fmt in fmts:
             for lib in (one, every):
                 if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):

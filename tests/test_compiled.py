@@ -117,3 +117,24 @@ def test_a_tree_deeper_than_the_trashcan_level_is_freed_safely():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_either_build_finds_where_a_marker_may_begin_where_the_class_does():
+    """``Leads`` tries the character class over ``NEAR`` characters and ``str.find`` past
+    them (both builds, decision 242); the search stops at the places the class alone
+    finds, before, at and past that bound."""
+    from tooldialect.catalog import catalog_for
+    from tooldialect.engine.search import Skipping
+    from tooldialect.markerpattern import NEAR
+
+    cat = catalog_for(("kimi_k2",))
+    assert cat.leads.far
+    call = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
+    for gap in (0, 1, 7, 40, NEAR - 3, NEAR + 40):
+        for text in ("x" * gap + call, "~ [" * gap + call, "x" * gap, "<" * gap + "x"):
+            for pos in range(0, len(text), 5):
+                first = cat.first_rx.search(text, pos)
+                assert cat.leads.find(text, pos, len(text)) == (first.start() if first else -1)
+                plain = Skipping(cat.prose, cat.first_rx).search(text, pos, len(text))
+                led = Skipping(cat.prose, cat.first_rx, leads=cat.leads).search(text, pos, len(text))
+                assert (led and led.span()) == (plain and plain.span()), (text[:40], pos)

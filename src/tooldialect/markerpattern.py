@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Final
 
 __all__ = [
     "ASCII",
@@ -185,7 +185,7 @@ def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | Non
 
 #: How far from where a search begins a character class is tried at every position,
 #: before ``str.find`` looks for each character (``Leads``).
-NEAR = 512
+NEAR: Final = 512
 #: A letter a marker begins with is looked for with each character that may follow it
 #: when there are at most this many (``Leads``).
 MAX_PAIRS = 3
