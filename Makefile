@@ -27,10 +27,15 @@ check: lint dist
 
 # A platform wheel in dist/ whose hot modules mypyc compiled from the same source (the list:
 # [tool.hatch.build.targets.wheel.hooks.mypyc] in pyproject.toml). Built from the sdist in a
-# temporary directory, so the checkout never holds a compiled module.
+# temporary directory, so the checkout never holds a compiled module. COMPILED_CFLAGS is added
+# to CFLAGS for the C compiler: with -fno-semantic-interposition the calls from the compiled
+# modules into mypyc's runtime, built into the same library, are direct and may be inlined
+# (docs/decisions.md, decision 245); `make compiled COMPILED_CFLAGS=` builds without it.
+COMPILED_CFLAGS ?= -fno-semantic-interposition
+
 compiled: $(VENV)/.installed-dev
 	rm -f dist/tooldialect-*.whl dist/tooldialect-*.tar.gz
-	HATCH_BUILD_HOOKS_ENABLE=1 $(BIN)/python -m build -o dist .
+	HATCH_BUILD_HOOKS_ENABLE=1 CFLAGS="$(strip $(CFLAGS) $(COMPILED_CFLAGS))" $(BIN)/python -m build -o dist .
 
 # The compiled wheel in a new venv: the golden corpus four ways, the conformance vectors, the
 # differential tests and the compiled-build checks read as the pure build reads (tests/test_compiled.py).
