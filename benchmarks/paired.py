@@ -11,9 +11,9 @@ for a minute slows every parser of the cell alike.
 its own, minutes apart; on a shared machine the speed can change between them by more
 than the gates' margins. Here the cells of the peer gates (replies a and b, parsed whole
 and streamed in 4-character deltas) are measured round by round: in each round every
-parser of the cell takes one sample (a forked child, repeating the parse for at least
-20 ms), in turn, the order reversed every other round. Each row keeps the least sample
-(``ms``) and the median (``median_ms``). ``run.py --paired FILE`` reads the file: the
+parser of the cell takes one sample (a forked child that repeats the parse for
+``WARM`` seconds, then times it over at least 20 ms), in turn, the order reversed every
+other round. Each row keeps the least sample (``ms``) and the median (``median_ms``). ``run.py --paired FILE`` reads the file: the
 peer gates of the build measured here then read these rows, and the rows of the separate
 runs become reports beside them. tooldialect's rows are named as ``run.py`` names the
 build it imported (``tooldialect (compiled)`` for the compiled wheel).
@@ -37,6 +37,11 @@ CELLS = [("b", "full"), ("a", "full"), ("a", "stream"), ("b", "stream")]
 #: a peer this many times slower than the fastest parser of the cell in the first round
 #: cannot be the fastest: its later rounds are skipped
 FAR = 8.0
+#: seconds each sample's child repeats the parse before it is timed: a forked child runs
+#: slower until it has written to the memory it still shares with its parent (tooldialect,
+#: which touches more of it, measured 1.2-1.7x its steady time in its first 40 ms, the
+#: detectors about 1.2x)
+WARM = 0.15
 #: seconds: a sample still running then is stopped (the parser is not the fastest; run.py's
 #: own run reports how long it takes)
 STOP = 20.0
@@ -56,7 +61,7 @@ def pair_cell(
     for r in range(rounds):
         for i in active if r % 2 == 0 else active[::-1]:
             fn, arg = args[i]
-            secs, calls, note = run.isolated(fn, arg, samples=1, timeout=STOP)
+            secs, calls, note = run.isolated(fn, arg, samples=1, timeout=STOP, warm=WARM)
             if secs is None:
                 notes[i] = note
             else:

@@ -90,10 +90,14 @@ def measure(fn: Any, arg: Any, min_time: float = 0.02, samples: int = 5) -> tupl
 TIMEOUT = 150.0  # seconds: a cell still running then is stopped and reported
 
 
-def isolated(fn: Any, arg: Any, samples: int = 5, timeout: float = 0.0) -> tuple[float | None, Any, str]:
+def isolated(
+    fn: Any, arg: Any, samples: int = 5, timeout: float = 0.0, warm: float = 0.0
+) -> tuple[float | None, Any, str]:
     """``measure`` in a forked child with a time limit (``timeout`` seconds, else
     ``TIMEOUT``): a parser that backtracks for minutes (SGLang's pythonic regex) is
-    reported, not waited for."""
+    reported, not waited for. ``warm``: seconds the child repeats the parse before it
+    measures (a forked child runs slower until it has written to the memory it shares
+    with its parent: paired.py)."""
     timeout = timeout or TIMEOUT
     import os
     import select
@@ -104,6 +108,9 @@ def isolated(fn: Any, arg: Any, samples: int = 5, timeout: float = 0.0) -> tuple
     if pid == 0:  # child
         os.close(r)
         try:
+            until = time.perf_counter() + warm
+            while warm and time.perf_counter() < until:
+                fn(arg)
             secs, calls = measure(fn, arg, samples=samples)
             msg = json.dumps({"secs": secs, "calls": calls})
         except BaseException as exc:

@@ -5,6 +5,7 @@ keeps every parser's least and median sample."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -97,6 +98,7 @@ class _Fake:
 
 def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers(monkeypatch: Any) -> None:
     monkeypatch.setattr(paired, "STOP", 0.5)
+    monkeypatch.setattr(paired, "WARM", 0.01)
     fast = _Fake(run.TD, 0.0, 1)
     slow = _Fake("vllm slow", 0.01, 1)  # far over FAR times the fastest after round one
     wrong = _Fake("sglang wrong", 0.0, 0)  # misses the call: never the fastest
@@ -109,3 +111,17 @@ def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers(monke
     assert mine["rounds"] == 3 and mine["calls"] == 1 and 0 < mine["ms"] <= mine["median_ms"]
     assert by["vllm slow"]["rounds"] == 1 and by["sglang wrong"]["rounds"] == 1
     assert by["vllm slow"]["ms"] > mine["ms"]
+
+
+def test_a_forked_sample_repeats_the_parse_for_warm_seconds_before_it_is_timed() -> None:
+    made = itertools.count(1)  # (the child's own copy counts: the parent never calls)
+
+    def parse(text: str) -> int:
+        time.sleep(0.002)
+        return next(made)  # the calls before this one, and this one
+
+    _, cold, _ = run.isolated(parse, "", samples=1, timeout=5)
+    _, warmed, _ = run.isolated(parse, "", samples=1, timeout=5, warm=0.05)
+    assert cold == 1  # measure's first call is the child's first
+    assert warmed > 10  # 50 ms of 2 ms parses came first
+    assert paired.WARM > 0
