@@ -9,7 +9,12 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from support import ROOT, pyproject
 
 import tooldialect as td
@@ -138,3 +143,27 @@ def test_either_build_finds_where_a_marker_may_begin_where_the_class_does():
                 plain = Skipping(cat.prose, cat.first_rx).search(text, pos, len(text))
                 led = Skipping(cat.prose, cat.first_rx, leads=cat.leads).search(text, pos, len(text))
                 assert (led and led.span()) == (plain and plain.span()), (text[:40], pos)
+
+
+def test_the_compiled_library_calls_mypycs_runtime_directly():
+    """``make compiled`` builds the C with ``-fno-semantic-interposition`` (decision 245):
+    the engine's calls into mypyc's runtime helpers, built into the same library, are then
+    direct, and none goes through the library's PLT (readelf lists a PLT entry per
+    symbol called through it)."""
+    if not EXPECT_COMPILED:
+        pytest.skip("the pure build has no compiled library")
+    readelf = shutil.which("readelf")
+    if readelf is None or not sys.platform.startswith("linux"):
+        pytest.skip("reads an ELF library with readelf")
+    site = Path(td.__file__).resolve().parent.parent
+    # the library the compiled modules' shims imported (named by a hash of the group)
+    (lib,) = {
+        m.__file__
+        for name, m in sys.modules.items()
+        if name.endswith("__mypyc") and m.__file__ and Path(m.__file__).parent == site
+    }
+    relocs = subprocess.run([readelf, "-rW", lib], capture_output=True, text=True, check=True).stdout
+    plt = relocs[relocs.index(".rela.plt") :] if ".rela.plt" in relocs else ""
+    assert "PyObject_" in plt or "Py_" in plt  # (the interpreter's API is called through it)
+    through_plt = sorted(set(re.findall(r"\bCPy\w+", plt)))
+    assert not through_plt, through_plt[:10]
