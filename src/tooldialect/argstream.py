@@ -23,23 +23,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 __all__ = ["StrictPrefix", "args_prefix", "finish_json", "member"]
 
-_WS = " \t\r\n"
-_ESCAPES = '"\\/bfnrt'
-_HEX = "0123456789abcdefABCDEF"
-_LITERALS = ("true", "false", "null")
-_SCALAR_CHARS = "0123456789+-.eE"
-_MISSING = object()
+_WS: Final = " \t\r\n"
+_ESCAPES: Final = '"\\/bfnrt'
+_HEX: Final = "0123456789abcdefABCDEF"
+_LITERALS: Final = ("true", "false", "null")
+_SCALAR_CHARS: Final = "0123456789+-.eE"
+_MISSING: Final = object()
 #: ``match`` of a pattern that matches the empty string, so it finds a match at any offset.
 #: The runs below are asked for where their first character is, where ``*`` reads as ``+``.
 _AlwaysMatch = Callable[[str, int], "re.Match[str]"]
-_plain_run_match = cast(_AlwaysMatch, re.compile(r'[^"\\\x00-\x1f]*').match)  # string characters that need no look
-_number_run_match = cast(_AlwaysMatch, re.compile(r"[0-9+\-.eE]*").match)  # _SCALAR_CHARS
-_ws_run_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)  # _WS
-_MAX_NUMBER = 4096  # a number token longer than this breaks strict reading
+_plain_run_match: Final = cast(
+    _AlwaysMatch, re.compile(r'[^"\\\x00-\x1f]*').match
+)  # string characters that need no look
+_number_run_match: Final = cast(_AlwaysMatch, re.compile(r"[0-9+\-.eE]*").match)  # _SCALAR_CHARS
+_ws_run_match: Final = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)  # _WS
+_MAX_NUMBER: Final = 4096  # a number token longer than this breaks strict reading
 
 
 class StrictPrefix:
@@ -417,8 +419,8 @@ def _is_number(tok: str) -> bool:
 #: one encoder (json.dumps with a keyword builds a new one per call)
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call; and
 #: what it writes for a string (a member's key), in one C call.
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-_quoted = json.encoder.encode_basestring
+_dumps: Final = json.JSONEncoder(ensure_ascii=False).encode
+_quoted: Final = json.encoder.encode_basestring
 
 
 def args_prefix(text: str, *, keys: tuple[str, ...], coarse: bool, elem: int = 0, max_depth: int = 64) -> str:

@@ -9,7 +9,7 @@ Nothing here reads model text; it works on records.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .argstream import member
 from .coerce import ValueTyping
@@ -24,11 +24,11 @@ from .toolset import Toolset
 __all__ = ["Binder", "Typed", "binder_for", "typed"]
 
 # what binding builds from checked values, once per call and per diagnostic
-_tool_call = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
-_diagnostic = constructor(Diagnostic, "kind", "family", "detail", "span", "message")
+_tool_call: Final = constructor(ToolCall, "name", "arguments", "arguments_json", "id", "family", "span")
+_diagnostic: Final = constructor(Diagnostic, "kind", "family", "detail", "span", "message")
 
 
-_UNTYPED = ValueTyping(None)  # a parameter no schema describes
+_UNTYPED: Final = ValueTyping(None)  # a parameter no schema describes
 
 
 class Typed(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .compiled_grammar import CompiledGrammar, Terminal
 from .families import generation, get, names
@@ -21,11 +21,11 @@ from .pieces import piece
 __all__ = ["Catalog", "Marker", "catalog_for"]
 
 OPEN, RSTART, REND, FURNITURE = "open", "reasoning_open", "reasoning_close", "furniture"
-_ROLE_ORDER = {OPEN: 0, RSTART: 1, REND: 2, FURNITURE: 3}
-_FENCE_CHARS = "`~"
+_ROLE_ORDER: Final = {OPEN: 0, RSTART: 1, REND: 2, FURNITURE: 3}
+_FENCE_CHARS: Final = "`~"
 #: Markers wider than this are few (an opener with attributes, a reasoning header): a text's
 #: last characters are searched for any marker cut off by its end, those before for these.
-_NARROW_WIDTH = 32
+_NARROW_WIDTH: Final = 32
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Marker:
         object.__setattr__(self, "pattern", pattern)
 
 
-_NOTHING = re.compile("(?!)")
+_NOTHING: Final = re.compile("(?!)")
 
 
 @dataclass
@@ -225,11 +225,11 @@ def _lead(cat: Catalog) -> re.Pattern[str]:
 #: Two-character beginnings remembered per catalog (bounded whatever the text holds).
 _MAX_PAIRS = 4096
 #: how many characters viable() looks at where two leave more than one marker, then more
-_KEYS = (8, 24)
-_cache: dict[tuple[int, tuple[str, ...]], Catalog] = {}
+_KEYS: Final = (8, 24)
+_cache: Final[dict[tuple[int, tuple[str, ...]], Catalog]] = {}
 #: the catalog last given for the families as asked (any order, repeats): no work per stream
-_asked: dict[tuple[int, tuple[str, ...] | None], Catalog] = {}
-_lock = threading.Lock()
+_asked: Final[dict[tuple[int, tuple[str, ...] | None], Catalog]] = {}
+_lock: Final = threading.Lock()
 
 
 def catalog_for(families: tuple[str, ...] | None) -> Catalog:

@@ -15,18 +15,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .jsonscan import JsonValueError, depth_exceeds, loads_strict
 from .repair import RepairFailed, repair_json
 
 __all__ = ["ValueTyping", "json_type", "strip_template_newlines", "type_arguments", "type_literal", "type_value"]
 
-_INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
-_INTEGRAL = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
-_MAX_NEST = 64
+_INTEGER: Final = re.compile(r"-?(?:0|[1-9]\d*)")
+_INTEGRAL: Final = re.compile(r"-?(?:0|[1-9]\d*)\.0+")
+_NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_ORDER: Final = ("null", "boolean", "integer", "number", "object", "array", "string")
+_MAX_NEST: Final = 64
 
 
 def strip_template_newlines(text: str) -> str:
@@ -124,7 +124,7 @@ def type_arguments(params: list[tuple[str, str]], schema: Mapping[str, Any] | No
 
 # -- internals ------------------------------------------------------------------------------
 
-_NO = object()
+_NO: Final = object()
 
 
 def _json(trimmed: str, notes: list[str] | None = None) -> Any:

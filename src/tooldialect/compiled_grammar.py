@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar, Final, Protocol
 
 from .errors import GrammarError
 from .header import Header
@@ -37,7 +37,7 @@ __all__ = [
 
 #: External terminals the engine knows how to scan (``%declare``d in grammars), with the
 #: characters each can begin with.
-EXTERNALS: dict[str, str] = {
+EXTERNALS: Final[dict[str, str]] = {
     "JSON": "{[",
     "JSON_OBJECT": "{",
     "JSON_ARRAY": "[",
@@ -46,29 +46,29 @@ EXTERNALS: dict[str, str] = {
 }
 #: The externals that are JSON payloads (call objects or arguments); the others are
 #: values inside a call the grammar spells (a quoted string literal).
-JSON_EXTERNALS = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
+JSON_EXTERNALS: Final = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
 #: The nodes whose JSON token holds call objects (``{"name": …, "arguments": …}``, an array
 #: of them, a tool's name as the key) rather than a call's arguments.
-CALL_PAYLOADS = frozenset({"json_calls", "bare_json_calls", "keyed_json_calls"})
+CALL_PAYLOADS: Final = frozenset({"json_calls", "bare_json_calls", "keyed_json_calls"})
 #: The raw-text scanner: everything up to the marker the grammar accepts next.
 RAW_TEXT = "TEXT"
 
 #: The longest a marker may be; keeps hold-back and partial-match checks bounded.
-MAX_MARKER_WIDTH = 512
+MAX_MARKER_WIDTH: Final = 512
 
 START_RULES = ("start", "reply", "line")
 #: The rule tried where a visible line begins (registry-gated grammars only).
-LINE_RULE = "line"
+LINE_RULE: Final = "line"
 #: Furniture recognised only at the first visible character of the reply (a header the
 #: prompt left open, which would be ordinary words anywhere else).
-REPLY_FURNITURE = "FURNITURE_REPLY_"
+REPLY_FURNITURE: Final = "FURNITURE_REPLY_"
 #: The written spelling of a marker that reads several (``CANONICAL_TOOL_CALL_OPEN``):
 #: named by ``// write`` lines, read by no rule.
-CANONICAL = "CANONICAL_"
+CANONICAL: Final = "CANONICAL_"
 
-OPEN_SUFFIX = "_OPEN"
-CLOSE_SUFFIX = "_CLOSE"
-FURNITURE_PREFIX = "FURNITURE_"
+OPEN_SUFFIX: Final = "_OPEN"
+CLOSE_SUFFIX: Final = "_CLOSE"
+FURNITURE_PREFIX: Final = "FURNITURE_"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .errors import GrammarError
 
@@ -41,14 +41,16 @@ class Header:
     notes: tuple[str, ...] = ()
 
 
-_HEADER_LINE = re.compile(r"//\s?(.*)")
-_WRITE_LINE = re.compile(r"write\s+([a-z]+)(?:\s+([a-z0-9][a-z0-9._-]{0,31}))?\s*(?::\s*(.*))?|write\s*", re.DOTALL)
+_HEADER_LINE: Final = re.compile(r"//\s?(.*)")
+_WRITE_LINE: Final = re.compile(
+    r"write\s+([a-z]+)(?:\s+([a-z0-9][a-z0-9._-]{0,31}))?\s*(?::\s*(.*))?|write\s*", re.DOTALL
+)
 #: The kinds of ``// write`` line (docs/authoring.md, "Writing calls back").
-WRITE_KINDS = ("call", "block", "sep", "param", "single")
-_POLICY_KEY = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
-_VARIANT_KEY = re.compile(r"variant\s+(\S+)")
+WRITE_KINDS: Final = ("call", "block", "sep", "param", "single")
+_POLICY_KEY: Final = re.compile(r"policy\s+(\S+)", re.IGNORECASE)
+_VARIANT_KEY: Final = re.compile(r"variant\s+(\S+)")
 #: A variant's name: lowercase letters, digits, '.', '-', '_' (``v3.1``, ``longcat``).
-VARIANT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
+VARIANT_NAME: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
 
 
 def read_header(text: str, stem: str) -> Header:
@@ -82,9 +84,9 @@ def read_header(text: str, stem: str) -> Header:
 
 
 #: The header's repeatable parts, gathered in order (Header's field names).
-_LISTS = ("models", "checked_against", "policies", "writes", "variants", "variant_writes", "notes")
+_LISTS: Final = ("models", "checked_against", "policies", "writes", "variants", "variant_writes", "notes")
 #: Keys with one of a few words as their value: (Header field, the words allowed).
-_CHOICES = {
+_CHOICES: Final = {
     "value newlines": ("value_newlines", ("keep", "strip")),
     "text escapes": ("text_escapes", ("none", "backslash")),
     "special tokens": ("special_tokens", ("any", "only")),

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sized
 from numbers import Number
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema
 
@@ -41,9 +41,9 @@ __all__ = ["MAX_DEPTH", "Check", "compile_check"]
 
 Check = Callable[[Any], bool]
 
-MAX_DEPTH = 40  # schema levels; deeper schemas are left to jsonschema
-_MAX_NODES = 2000  # subschemas compiled per schema ($ref targets are compiled where used)
-_IDENTIFIERS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})
+MAX_DEPTH: Final = 40  # schema levels; deeper schemas are left to jsonschema
+_MAX_NODES: Final = 2000  # subschemas compiled per schema ($ref targets are compiled where used)
+_IDENTIFIERS: Final = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})
 
 
 class Unsupported(Exception):
@@ -204,12 +204,12 @@ def _instance_of(cls: type) -> Check:
     return lambda x: isinstance(x, cls)
 
 
-_CLASSES = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
+_CLASSES: Final = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
 #: One ``isinstance`` check per class a ``type`` names alone, and the class of each: where
 #: such a check stands beside others (``_every``) or under ``properties``, the class is
 #: tested inline rather than through the check.
-_INSTANCE: dict[type, Check] = {cls: _instance_of(cls) for cls in _CLASSES.values()}
-_CLASS_OF: dict[Check, type] = {check: cls for cls, check in _INSTANCE.items()}
+_INSTANCE: Final[dict[type, Check]] = {cls: _instance_of(cls) for cls in _CLASSES.values()}
+_CLASS_OF: Final[dict[Check, type]] = {check: cls for cls, check in _INSTANCE.items()}
 
 
 def _type(c: _Compiler, types: Any, node: Any, depth: int) -> Check:
@@ -563,7 +563,7 @@ def _pointer(root: Any, pointer: str) -> Any:
 
 # -- the table --------------------------------------------------------------------------------
 
-_TYPE_CHECKER = jsonschema.Draft202012Validator.TYPE_CHECKER  # the same object for drafts 6 to 2020-12
+_TYPE_CHECKER: Final = jsonschema.Draft202012Validator.TYPE_CHECKER  # the same object for drafts 6 to 2020-12
 
 
 def _builders() -> dict[Any, Callable[..., Check | None]]:

@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from .records import NAME_KEYS
 
@@ -41,14 +41,14 @@ __all__ = [
 
 DONE, MORE, FAIL, CUT = "done", "more", "fail", "cut"
 
-_PLAIN = re.compile(r"[ \t\r\n\w.+\-:,]+")  # outside strings: nothing that changes structure
+_PLAIN: Final = re.compile(r"[ \t\r\n\w.+\-:,]+")  # outside strings: nothing that changes structure
 # inside a double-quoted string: plain characters and whole two-character escapes
-_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
-_ESCAPED = frozenset('"\\/bfnrt')
-_TO_NEWLINE = re.compile(r"[^\n]+")
-_IN_BLOCK_COMMENT = re.compile(r"[^*]+")
-_VALUE_START = "{[,:"
-_KEEP_LIMIT = 512  # keys and names longer than this are not remembered
+_STRING_RUN: Final = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
+_ESCAPED: Final = frozenset('"\\/bfnrt')
+_TO_NEWLINE: Final = re.compile(r"[^\n]+")
+_IN_BLOCK_COMMENT: Final = re.compile(r"[^*]+")
+_VALUE_START: Final = "{[,:"
+_KEEP_LIMIT: Final = 512  # keys and names longer than this are not remembered
 
 
 class JsonScanner:
@@ -371,9 +371,9 @@ class JsonScanner:
             self.names.append((0 if root == "{" else self._elem, name))
 
 
-_NEST_PLAIN = re.compile(r'[^\[\]{}"\n]+')
-_NEST_STRING = re.compile(r'[^"\\\n]+')
-_NOT_BLANK = re.compile(r"[^ \t\r]")
+_NEST_PLAIN: Final = re.compile(r'[^\[\]{}"\n]+')
+_NEST_STRING: Final = re.compile(r'[^"\\\n]+')
+_NOT_BLANK: Final = re.compile(r"[^ \t\r]")
 
 
 class Resume:
@@ -479,12 +479,12 @@ def _finite(text: str) -> float:
 
 
 #: one decoder for every strict load (json.loads with keywords builds a new one per call)
-_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
+_STRICT: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
 
 
 #: (value, end) of the strict JSON value at an offset, as ``loads_strict`` reads it: the C
 #: scanner of the strict decoder, without ``raw_decode``'s Python frame around it
-_scan_strict: Callable[[str, int], tuple[Any, int]] = vars(_STRICT)["scan_once"]
+_scan_strict: Final[Callable[[str, int], tuple[Any, int]]] = vars(_STRICT)["scan_once"]
 
 
 def strict_value_at(text: str, pos: int) -> tuple[Any, int]:
@@ -528,7 +528,7 @@ def _decode(text: str) -> Any:
 
 
 #: What JSON counts as white space.
-JSON_WS = " \t\n\r"
+JSON_WS: Final = " \t\n\r"
 
 
 def skip_ws(text: str, pos: int) -> int:
@@ -570,7 +570,7 @@ def string_end(text: str, pos: int) -> int:
     return n if q < 0 else q + 1
 
 
-_DEPTH_STOP = re.compile(r'["\[\]{}]')
+_DEPTH_STOP: Final = re.compile(r'["\[\]{}]')
 
 
 def depth_exceeds(text: str, limit: int) -> bool:

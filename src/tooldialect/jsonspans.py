@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from .jsonscan import JSON_WS, JsonValueError, loads_strict, skip_ws, strict_value_at, string_end
 
@@ -37,10 +37,10 @@ Spans = dict[str, tuple[int, int]]
 #: ``match`` of a pattern that matches the empty string, so it finds a match at any offset.
 _AlwaysMatch = Callable[[str, int], "re.Match[str]"]
 
-_ws_match = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)
-_SCALAR = re.compile(r"[^,}\]\s]+")
-_DEPTH_STOP = re.compile(r'["\[\]{}]')
-_STRUCT = re.compile(r'["{}\[\]]')
+_ws_match: Final = cast(_AlwaysMatch, re.compile(r"[ \t\r\n]*").match)
+_SCALAR: Final = re.compile(r"[^,}\]\s]+")
+_DEPTH_STOP: Final = re.compile(r'["\[\]{}]')
+_STRUCT: Final = re.compile(r'["{}\[\]]')
 
 
 def _value_end(text: str, pos: int) -> int:
@@ -111,7 +111,7 @@ def element_spans(text: str, start: int) -> list[tuple[int, int]]:
 
 # -- what survives of a cut-off object -------------------------------------------------------
 
-_scalar_end_match = cast(_AlwaysMatch, re.compile(r"[^,}\]\s]*").match)
+_scalar_end_match: Final = cast(_AlwaysMatch, re.compile(r"[^,}\]\s]*").match)
 
 
 def partial_object(text: str, start: int) -> tuple[dict[str, Any], str | None, int]:
@@ -199,7 +199,7 @@ def depth_after(text: str, start: int, end: int) -> int:
 # jsonscan walks, which also take text that is not strict, answer if it ever does not.
 
 #: (value, end) of the JSON value at an offset (the scanner a decoder makes for itself)
-_scan_value: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
+_scan_value: Final[Callable[[str, int], tuple[Any, int]]] = vars(json.JSONDecoder())["scan_once"]
 
 
 def member_span(text: str, start: int, key: str, known: Spans | None = None) -> tuple[int, int] | None:

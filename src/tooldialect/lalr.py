@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, final
+from typing import Any, Final, final
 
 __all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
 
-END = "$END"
+END: Final = "$END"
 #: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once),
 #: and from how deep a stack at most: deeper ones rarely recur.
-_MAX_ANSWERS = 4096
-_DEEPEST_KEPT = 64
+_MAX_ANSWERS: Final = 4096
+_DEEPEST_KEPT: Final = 64
 
 
 # Tokens and nodes are tracked by the garbage collector in the compiled build too, though

@@ -28,15 +28,15 @@ __all__ = [
 #: ``markers.simulate``, which that module puts here when it is imported (it reads the
 #: regex parser's internals; every pattern but ``NO_MARKER`` is made there): whether some
 #: path of a pattern wants a character past the end of a text.
-SIMULATE: list[Callable[[str, str], bool]] = []
+SIMULATE: Final[list[Callable[[str, str], bool]]] = []
 #: The tails a pattern remembers the simulation's answer for.
-MAX_SEEN = 1024
+MAX_SEEN: Final = 1024
 #: The characters ``MarkerPattern.places`` lists (and a terminal's probe may rule out).
-ASCII = frozenset(chr(code) for code in range(128))
+ASCII: Final = frozenset(chr(code) for code in range(128))
 
 
 #: How many characters of a run (``MarkerPattern.run``) are stepped over one by one.
-_SHORT_RUN = 4
+_SHORT_RUN: Final = 4
 
 
 @dataclass(frozen=True)
@@ -139,11 +139,11 @@ class Arriving:
 
 
 #: No pattern: nothing is ever arriving (a watch with nothing to watch).
-NEVER_ARRIVING = Arriving(())
+NEVER_ARRIVING: Final = Arriving(())
 
 #: What a scanned (external) terminal has as a marker pattern: nothing matches it, nothing
 #: is arriving (``Terminal.marker``: code that reads markers never asks ``None``).
-NO_MARKER = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
+NO_MARKER: Final = MarkerPattern("(?!)", re.compile("(?!)"), 0, frozenset(), None, False)
 
 
 def lead_seconds(pats: Sequence[MarkerPattern], skip: str = "") -> dict[str, str] | None:
@@ -188,7 +188,7 @@ def lead_parts(pats: Sequence[MarkerPattern], skip: str = "") -> list[str] | Non
 NEAR: Final = 512
 #: A letter a marker begins with is looked for with each character that may follow it
 #: when there are at most this many (``Leads``).
-MAX_PAIRS = 3
+MAX_PAIRS: Final = 3
 
 
 def _char_class(chars: Sequence[str]) -> re.Pattern[str]:

@@ -20,15 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 __all__ = ["NameIndex", "Resolution", "normalise", "offered"]
 
-_JUNK = re.compile(r"[\"'<>()\n\r:={\[,;]")
-_PREFIXES = ("functions.", "functions/", "tools.", "tools/", "tool.", "tool/")
-_SEP = re.compile(r"[\s\-./]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SUFFIXES = ("_tool", "-tool", "tool")
-_FUZZY_MAX_LEN = 64
+_JUNK: Final = re.compile(r"[\"'<>()\n\r:={\[,;]")
+_PREFIXES: Final = ("functions.", "functions/", "tools.", "tools/", "tool.", "tool/")
+_SEP: Final = re.compile(r"[\s\-./]+")
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SUFFIXES: Final = ("_tool", "-tool", "tool")
+_FUZZY_MAX_LEN: Final = 64
 
 
 def normalise(name: str) -> str:

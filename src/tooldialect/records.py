@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -30,11 +30,11 @@ __all__ = [
 
 #: Keys that hold a call's arguments, in priority order (read from a call object, and
 #: unwrapped by binding when the schema does not expect them).
-ARGUMENT_KEYS = ("arguments", "parameters", "args", "params", "input")
+ARGUMENT_KEYS: Final = ("arguments", "parameters", "args", "params", "input")
 #: The members of a call object that hold its tool name, and its id.
-NAME_KEYS = ("name", "tool_name")
-ID_KEYS = ("id", "tool_call_id", "call_id")
-_EXCERPT = 80
+NAME_KEYS: Final = ("name", "tool_name")
+ID_KEYS: Final = ("id", "tool_call_id", "call_id")
+_EXCERPT: Final = 80
 
 
 def call_id_of(obj: Mapping[str, Any]) -> str | None:
@@ -165,7 +165,7 @@ def not_object_issue(name: str, value: Any, span: tuple[int, int]) -> Issue:
 
 #: What a payload node may hold beside its payload and still say nothing: white space and
 #: the brackets of an empty object or call (``{}``, ``()``).
-_EMPTY = frozenset(" \t\r\n{}[](),;:")
+_EMPTY: Final = frozenset(" \t\r\n{}[](),;:")
 
 
 def unread_issue(text: str, kinds: list[str], holder: str, name: str | None, span: tuple[int, int]) -> Issue | None:

@@ -8,7 +8,7 @@ the reader (``announce``, ``params``, ``keyword_arguments``, ``args_text``,
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -24,7 +24,7 @@ from .tree import first_token, node_text
 __all__ = ["Salvage"]
 
 #: Brackets whose tokens a reduced call's value stack may still hold.
-OPENERS = ("(", "[", "{")
+OPENERS: Final = ("(", "[", "{")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

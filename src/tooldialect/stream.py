@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -21,12 +21,12 @@ __all__ = ["ToolStream", "Translator", "parse", "parse_tokens"]
 
 
 #: the policy of a stream given none (a frozen model: one instance serves every stream)
-_DEFAULT_POLICY = Policy()
+_DEFAULT_POLICY: Final = Policy()
 
 
 #: the families selections found known, each at the registry's generation then (most
 #: streams ask for one of a few selections: each is looked up in the registry once)
-_KNOWN: dict[tuple[str, ...], int] = {}
+_KNOWN: Final[dict[tuple[str, ...], int]] = {}
 
 
 def _families(families: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -157,7 +157,7 @@ class Translator:
 _TEXT, _REASONING, _CALL_END, _DIAGNOSTIC = TextDelta.type, ReasoningDelta.type, CallEnd.type, DiagnosticEvent.type
 #: each event class's tag by the class: a look-up by ``type(ev)`` spares reading the tag
 #: through pydantic's ``__getattr__`` hook, which every attribute of a model pays
-_TAGS: dict[type, str] = {
+_TAGS: Final[dict[type, str]] = {
     TextDelta: _TEXT,
     ReasoningDelta: _REASONING,
     CallEnd: _CALL_END,

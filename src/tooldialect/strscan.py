@@ -15,6 +15,7 @@ most twice when the text arrives in pieces.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from .jsonscan import CUT, DONE, MORE, quoted_end
 
@@ -23,8 +24,8 @@ __all__ = ["STRING_STARTS", "StringScanner"]
 #: The characters a string literal begins with.
 STRING_STARTS = "'\"`"
 
-_PLAIN = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}  # inside a triple-quoted string
-_TRIPLES = "'\""  # the quotes that may be tripled (a backtick never is)
+_PLAIN: Final = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}  # inside a triple-quoted string
+_TRIPLES: Final = "'\""  # the quotes that may be tripled (a backtick never is)
 
 
 class StringScanner:

@@ -32,7 +32,7 @@ import json
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Final, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -77,28 +77,28 @@ __all__ = [
 ]
 
 #: The conventional rule whose payload holds objects keyed by the tool name.
-KEYED_RULE = "keyed_json_calls"
+KEYED_RULE: Final = "keyed_json_calls"
 #: payloads a reader keeps decoded for its next loads (a block's, found before it is read)
-_DECODED_KEPT = 32
+_DECODED_KEPT: Final = 32
 #: The conventional rules :meth:`Reader.read` reads as calls (every other node is None).
-CALL_NODES = CALL_PAYLOADS | {"call", "bare_call"}
+CALL_NODES: Final = CALL_PAYLOADS | {"call", "bare_call"}
 #: The parts of a ``call`` the reader reads: its name, JSON arguments, id, text parameters
 #: (``unpadded_value``: a value whose spelling writes no padding newlines).
-_CALL_PARTS = frozenset(
+_CALL_PARTS: Final = frozenset(
     {"name", "arguments", "call_id", "param", "param_name", "param_value", "unpadded_value", "string_flag"}
 )
 #: The nodes of a literal value (``_pyliteral.lark``), read by :func:`tooldialect.pyliteral.literal`.
-_LITERAL_PARTS = frozenset(
+_LITERAL_PARTS: Final = frozenset(
     {"py_name", "py_string", "py_template", "py_number", "py_op", "py_list", "py_tuple", "py_dict", "py_entry"}
 )
 #: Every node name the generic reader reads, in one place (docs/authoring.md, "Rule names
 #: the generic transformer reads"): the call rules and the parts it reads in them.  A
 #: grammar whose call holds a node not named here is refused when it compiles
 #: (``grammar.unread``): what it parsed would be dropped.  A name added here is read under a call.
-READ_NODES: frozenset[str] = CALL_NODES | _CALL_PARTS | frozenset(LITERAL_ITEMS) | _LITERAL_PARTS
+READ_NODES: Final[frozenset[str]] = CALL_NODES | _CALL_PARTS | frozenset(LITERAL_ITEMS) | _LITERAL_PARTS
 #: The nodes whose children the reader picks by name, each with the children one of which
 #: it must hold (a call without a ``name`` has no tool name).
-PICKED_NODES: Mapping[str, frozenset[str]] = MappingProxyType(
+PICKED_NODES: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {"call": frozenset({"name"}), "bare_call": frozenset({"name"}), "param": frozenset({"param_name"})}
 )
 

@@ -3,7 +3,7 @@ of a rule that nests to the left, and the arguments of a call written as code.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .compiled_grammar import EXTERNALS
 from .lalr import Node, Tok
@@ -21,7 +21,7 @@ __all__ = [
 
 #: One argument of a ``call`` written as code: a keyword argument (read; a stream sends it as
 #: soon as it is reduced) or a positional value (refused: nothing says which parameter it is).
-LITERAL_ITEMS = ("py_kwarg", "py_value")
+LITERAL_ITEMS: Final = ("py_kwarg", "py_value")
 
 
 def literal_items(node: Node) -> list[Node]:
@@ -92,7 +92,7 @@ def node_text(item: Any) -> str:
 
 
 #: The key under which :func:`call_parts` keeps a call's literal items.
-LITERAL_KEY = "py_kwarg"
+LITERAL_KEY: Final = "py_kwarg"
 
 
 def call_parts(node: Node) -> dict[str, Any]:

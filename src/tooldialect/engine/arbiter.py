@@ -7,6 +7,7 @@ they found (a :class:`Verdict`) and the arbiter acts on it."""
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from ..catalog import Marker
 from ..compiled_grammar import CompiledGrammar
@@ -26,8 +27,8 @@ from .window import Window
 
 __all__ = ["Arbiter"]
 
-_TAG_OPEN = re.compile(r"<[A-Za-z]")  # an XML-like tag, not a model's special token (<|…|>, [TOOL_CALLS])
-_SPACES = re.compile(r"[ \t]*")
+_TAG_OPEN: Final = re.compile(r"<[A-Za-z]")  # an XML-like tag, not a model's special token (<|…|>, [TOOL_CALLS])
+_SPACES: Final = re.compile(r"[ \t]*")
 
 
 def _refused(c: Cand) -> bool:

@@ -55,9 +55,9 @@ __all__ = [
     "resumed",
 ]
 
-_PAYLOAD_RULES = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
+_PAYLOAD_RULES: Final = frozenset({"json_calls", "bare_json_calls", KEYED_RULE})  # nodes read from a JSON token
 _CALL_NODES: Final = ("call", "bare_call")
-_FIRST = itemgetter(0)
+_FIRST: Final = itemgetter(0)
 
 
 def resumed(ig: Terminal, text: str, pos: int) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..argstream import StrictPrefix
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, CompiledGrammar, Terminal
@@ -25,17 +25,17 @@ from .values import ESCAPE_GROUP, TEXT, TextValues
 from .window import Window
 
 __all__ = ["Cursor"]
-_UNEXPECTED: dict[str, str] = {}  # a failure's reason per ASCII character (shared openers' blocks)
+_UNEXPECTED: Final[dict[str, str]] = {}  # a failure's reason per ASCII character (shared openers' blocks)
+_NON_WS: Final = re.compile(r"\S")
 
-_NON_WS = re.compile(r"\S")
-
-
-#: The first piece of a payload the whole-payload reader decodes, and how much larger each try
-#: is; a payload that begins before ``_IN_PLACE`` in the window is decoded in place.
-_FIRST_PIECE, _GROWTH, _IN_PLACE = 1024, 8, 16384
+#: The first piece of a payload the whole-payload reader decodes, how much larger each try is;
+#: a payload that begins before ``_IN_PLACE`` in the window is decoded in place.
+_FIRST_PIECE: Final = 1024
+_GROWTH: Final = 8
+_IN_PLACE: Final = 16384
 #: How a call object begins as models write it: such a payload, where the grammar reads call
 #: objects, is decoded member by member (its reader then knows where each lies), others whole.
-_CALL_OBJECT = tuple('{"' + key + '"' for key in (*NAME_KEYS, "function", "tool_calls", "tool_call"))
+_CALL_OBJECT: Final = tuple('{"' + key + '"' for key in (*NAME_KEYS, "function", "tool_calls", "tool_call"))
 
 
 def _decode_end(win: str, lp: int, members: bool) -> tuple[int, Any, Spans | None]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..binding import Binder
 from ..construct import constructor
 from ..models import (
@@ -34,14 +36,14 @@ __all__ = [
 ]
 
 # the events, built from values the engine has checked (models.constructor)
-text_delta = constructor(TextDelta, "text")
-reasoning_delta = constructor(ReasoningDelta, "text")
-arguments_delta = constructor(ArgumentsDelta, "index", "fragment")
-call_start = constructor(CallStart, "index", "name", "id")
-call_end = constructor(CallEnd, "index", "call")
-call_abort = constructor(CallAbort, "index", "reason")
+text_delta: Final = constructor(TextDelta, "text")
+reasoning_delta: Final = constructor(ReasoningDelta, "text")
+arguments_delta: Final = constructor(ArgumentsDelta, "index", "fragment")
+call_start: Final = constructor(CallStart, "index", "name", "id")
+call_end: Final = constructor(CallEnd, "index", "call")
+call_abort: Final = constructor(CallAbort, "index", "reason")
 diagnostic_event = constructor(DiagnosticEvent, "diagnostic")
-parse_result = constructor(ParseResult, "text", "reasoning", "calls", "diagnostics")
+parse_result: Final = constructor(ParseResult, "text", "reasoning", "calls", "diagnostics")
 
 
 class Sink:

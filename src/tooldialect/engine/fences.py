@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Final
 
 from .events import Sink
 from .kinds import Mode
@@ -16,11 +17,11 @@ from .window import Held, Window
 
 __all__ = ["MAX_RUN", "CodeSpan", "Fences"]
 
-_INLINE_STOP = re.compile(r"`+|\n[ \t]*\n")
-_SPACES = re.compile(r"[ \t]*")
+_INLINE_STOP: Final = re.compile(r"`+|\n[ \t]*\n")
+_SPACES: Final = re.compile(r"[ \t]*")
 #: A backtick or tilde run longer than this opens no fence and no code span: it is text.
 #: Deciding that early keeps a run from being held (and read again) while it grows.
-MAX_RUN = 256
+MAX_RUN: Final = 256
 
 
 @functools.lru_cache(maxsize=64)

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 #: A position no text reaches: "never", where a position is asked for.
-NEVER = 1 << 62
+NEVER: Final = 1 << 62
 
 
 class _Members(enum.Enum):

@@ -7,7 +7,7 @@ It owns ``call_index``, ``calls_out`` and ``line_calls`` and, per block, ``start
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from ..argstream import member
 from ..binding import Binder, typed
@@ -38,7 +38,7 @@ from .window import Window
 
 __all__ = ["Ledger", "may_be_quoted"]
 
-_make = tuple.__new__  # Key.element without the call, per delta
+_make: Final = tuple.__new__  # Key.element without the call, per delta
 
 
 def _first_key(text: str) -> str | None:

@@ -4,7 +4,7 @@ plan, from a stack of placeholder values standing for those a candidate's parser
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar
 from ..lalr import END, LRParser, Node, Tok
@@ -102,7 +102,7 @@ class Plans:
         self.tokens = 0  # tokens of the endings worked out
 
 
-_NO_REF = -1
+_NO_REF: Final = -1
 
 
 class _Dry:
@@ -232,7 +232,7 @@ def _merged(toks: int, first: Stage, then: Stage | None) -> Stage:
 
 
 #: The tokens a scanner reads (the others are markers the lexer matches).
-SCANNED = JSON_EXTERNALS | {TEXT}
+SCANNED: Final = JSON_EXTERNALS | {TEXT}
 
 
 def _planned(g: CompiledGrammar) -> bool:
@@ -241,7 +241,7 @@ def _planned(g: CompiledGrammar) -> bool:
     return not any(t.external and t.name not in SCANNED for t in g.terminals.values())
 
 
-_PLACE = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
+_PLACE: Final = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
 
 
 def root_plan(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | None:

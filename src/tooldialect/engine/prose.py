@@ -5,6 +5,7 @@ may claim the reply)."""
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from ..catalog import FURNITURE, OPEN, REND, RSTART, Marker
 from ..compiled_grammar import EXTERNALS, LINE_RULE, CompiledGrammar
@@ -19,8 +20,8 @@ from .window import Window
 
 __all__ = ["Prose"]
 
-_NON_WS = re.compile(r"\S")
-_BLANKS = re.compile(r"[ \t]*")
+_NON_WS: Final = re.compile(r"\S")
+_BLANKS: Final = re.compile(r"[ \t]*")
 
 
 class Prose:

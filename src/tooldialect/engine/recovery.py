@@ -5,7 +5,7 @@ for it — malformed (up to a closer), unterminated (no closer: kept as text), t
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..catalog import OPEN
 from ..compiled_grammar import CompiledGrammar
@@ -22,8 +22,8 @@ from .window import Window
 
 __all__ = ["Recovery"]
 
-_WS = re.compile(r"\s*")
-_OPENING = frozenset("([{")  # the brackets Balance counts as opening a level
+_WS: Final = re.compile(r"\s*")
+_OPENING: Final = frozenset("([{")  # the brackets Balance counts as opening a level
 
 
 class Recovery:

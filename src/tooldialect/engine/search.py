@@ -4,7 +4,7 @@ pattern tried there."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..markerpattern import NEAR, NEVER_ARRIVING, Arriving, Leads
 from .kinds import NEVER
@@ -15,13 +15,13 @@ __all__ = ["MAX_FENCE_LINE", "RUNS", "SHORT", "Skipping"]
 #: marker's first two characters can stand (Catalog.lead_rx): a cheap test on a few
 #: characters that spares most per-position checks, and slower than first_rx over a
 #: long text, which is searched by first character.
-SHORT = 64
+SHORT: Final = 64
 
 #: A fence line longer than this is no fence line.
-MAX_FENCE_LINE = 256
+MAX_FENCE_LINE: Final = 256
 
 #: A backtick or tilde run from where it begins (to its end).
-RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
+RUNS: Final = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 
 
 class Skipping:

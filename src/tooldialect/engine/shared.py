@@ -4,7 +4,7 @@ stream over the catalog), and the readers of the grammars' nodes."""
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from ..binding import Binder
 from ..catalog import Catalog
@@ -37,7 +37,7 @@ class Limits:
 
 #: the limits of the policy a stream was last made with (most streams share one policy);
 #: one slot, replaced whole, so threads that share it at worst make one each
-_LAST: list[Limits] = [Limits(Policy())]
+_LAST: Final[list[Limits]] = [Limits(Policy())]
 
 
 def limits_of(policy: Policy) -> Limits:

@@ -6,7 +6,7 @@ a long value costs one C-level scan."""
 from __future__ import annotations
 
 import re
-from typing import cast
+from typing import Final, cast
 
 from ..compiled_grammar import LINE_RULE, Terminal
 from ..lalr import END, Tok
@@ -18,9 +18,9 @@ from .window import Window
 
 __all__ = ["ESCAPE_GROUP", "TEXT", "Stops", "TextValues"]
 
-TEXT = "TEXT"  # the raw-text scanner's terminal
-ESCAPE_GROUP = "escaped"
-_ESCAPE_PAIR = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
+TEXT: Final = "TEXT"  # the raw-text scanner's terminal
+ESCAPE_GROUP: Final = "escaped"
+_ESCAPE_PAIR: Final = rf"(?P<{ESCAPE_GROUP}>\\[\s\S])"  # a backslash and the character it escapes
 #: The stops of a text value at a parser state: the terminals, one alternation of them, and
 #: (where a stop may begin, the longest stop, which may still be arriving).
 Stops = tuple[tuple[Terminal, ...], re.Pattern[str] | None, tuple[re.Pattern[str] | None, int, Arriving]]

@@ -26,7 +26,7 @@ compare the two readings.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Final, cast
 
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar, Terminal
 from ..lalr import Node, Tok
@@ -40,13 +40,13 @@ from .window import Window
 
 __all__ = ["Plans", "WholeBlocks"]
 
-_PART = "part"  # a chunk read, the block going on
+_PART: Final = "part"  # a chunk read, the block going on
 #: A block of more tokens than this is read token by token.
-MAX_TOKENS = 128
+MAX_TOKENS: Final = 128
 #: Plans kept per catalog, and the tokens their endings hold in all; past either, new
 #: sequences are read token by token (the plans already made stay).
 MAX_PLANS = 4096
-MAX_ENDING_TOKENS = 1 << 16
+MAX_ENDING_TOKENS: Final = 1 << 16
 
 
 class WholeBlocks:

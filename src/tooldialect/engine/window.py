@@ -10,12 +10,13 @@ holder gives it back (``rewind``).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from typing import Final
 
 __all__ = ["Held", "SpecialTokens", "Window"]
 
 #: A held piece shorter than this takes the text that goes on from it (a piece grows to
 #: at most this plus one delta).
-PIECE = 512
+PIECE: Final = 512
 
 
 class Held:

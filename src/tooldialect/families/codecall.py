@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from ..coerce import type_literal
 from ..lalr import Node, Tok
@@ -29,9 +29,9 @@ from ..tree import node_text as _text
 
 __all__ = ["Reader", "chain_items"]
 
-_BODY = "code_calls"
-_TS_DECLARATIONS = ("CONST", "LET", "VAR")
-_FALLBACK = "args"  # the one dict a fallback signature (def f(args: dict, /)) takes
+_BODY: Final = "code_calls"
+_TS_DECLARATIONS: Final = ("CONST", "LET", "VAR")
+_FALLBACK: Final = "args"  # the one dict a fallback signature (def f(args: dict, /)) takes
 
 
 class Reader(GenericReader):
@@ -100,7 +100,7 @@ class Reader(GenericReader):
         return super().salvage(values)[0], None
 
 
-_LANGUAGES = {PYTHON: "Python", TYPESCRIPT: "TypeScript"}
+_LANGUAGES: Final = {PYTHON: "Python", TYPESCRIPT: "TypeScript"}
 
 
 def _language(st: Node) -> str:

@@ -8,7 +8,7 @@ Each ``glm_line`` is read like a grammar-spelled call (``name`` with one ``param
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from ..lalr import Node
 from ..transform import Issue, RawCall, chain_items
@@ -16,8 +16,8 @@ from ..transform import Reader as GenericReader
 
 __all__ = ["Reader"]
 
-_BODY = "glm_lines"
-_LINE = "line"  # a line on its own (a rule the engine tries where a visible line begins)
+_BODY: Final = "glm_lines"
+_LINE: Final = "line"  # a line on its own (a rule the engine tries where a visible line begins)
 
 
 class Reader(GenericReader):

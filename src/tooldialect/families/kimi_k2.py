@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..lalr import Node
 from ..records import excerpt
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Reader"]
 
 _ID = re.compile(r"(?:functions\.)?([^\s:]+):(\d+)")  # groups: name, index
-_COUNTER = re.compile(r"\d+")
+_COUNTER: Final = re.compile(r"\d+")
 
 
 class Reader(GenericReader):
@@ -84,8 +84,8 @@ class Reader(GenericReader):
 #: again with its call, and the same ids (``functions.NAME:0``, ``:1``, …) come back reply
 #: after reply; forgotten all at once past ``_MAX_NAMES`` (one look-up each, so that a
 #: thread that empties it meanwhile costs another only a second reading)
-_NAMES: dict[str, str] = {}
-_MAX_NAMES = 1024
+_NAMES: Final[dict[str, str]] = {}
+_MAX_NAMES: Final = 1024
 
 
 def _name_in(call_id: str) -> str | None:

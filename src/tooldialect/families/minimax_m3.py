@@ -20,7 +20,7 @@ and the call is reported with ``arguments_repaired``.  Nesting deeper than
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from ..lalr import Node, Tok
 from ..pieces import piece
@@ -30,9 +30,9 @@ from ..tree import node_text as _text
 
 __all__ = ["Reader"]
 
-_ITEM = "item"  # the element the template writes for each member of a list
-_LEAD = "elements_lead"  # the white space before a value's first child element
-_SPACE = " \t\r\n"
+_ITEM: Final = "item"  # the element the template writes for each member of a list
+_LEAD: Final = "elements_lead"  # the white space before a value's first child element
+_SPACE: Final = " \t\r\n"
 _MARKERS: tuple[str, str, str] | None = None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from ..lalr import Node
 from ..toolset import parameter_order
@@ -20,8 +20,8 @@ from ..tree import node_text as _text
 
 __all__ = ["Reader", "unescape"]
 
-_ESCAPE = re.compile(r"\\([|\]\\])")
-_BODY = "pformat_call"
+_ESCAPE: Final = re.compile(r"\\([|\]\\])")
+_BODY: Final = "pformat_call"
 
 
 def unescape(text: str) -> str:

@@ -9,12 +9,13 @@ no way to tell parameters apart, so only ``</parameter>`` and ``</function>`` en
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from ..transform import Reader as GenericReader
 
 __all__ = ["Reader"]
 
-_NAME_END = re.compile(r"[^>\s]{0,256}>")
+_NAME_END: Final = re.compile(r"[^>\s]{0,256}>")
 
 
 class Reader(GenericReader):
