@@ -20,7 +20,10 @@ from .pieces import piece
 
 __all__ = ["Catalog", "Marker", "catalog_for"]
 
-OPEN, RSTART, REND, FURNITURE = "open", "reasoning_open", "reasoning_close", "furniture"
+OPEN: Final = "open"
+RSTART: Final = "reasoning_open"
+REND: Final = "reasoning_close"
+FURNITURE: Final = "furniture"
 _ROLE_ORDER: Final = {OPEN: 0, RSTART: 1, REND: 2, FURNITURE: 3}
 _FENCE_CHARS: Final = "`~"
 #: Markers wider than this are few (an opener with attributes, a reasoning header): a text's

@@ -39,7 +39,10 @@ __all__ = [
     "string_end",
 ]
 
-DONE, MORE, FAIL, CUT = "done", "more", "fail", "cut"
+DONE: Final = "done"
+MORE: Final = "more"
+FAIL: Final = "fail"
+CUT: Final = "cut"
 
 _PLAIN: Final = re.compile(r"[ \t\r\n\w.+\-:,]+")  # outside strings: nothing that changes structure
 # inside a double-quoted string: plain characters and whole two-character escapes
