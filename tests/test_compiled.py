@@ -167,3 +167,41 @@ def test_the_compiled_library_calls_mypycs_runtime_directly():
     assert "PyObject_" in plt or "Py_" in plt  # (the interpreter's API is called through it)
     through_plt = sorted(set(re.findall(r"\bCPy\w+", plt)))
     assert not through_plt, through_plt[:10]
+
+
+#: Module constants tests rebind to exercise a limit or a registry in the pure build (the
+#: compiled build would not see a rebinding of a Final name): left unannotated.
+REBOUND_IN_TESTS = {"_MAX_PAIRS", "MAX_PLANS", "_BUILDERS", "_READERS"}
+
+
+def test_module_constants_of_compiled_modules_are_final():
+    """A module-level name the compiled code reads is looked up in the module's dictionary at
+    every read unless it is ``Final``, which mypyc keeps in a C static or writes in place
+    (decision 247): every constant (an upper-case name bound once, at module level) of a
+    compiled module is ``Final``."""
+    import ast
+
+    listed = sorted({p for pattern in HOOK["include"] for p in ROOT.glob(pattern.lstrip("/"))})
+    plain = []
+    for path in listed:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        rebound = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+        bound = [
+            name.id
+            for node in tree.body
+            for target in (node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)])
+            for name in ast.walk(target or ast.Pass())
+            if isinstance(name, ast.Name)
+        ]
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name, final, value = node.targets[0].id, False, node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                name, final, value = node.target.id, "Final" in ast.unparse(node.annotation), node.value
+            else:
+                continue
+            typevar = isinstance(value, ast.Call) and ast.unparse(value.func) in ("TypeVar", "NewType")
+            constant = re.fullmatch(r"_?[A-Z][A-Z0-9_]*", name) and name != "__all__" and not typevar
+            if constant and not final and bound.count(name) == 1 and name not in rebound | REBOUND_IN_TESTS:
+                plain.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert not plain, plain

@@ -51,12 +51,12 @@ JSON_EXTERNALS: Final = frozenset({"JSON", "JSON_OBJECT", "JSON_ARRAY"})
 #: of them, a tool's name as the key) rather than a call's arguments.
 CALL_PAYLOADS: Final = frozenset({"json_calls", "bare_json_calls", "keyed_json_calls"})
 #: The raw-text scanner: everything up to the marker the grammar accepts next.
-RAW_TEXT = "TEXT"
+RAW_TEXT: Final = "TEXT"
 
 #: The longest a marker may be; keeps hold-back and partial-match checks bounded.
 MAX_MARKER_WIDTH: Final = 512
 
-START_RULES = ("start", "reply", "line")
+START_RULES: Final = ("start", "reply", "line")
 #: The rule tried where a visible line begins (registry-gated grammars only).
 LINE_RULE: Final = "line"
 #: Furniture recognised only at the first visible character of the reply (a header the

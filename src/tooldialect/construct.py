@@ -52,7 +52,7 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
         def build1(x: Any) -> _M:
             m = _new(cls)
             m.__dict__[a] = x
-            _set_fields(m, fields.copy())
+            _set_fields(m, set(fields))
             _set_extra(m, None)
             _set_private(m, None)
             return m
@@ -66,7 +66,7 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
             d = m.__dict__
             d[b] = x
             d[c] = y
-            _set_fields(m, fields.copy())
+            _set_fields(m, set(fields))
             _set_extra(m, None)
             _set_private(m, None)
             return m
@@ -81,7 +81,7 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
             d[e] = x
             d[f] = y
             d[g] = z
-            _set_fields(m, fields.copy())
+            _set_fields(m, set(fields))
             _set_extra(m, None)
             _set_private(m, None)
             return m
@@ -93,7 +93,7 @@ def _spelled_out(cls: type[_M], names: tuple[str, ...]) -> Callable[..., _M]:
     def build(*values: Any) -> _M:
         m = _new(cls)
         m.__dict__.update(zip(names, values))
-        _set_fields(m, fields.copy())
+        _set_fields(m, set(fields))
         _set_extra(m, None)
         _set_private(m, None)
         return m
@@ -113,7 +113,7 @@ def _spelled_out_wide(cls: type[_M], names: tuple[str, ...], fields: set[str]) -
             d[i] = x
             d[j] = y
             d[k] = z
-            _set_fields(m, fields.copy())
+            _set_fields(m, set(fields))
             _set_extra(m, None)
             _set_private(m, None)
             return m
@@ -131,7 +131,7 @@ def _spelled_out_wide(cls: type[_M], names: tuple[str, ...], fields: set[str]) -
         d[n4] = x
         d[n5] = y
         d[n6] = z
-        _set_fields(m, fields.copy())
+        _set_fields(m, set(fields))
         _set_extra(m, None)
         _set_private(m, None)
         return m

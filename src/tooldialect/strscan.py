@@ -22,7 +22,7 @@ from .jsonscan import CUT, DONE, MORE, quoted_end
 __all__ = ["STRING_STARTS", "StringScanner"]
 
 #: The characters a string literal begins with.
-STRING_STARTS = "'\"`"
+STRING_STARTS: Final = "'\"`"
 
 _PLAIN: Final = {"'": re.compile(r"[^'\\]+"), '"': re.compile(r'[^"\\]+')}  # inside a triple-quoted string
 _TRIPLES: Final = "'\""  # the quotes that may be tripled (a backtick never is)

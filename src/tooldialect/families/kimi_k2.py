@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Reader"]
 
-_ID = re.compile(r"(?:functions\.)?([^\s:]+):(\d+)")  # groups: name, index
+_ID: Final = re.compile(r"(?:functions\.)?([^\s:]+):(\d+)")  # groups: name, index
 _COUNTER: Final = re.compile(r"\d+")
 
 
