@@ -13,10 +13,11 @@ than the gates' margins. Here the cells of the peer gates (replies a and b, pars
 and streamed in 4-character deltas) are measured round by round: in each round every
 parser of the cell takes one sample (a forked child that repeats the parse for
 ``WARM`` seconds, then times it over at least 20 ms), in turn, the order reversed every
-other round. Each row keeps the least sample (``ms``) and the median (``median_ms``). ``run.py --paired FILE`` reads the file: the
-peer gates of the build measured here then read these rows, and the rows of the separate
-runs become reports beside them. tooldialect's rows are named as ``run.py`` names the
-build it imported (``tooldialect (compiled)`` for the compiled wheel).
+other round. Each row keeps the least sample (``ms``) and the median (``median_ms``).
+``run.py --paired FILE`` reads the file: the peer gates of the build measured here then
+read these rows, and the rows of the separate runs become reports beside them.
+tooldialect's rows are named as ``run.py`` names the build it imported (``tooldialect
+(compiled)`` for the compiled wheel).
 """
 
 from __future__ import annotations
