@@ -33,10 +33,13 @@ def test_the_flag_says_which_build_is_imported():
     assert td.compiled is EXPECT_COMPILED
 
 
+def _compiled_sources() -> list[Path]:
+    """The source files the compiled build compiles (the hook's include globs)."""
+    return sorted({p for pattern in HOOK["include"] for p in ROOT.glob(pattern.lstrip("/"))})
+
+
 def test_every_listed_module_is_compiled_in_the_compiled_build_only():
-    listed = sorted(
-        {p.relative_to(ROOT).as_posix() for pattern in HOOK["include"] for p in ROOT.glob(pattern.lstrip("/"))}
-    )
+    listed = [p.relative_to(ROOT).as_posix() for p in _compiled_sources()]
     assert len(listed) >= len(HOOK["include"])
     for path in listed:
         mod = importlib.import_module(_module(path))
@@ -181,9 +184,8 @@ def test_module_constants_of_compiled_modules_are_final():
     compiled module is ``Final``."""
     import ast
 
-    listed = sorted({p for pattern in HOOK["include"] for p in ROOT.glob(pattern.lstrip("/"))})
     plain = []
-    for path in listed:
+    for path in _compiled_sources():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         rebound = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
         bound = [
