@@ -97,13 +97,13 @@ clean:
 # Side-by-side benchmark against vLLM's and SGLang's parsers (never part of `make test`).
 # BENCH_VENV is built once by benchmarks/setup.sh (peers installed without torch), in the
 # user's cache directory unless told otherwise.
-# BEFORE (a commit; empty to skip) is measured first in the same session, tooldialect only,
-# from its src/ and grammars/ exported to a temporary directory: the "(before)" rows and
-# the "vs before" gates. BENCH_COMPILED=1 (the default; empty to skip) then builds the
-# compiled wheel (`make compiled`), installs it into a temporary directory and measures it,
-# tooldialect only: the "(compiled)" rows the peer gates read, and the floor parser on the
-# compiled build. benchmarks/paired.py then measures the peer gates' cells of that build
-# (the pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows those
+# BEFORE (a commit; empty to skip) is exported to a temporary directory from its src/ and
+# grammars/; BENCH_COMPILED=1 (the default; empty to skip) builds the compiled wheel (`make
+# compiled`) and installs it into one. benchmarks/trees.py then measures tooldialect's own
+# cells on those trees and on this checkout's pure build in turn, cell by cell: the
+# "(before)", "(alone)" and "(compiled)" rows, which the "vs before" gates and the growth
+# lines read. benchmarks/paired.py measures the peer gates' cells of the compiled build (the
+# pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows those
 # gates read. BENCH_ARGS go to every run (the last --json wins in all but the last).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
 BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
@@ -118,27 +118,21 @@ bench: $(BENCH_VENV)/.bench-ready
 	if [ -n "$(BENCH_COMPILED)" ]; then \
 	    $(MAKE) --no-print-directory compiled; \
 	    $(BENCH_VENV)/bin/python -m pip install -q --no-deps --target "$$tmp/compiled" dist/tooldialect-*.whl; \
-	    echo "# the compiled build, installed into $$tmp/compiled; measured twice, each after a run of the pure trees"; \
+	    echo "# the compiled build, installed into $$tmp/compiled"; \
 	fi; \
 	if [ -n "$(BEFORE)" ]; then \
 	    git archive -o "$$tmp/before.tar" $(BEFORE) src grammars; \
 	    tar -x -C "$$tmp" -f "$$tmp/before.tar"; \
-	    echo "# before: $(BEFORE), exported to $$tmp; each run beside one of this checkout alone"; \
+	    echo "# before: $(BEFORE), exported to $$tmp"; \
 	fi; \
-	for r in 1 2; do \
-	    if [ -n "$(BEFORE)" ]; then \
-	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
-	            --src "$$tmp/src" --rev "$$(git rev-parse --short $(BEFORE))" --json "$$tmp/before$$r.json"; \
-	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
-	            --json "$$tmp/alone$$r.json" > "$$tmp/alone$$r.log"; \
-	        before="--before $$tmp/before1.json,$$tmp/before$$r.json --alone $$tmp/alone1.json,$$tmp/alone$$r.json"; \
-	    fi; \
-	    if [ -n "$(BENCH_COMPILED)" ]; then \
-	        $(BENCH_VENV)/bin/python benchmarks/run.py $(BENCH_ARGS) --tooldialect-only \
-	            --src "$$tmp/compiled" --rev "$$(git rev-parse --short HEAD) compiled" --json "$$tmp/compiled$$r.json"; \
-	        compiled="--compiled $$tmp/compiled1.json,$$tmp/compiled$$r.json"; \
-	    fi; \
-	done; \
+	if [ -n "$(BEFORE)$(BENCH_COMPILED)" ]; then \
+	    $(BENCH_VENV)/bin/python benchmarks/trees.py $(BENCH_ARGS) --out "$$tmp" \
+	        $$(if [ -n "$(BEFORE)" ]; then echo --tree before "$$tmp/src" "$$(git rev-parse --short $(BEFORE))" \
+	            --tree alone src "$$(git rev-parse --short HEAD)"; fi) \
+	        $$(if [ -n "$(BENCH_COMPILED)" ]; then echo --tree compiled "$$tmp/compiled" "$$(git rev-parse --short HEAD)"; fi); \
+	fi; \
+	if [ -n "$(BEFORE)" ]; then before="--before $$tmp/before.json --alone $$tmp/alone.json"; fi; \
+	if [ -n "$(BENCH_COMPILED)" ]; then compiled="--compiled $$tmp/compiled.json"; fi; \
 	$(BENCH_VENV)/bin/python benchmarks/paired.py $(BENCH_ARGS) --json "$$tmp/paired.json" \
 	    $$(if [ -n "$$compiled" ]; then echo --src "$$tmp/compiled"; fi); \
 	echo "# this checkout"; \

@@ -527,6 +527,11 @@ def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None
                     peer_line("2 stream ·", fmt, one, k, "stream", limit(1))
         for fmt in fmts:
             for lib in (one, every):
+                # the pure build's growth from its --alone rows where there are any (trees.py
+                # measured them in turn with the tree before), else from this run's
+                beside = ALONE.get(lib, "")
+                if ran(fmt, "e80", "stream", beside) and ran(fmt, "e20", "stream", beside):
+                    lib = beside
                 if ran(fmt, "e80", "stream", lib) and ran(fmt, "e20", "stream", lib):
                     g = ratio(ms(rows, fmt, lib, "e20", "stream"), ms(rows, fmt, lib, "e80", "stream"))
                     out.append(gate(f"2 stream · {fmt}: {lib} e80 / e20 ≤ 4.5 (linear is 4)", g, 4.5))
@@ -613,12 +618,14 @@ def gate_table(gs: list[dict[str, Any]]) -> str:
 # -- the session ----------------------------------------------------------------------------------------
 
 
-def load(src: Path) -> Any:
+def load(src: Path, with_peers: bool = True) -> Any:
     """Import tooldialect from ``src`` first, then peers.py and toolsets.py (which leave an
-    imported tooldialect alone); refuse a package that did not come from ``src``."""
+    imported tooldialect alone); refuse a package that did not come from ``src``.
+    ``with_peers=False``: tooldialect's adapters only (no peer is stubbed or imported)."""
     global peers, toolsets
-    stubs.install_sglang()  # before anything imports a peer (importing run.py alone stubs nothing)
-    stubs.install_vllm()
+    if with_peers:
+        stubs.install_sglang()  # before anything imports a peer (importing run.py alone stubs nothing)
+        stubs.install_vllm()
     src = src.resolve()
     sys.path.insert(0, str(src))
     import tooldialect

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import sys
 import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import tooldialect as td
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,6 +40,7 @@ def _load(name: str, alias: str, run: ModuleType | None = None) -> ModuleType:
 
 run = _load("run", "bench_run")
 paired = _load("paired", "bench_paired", run)
+trees = _load("trees", "bench_trees", run)
 PEER = "sglang KimiK2Detector"
 
 
@@ -101,11 +105,13 @@ def test_a_cell_in_pairs_keeps_least_and_median_and_drops_hopeless_parsers(monke
     monkeypatch.setattr(paired, "WARM", 0.01)
     fast = _Fake(run.TD, 0.0, 1)
     slow = _Fake("vllm slow", 0.01, 1)  # far over FAR times the fastest after round one
+    mine_slow = _Fake(run.EVERY, 0.01, 1)  # as far over, but what the cell measures
     wrong = _Fake("sglang wrong", 0.0, 0)  # misses the call: never the fastest
     hung = _Fake("sglang hung", 30.0, 1)  # stopped at STOP, then left out
-    rows = paired.pair_cell("kimi_k2", [fast, slow, wrong, hung], "a", "full", 3, run.COMPILED)
+    rows = paired.pair_cell("kimi_k2", [fast, slow, wrong, hung, mine_slow], "a", "full", 3, run.COMPILED)
     by = {r["lib"]: r for r in rows}
-    assert set(by) == {run.COMPILED[run.TD], "vllm slow", "sglang wrong", "sglang hung"}
+    assert set(by) == {run.COMPILED[run.TD], "vllm slow", "sglang wrong", "sglang hung", run.COMPILED[run.EVERY]}
+    assert by[run.COMPILED[run.EVERY]]["rounds"] == 3  # tooldialect's rows keep every round
     assert by["sglang hung"]["ms"] is None and by["sglang hung"]["note"].startswith("stopped after")
     mine = by[run.COMPILED[run.TD]]
     assert mine["rounds"] == 3 and mine["calls"] == 1 and 0 < mine["ms"] <= mine["median_ms"]
@@ -125,3 +131,35 @@ def test_a_forked_sample_repeats_the_parse_for_warm_seconds_before_it_is_timed()
     assert cold == 1  # measure's first call is the child's first
     assert warmed > 10  # 50 ms of 2 ms parses came first
     assert paired.WARM > 0
+
+
+def test_the_pure_builds_growth_is_read_from_the_rows_measured_beside_the_tree_before() -> None:
+    alone = run.ALONE[run.TD]
+    rows = [_row(run.TD, "e20", "stream", 10.0), _row(run.TD, "e80", "stream", 60.0)]
+    (line,) = _by_name(run.gates(rows), "kimi_k2: tooldialect e80 / e20")
+    assert line["value"] == 6.0 and line["holds"] is False  # this run's own cells, minutes apart
+    rows += [_row(alone, "e20", "stream", 11.0), _row(alone, "e80", "stream", 44.0)]
+    (line,) = _by_name(run.gates(rows), "kimi_k2:", "e80 / e20")
+    assert alone in line["gate"] and line["value"] == 4.0 and line["holds"] is True
+
+
+def test_trees_measures_each_cell_on_every_tree_in_turn_and_writes_what_run_py_reads(tmp_path: Path) -> None:
+    """Two workers (here both this checkout's src), every cell in turn for two rounds: a
+    ``run.py --json`` file per tree, which ``--before`` and ``--alone`` read."""
+    src = str(ROOT / "src")
+    trees.in_turn([("before", src, "old"), ("alone", src, "new")], 2, sys.prefix, ["hermes"], ["a"], tmp_path)
+    for name, rev in (("before", "old"), ("alone", "new")):
+        data = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+        assert data["meta"]["rev"] == rev and data["meta"]["build"] == ("compiled" if td.compiled else "pure")
+        cells = {(c["lib"], c["scenario"], c["mode"]): c for c in data["cells"]}
+        assert set(cells) == {(lib, "a", mode) for lib in (run.TD, run.EVERY) for mode in ("full", "stream")}
+        for c in cells.values():
+            assert c["rounds"] == 2 and c["calls"] == 1 and 0 < c["ms"] <= c["median_ms"]
+    _, old = run.least(str(tmp_path / "before.json"), run.BEFORE)
+    _, new = run.least(str(tmp_path / "alone.json"), run.ALONE)
+    # (the gate is drawn for a format this run measured: its own rows, here the alone ones again)
+    rows = old + new + [dict(r, lib=run.TD) for r in new if r["lib"] == run.ALONE[run.TD]]
+    (line,) = [g for g in run.gates(rows) if g["gate"].startswith("5 pure · hermes: tooldialect (alone)")]
+    before = {(r["scenario"], r["mode"]): r["ms"] for r in old if r["lib"] == run.BEFORE[run.TD]}
+    now = {(r["scenario"], r["mode"]): r["ms"] for r in new if r["lib"] == run.ALONE[run.TD]}
+    assert line["value"] == max(now[k] / before[k] for k in now)
