@@ -374,8 +374,8 @@ def test_furthest_is_the_greatest_progress(cands):
 
 
 def test_a_reply_leaves_nothing_for_the_garbage_collector():
-    """The rooms hold one another one way only, and a candidate hands its parser its node
-    callback per token rather than keeping it there: once a reply is read, every object
+    """The rooms hold one another one way only, and a candidate hands its parser itself, the
+    sink of its nodes, per token rather than keeping it there: once a reply is read, every object
     the engine made is freed at once by reference counting, so replies read one after
     another never wait for (or pay for) the cycle collector.  Each golden case, batch and
     streamed three characters at a time, once the caches its first reading fills are full."""
@@ -407,6 +407,29 @@ def test_a_reply_leaves_nothing_for_the_garbage_collector():
     finally:
         gc.enable()
     assert not left, f"cyclic garbage left by (case: objects): {dict(list(left.items())[:10])}"
+
+
+@pytest.mark.skipif(td.compiled, reason="a compiled NodeSink takes no subclass defined here")
+def test_a_parser_hands_each_node_to_the_sink_its_token_came_with() -> None:
+    """``LRParser.feed(tok, sink)``: the nodes the token's reductions build go to
+    ``sink.on_node`` as they are built; a token fed with none, to the parser's own sink."""
+    from tooldialect.lalr import LRParser, Node, NodeSink, Tok
+
+    class Spans(NodeSink):
+        def __init__(self) -> None:
+            self.got: list[tuple[str, int | None, int | None]] = []
+
+        def on_node(self, node: Node) -> None:
+            self.got.append((node.name, node.start, node.end))
+
+    own, given = Spans(), Spans()
+    p = LRParser(td.families.get("hermes").grammar.tables, "start", own)
+    assert p.feed(Tok("TOOL_CALL_OPEN", "<tool_call>", 0, 11))
+    assert p.feed(Tok("JSON", "{}", 11, 13), given)
+    assert given.got == [("json_calls", 11, 13)] and own.got == []
+    assert p.feed(Tok("TOOL_CALL_CLOSE", "</tool_call>", 13, 25))
+    assert p.end()
+    assert own.got == [("start", 0, 25)] and given.got == [("json_calls", 11, 13)]
 
 
 @pytest.mark.skipif(td.compiled, reason="counts calls by patching a method a compiled build does not let be patched")

@@ -11,11 +11,12 @@ later), and every node carrying its source span.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
-__all__ = ["END", "LRParser", "Node", "RuleShape", "Tables", "Tok"]
+from mypy_extensions import mypyc_attr
+
+__all__ = ["END", "LRParser", "Node", "NodeSink", "RuleShape", "Tables", "Tok"]
 
 END: Final = "$END"
 #: How many accepts_seq answers a grammar's tables keep (they are forgotten all at once),
@@ -77,6 +78,18 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.name}, {self.children!r})"
+
+
+@mypyc_attr(acyclic=True)
+class NodeSink:
+    """What a parser hands each node a reduction builds to: its ``on_node``.  An object,
+    not a callable, so that feeding a token makes no bound method and the compiled build
+    calls the method natively."""
+
+    __slots__ = ()
+
+    def on_node(self, node: Node) -> None:
+        """Take ``node``, just built (the parser keeps it on its stack)."""
 
 
 @final
@@ -163,14 +176,14 @@ def _sole_reduction(acts: dict[str, int | RuleShape]) -> RuleShape | None:
 class LRParser:
     """One parse in progress.  ``feed`` never raises: it returns False on a syntax error."""
 
-    __slots__ = ("tables", "end_state", "stack", "values", "on_node")
+    __slots__ = ("tables", "end_state", "stack", "values", "sink")
 
-    def __init__(self, tables: Tables, start: str, on_node: Callable[[Node], None] | None = None) -> None:
+    def __init__(self, tables: Tables, start: str, sink: NodeSink | None = None) -> None:
         self.tables = tables
         self.end_state = tables.end_states[start]
         self.stack: list[int] = [tables.start_states[start]]
         self.values: list[Any] = []
-        self.on_node = on_node
+        self.sink = sink
 
     @property
     def finished(self) -> bool:
@@ -236,13 +249,13 @@ class LRParser:
                 pushed.append(gotos[pushed[-1] if pushed else stack[depth - 1]][act.origin])
         return True
 
-    def feed(self, tok: Tok, on_node: Callable[[Node], None] | None = None) -> bool:
+    def feed(self, tok: Tok, sink: NodeSink | None = None) -> bool:
         """Shift ``tok`` after the reductions it calls for: False when the grammar has no
-        place for it.  Each node a reduction builds goes to ``on_node`` (the parser's own
-        when None): a caller that passes its bound method here rather than to the
-        constructor keeps no reference cycle between itself and its parser."""
-        if on_node is None:
-            on_node = self.on_node
+        place for it.  Each node a reduction builds goes to ``sink`` (the parser's own
+        when None): a sink that passes itself here rather than to the constructor keeps
+        no reference cycle between itself and its parser."""
+        if sink is None:
+            sink = self.sink
         tables = self.tables
         stack = self.stack
         ttype = tok.type
@@ -255,14 +268,14 @@ class LRParser:
                 return False
             if type(act) is not RuleShape:
                 break
-            self._reduce(act, on_node)
+            self._reduce(act, sink)
         stack.append(act)
         self.values.append(tok)
         # reduce at once while the state's only possible action is one reduction
         sole = tables.sole
         shape = sole[act]
         while shape is not None:
-            self._reduce(shape, on_node)
+            self._reduce(shape, sink)
             shape = sole[stack[-1]]
         return True
 
@@ -275,15 +288,15 @@ class LRParser:
             if isinstance(v, Node) and len(v.children) > v.size:
                 del v.children[v.size :]
 
-    def end(self, on_node: Callable[[Node], None] | None = None) -> bool:
-        return self.feed(Tok(END, "", -1, -1), on_node)
+    def end(self, sink: NodeSink | None = None) -> bool:
+        return self.feed(Tok(END, "", -1, -1), sink)
 
     def result(self) -> Any:
         return self.values[-1] if self.finished and self.values else None
 
     # -- internals ---------------------------------------------------------------
 
-    def _reduce(self, shape: RuleShape, on_node: Callable[[Node], None] | None) -> None:
+    def _reduce(self, shape: RuleShape, sink: NodeSink | None) -> None:
         size = shape.size
         stack = self.stack
         values = self.values
@@ -333,7 +346,7 @@ class LRParser:
             value: Any = children[0]
         else:
             value = Node(shape.name, children, start, end)
-            if not shape.structural and on_node is not None:
-                on_node(value)
+            if not shape.structural and sink is not None:
+                sink.on_node(value)
         stack.append(self.tables.gotos[stack[-1]][shape.origin])
         values.append(value)

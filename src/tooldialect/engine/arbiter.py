@@ -148,7 +148,7 @@ class Arbiter:
 
     def _cand(self, g: CompiledGrammar, mk: Marker, q: int, end: int, tok: Tok) -> Cand | None:
         """A candidate of ``g`` that has read the opener ``mk`` found at ``q`` (``tok``)."""
-        # tentative until it names a tool the toolset offers (see Cand._on_node)
+        # tentative until it names a tool the toolset offers (see Cand.on_node)
         tentative = mk.terminal.soft or g.header.gated
         base = self.window.base
         c = self.shared.cand(g, "start", base + q, tentative)

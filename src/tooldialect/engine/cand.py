@@ -13,7 +13,7 @@ from ..argstream import StrictPrefix
 from ..binding import Typed
 from ..compiled_grammar import EXTERNALS, JSON_EXTERNALS, LINE_RULE, MAX_MARKER_WIDTH, CompiledGrammar, Terminal
 from ..jsonscan import JsonScanner, Resume
-from ..lalr import END, LRParser, Node, Tok
+from ..lalr import END, LRParser, Node, NodeSink, Tok
 from ..markerpattern import Arriving
 from ..records import Issue, RawCall, excerpt
 from ..strscan import StringScanner
@@ -222,7 +222,7 @@ class Failed:
 
 
 @mypyc_attr(acyclic=True)
-class Cand:
+class Cand(NodeSink):
     """One family's parse of a block: its parser, where it reads, what it found."""
 
     __slots__ = (
@@ -247,7 +247,7 @@ class Cand:
         self.reader = reader
         self.items: list[Item] = []  # in source order; see Kind
         self.ncalls = 0  # the CALL items among them (asked after every resync: kept, not counted)
-        self.parser = LRParser(g.tables, rule)  # (its nodes go to _on_node: shift passes it)
+        self.parser = LRParser(g.tables, rule)  # (its nodes go to on_node: shift passes self)
         self.pos = pos
         self.state = Reading.RUN
         self.last_end = pos
@@ -297,7 +297,7 @@ class Cand:
             self.loose = None  # a marker or a payload: the tokens since belong to the block
         if tok.type in JSON_EXTERNALS:
             self.json_start = tok.start
-        ok = self.parser.feed(tok, self._on_node)
+        ok = self.parser.feed(tok, self)
         self.note(tok, term)
         return ok
 
@@ -372,7 +372,7 @@ class Cand:
 
     # -- what the parser's reductions say --------------------------------------------------
 
-    def _on_node(self, node: Node) -> None:
+    def on_node(self, node: Node) -> None:
         reader = self.reader
         name = node.name
         if name not in reader.reacting:

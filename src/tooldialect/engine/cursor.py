@@ -503,7 +503,7 @@ class Cursor:
         """The block ends after its last token (``trail``: it stopped at text it could not
         read, at ``at``, or where its last token ended)."""
         if not c.parser.finished:
-            c.parser.end(c._on_node)
+            c.parser.end(c)
         c.trail = trail
         if trail and c.skip_at is None:
             c.skip_at = c.last_end if at is None else at

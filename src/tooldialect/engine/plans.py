@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal, NamedTuple
 
 from ..compiled_grammar import JSON_EXTERNALS, CompiledGrammar
-from ..lalr import END, LRParser, Node, Tok
+from ..lalr import END, LRParser, Node, NodeSink, Tok
 from .cand import Cand, Lexicon, lexicon_at
 from .values import TEXT, Follows, Stops
 
@@ -105,7 +105,7 @@ class Plans:
 _NO_REF: Final = -1
 
 
-class _Dry:
+class _Dry(NodeSink):
     """The grammar's parser run on placeholder tokens, recording what it builds; from the
     start, or (``base``) from a stack of placeholder values of the given shapes."""
 
@@ -113,7 +113,7 @@ class _Dry:
         # (node, its children when handed over, the last payload token read by then)
         self.fired: list[tuple[Node, int, int]] = []
         self.payload = -1
-        self.parser = LRParser(g.tables, "start", lambda n: self.fired.append((n, len(n.children), self.payload)))
+        self.parser = LRParser(g.tables, "start")  # (fed with self as its sink: no cycle)
         self.refs: dict[int, int] = {}  # id(token or node) -> ref
         self.toks: list[Any] = []  # the leaves: the base's values, then the tokens fed
         self.kept: list[Any] = []  # every token and node given a ref, kept alive (refs are by id)
@@ -125,6 +125,9 @@ class _Dry:
             for i, shape in enumerate(shapes):
                 self.parser.values.append(self._placeholder(i, shape))
             self.toks.extend(self.parser.values)
+
+    def on_node(self, node: Node) -> None:
+        self.fired.append((node, len(node.children), self.payload))
 
     def _placeholder(self, i: int, shape: Shape) -> Any:
         if shape is None:
@@ -146,7 +149,7 @@ class _Dry:
         self.toks.append(tok)
         if ttype in JSON_EXTERNALS:
             self.payload = i  # (a candidate notes a payload's start before feeding it)
-        return self.parser.feed(tok)
+        return self.parser.feed(tok, self)
 
     def stage(self, since: int) -> Stage | None:
         """The nodes built and handed over since ``since`` fired nodes, and where the parser is."""
@@ -244,11 +247,23 @@ def _planned(g: CompiledGrammar) -> bool:
 _PLACE: Final = Tok("", "", 0, 1)  # a placeholder value: a plan's stack is worked out without its nodes
 
 
+class _Fired(NodeSink):
+    """Whether the parser handed a node over."""
+
+    __slots__ = ("any",)
+
+    def __init__(self) -> None:
+        self.any = False
+
+    def on_node(self, node: Node) -> None:
+        self.any = True
+
+
 def root_plan(g: CompiledGrammar, opener: str, accepted: dict[Any, Any]) -> Plan | None:
     """The plan of a block that has read its opener."""
-    fired: list[Node] = []
-    parser = LRParser(g.tables, "start", fired.append)
-    if not _planned(g) or not parser.feed(Tok(opener, "", 0, 1)) or fired:
+    fired = _Fired()
+    parser = LRParser(g.tables, "start")
+    if not _planned(g) or not parser.feed(Tok(opener, "", 0, 1), fired) or fired.any:
         return None  # (a node handed over as the opener was read: the candidate has it)
     return Plan((opener,), tuple(parser.stack), _next(g, parser, opener, accepted))
 
@@ -296,7 +311,7 @@ def ending_for(
     if not dry.parser.accepts(END):
         return Ending(read, None, open_left, _names(dry))  # the block cannot end here
     before = len(dry.fired)
-    dry.parser.end()
+    dry.parser.end(dry)
     ended = dry.stage(before)
     return None if ended is None else Ending(read, _merged(n, read, ended), open_left, _names(dry))
 

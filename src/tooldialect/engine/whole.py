@@ -8,7 +8,7 @@ The candidate's own reading methods find each token (``_skip_ignored``, ``_longe
 way, at the same places); what the step saves is the parser's work and the reading loop
 around it.  For each token sequence met, the grammar's LALR parser is run once on
 placeholder tokens (a *plan*, kept in a tree by token type): the nodes its reductions
-build, which of them it hands to the candidate's ``_on_node``, and the stack it ends
+build, which of them it hands to the candidate's ``on_node``, and the stack it ends
 with.  A block is then read by building those nodes from its real tokens and handing them
 over in the same order, so the candidate's items are those the parser gives.  Anything
 else — a token that may still grow, a payload that is not strict JSON or not whole, a text
@@ -348,11 +348,11 @@ class WholeBlocks:
                 node.start, node.end = first, None if end < 0 else objs[end].end
             objs.append(node)
         json_start = c.json_start  # the last payload read before these tokens
-        reacts = c.reader.reacting  # (Cand._on_node's own first test, asked before the call)
+        reacts = c.reader.reacting  # (Cand.on_node's own first test, asked before the call)
         for ref, payload in stage.fired:
             c.json_start = objs[payload].start if payload >= 0 else json_start
             if (fired := cast(Node, objs[ref])).name in reacts:  # (a node the plan's parser gave)
-                c._on_node(fired)
+                c.on_node(fired)
         c.parser.stack[:] = stage.stack
         c.parser.values[:] = [objs[r] for r in stage.values]
         last = len(terms) - 1
