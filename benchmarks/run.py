@@ -559,11 +559,13 @@ def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None
                 r["lib"] == lib and r["format"] == fmt for r in rows
             ):
                 out.append(vs_before(rows, fmt, lib))
-    # the compiled build beside the pure one
+    # the compiled build beside the pure one (its alone rows where there are any: measured
+    # in turn with the compiled build's)
     if compiled:
         for fmt in fmts:
             for k, m in (("a", "full"), ("b", "full"), ("b", "stream"), ("e80", "stream")):
-                pure, comp = ms(rows, fmt, TD, k, m), ms(rows, fmt, COMPILED[TD], k, m)
+                pure = ms(rows, fmt, ALONE[TD], k, m) or ms(rows, fmt, TD, k, m)
+                comp = ms(rows, fmt, COMPILED[TD], k, m)
                 if pure is not None and comp is not None:
                     out.append(gate(f"report · {fmt} {k} {m}: pure / compiled", ratio(comp, pure)))
     return out + apart + reports(rows)

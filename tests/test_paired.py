@@ -163,3 +163,12 @@ def test_trees_measures_each_cell_on_every_tree_in_turn_and_writes_what_run_py_r
     before = {(r["scenario"], r["mode"]): r["ms"] for r in old if r["lib"] == run.BEFORE[run.TD]}
     now = {(r["scenario"], r["mode"]): r["ms"] for r in new if r["lib"] == run.ALONE[run.TD]}
     assert line["value"] == max(now[k] / before[k] for k in now)
+
+
+def test_the_compiled_build_is_reported_against_the_pure_rows_measured_in_turn_with_it() -> None:
+    rows = [_row(run.TD, "a", "full", 10.0), _row(run.COMPILED[run.TD], "a", "full", 2.0)]
+    (line,) = _by_name(run.gates(rows), "kimi_k2 a full: pure / compiled")
+    assert line["value"] == 5.0  # this run's own pure row, beside the peers
+    rows.append(_row(run.ALONE[run.TD], "a", "full", 6.0))
+    (line,) = _by_name(run.gates(rows), "kimi_k2 a full: pure / compiled")
+    assert line["value"] == 3.0
