@@ -412,7 +412,7 @@ def test_a_reply_leaves_nothing_for_the_garbage_collector():
 @pytest.mark.skipif(td.compiled, reason="a compiled NodeSink takes no subclass defined here")
 def test_a_parser_hands_each_node_to_the_sink_its_token_came_with() -> None:
     """``LRParser.feed(tok, sink)``: the nodes the token's reductions build go to
-    ``sink.on_node`` as they are built; a token fed with none, to the parser's own sink."""
+    ``sink.on_node`` as they are built, and only to the sink that token came with."""
     from tooldialect.lalr import LRParser, Node, NodeSink, Tok
 
     class Spans(NodeSink):
@@ -422,14 +422,14 @@ def test_a_parser_hands_each_node_to_the_sink_its_token_came_with() -> None:
         def on_node(self, node: Node) -> None:
             self.got.append((node.name, node.start, node.end))
 
-    own, given = Spans(), Spans()
-    p = LRParser(td.families.get("hermes").grammar.tables, "start", own)
-    assert p.feed(Tok("TOOL_CALL_OPEN", "<tool_call>", 0, 11))
-    assert p.feed(Tok("JSON", "{}", 11, 13), given)
-    assert given.got == [("json_calls", 11, 13)] and own.got == []
-    assert p.feed(Tok("TOOL_CALL_CLOSE", "</tool_call>", 13, 25))
-    assert p.end()
-    assert own.got == [("start", 0, 25)] and given.got == [("json_calls", 11, 13)]
+    first, last = Spans(), Spans()
+    p = LRParser(td.families.get("hermes").grammar.tables, "start")
+    assert p.feed(Tok("TOOL_CALL_OPEN", "<tool_call>", 0, 11), first)
+    assert p.feed(Tok("JSON", "{}", 11, 13), first)
+    assert first.got == [("json_calls", 11, 13)]
+    assert p.feed(Tok("TOOL_CALL_CLOSE", "</tool_call>", 13, 25))  # (no sink: nothing to hand over)
+    assert p.end(last)
+    assert last.got == [("start", 0, 25)] and first.got == [("json_calls", 11, 13)]
 
 
 @pytest.mark.skipif(td.compiled, reason="counts calls by patching a method a compiled build does not let be patched")

@@ -176,14 +176,13 @@ def _sole_reduction(acts: dict[str, int | RuleShape]) -> RuleShape | None:
 class LRParser:
     """One parse in progress.  ``feed`` never raises: it returns False on a syntax error."""
 
-    __slots__ = ("tables", "end_state", "stack", "values", "sink")
+    __slots__ = ("tables", "end_state", "stack", "values")
 
-    def __init__(self, tables: Tables, start: str, sink: NodeSink | None = None) -> None:
+    def __init__(self, tables: Tables, start: str) -> None:
         self.tables = tables
         self.end_state = tables.end_states[start]
         self.stack: list[int] = [tables.start_states[start]]
         self.values: list[Any] = []
-        self.sink = sink
 
     @property
     def finished(self) -> bool:
@@ -251,11 +250,9 @@ class LRParser:
 
     def feed(self, tok: Tok, sink: NodeSink | None = None) -> bool:
         """Shift ``tok`` after the reductions it calls for: False when the grammar has no
-        place for it.  Each node a reduction builds goes to ``sink`` (the parser's own
-        when None): a sink that passes itself here rather than to the constructor keeps
-        no reference cycle between itself and its parser."""
-        if sink is None:
-            sink = self.sink
+        place for it.  Each node a reduction builds goes to ``sink`` (nowhere when None):
+        handed over with each token, never kept, so a sink that owns its parser makes no
+        reference cycle with it."""
         tables = self.tables
         stack = self.stack
         ttype = tok.type
