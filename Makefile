@@ -102,7 +102,7 @@ clean:
 # compiled`) and installs it into one. benchmarks/trees.py then measures tooldialect's own
 # cells on those trees and on this checkout's pure build in turn, cell by cell: the
 # "(before)", "(alone)" and "(compiled)" rows, which the "vs before" gates and the growth
-# lines read. benchmarks/paired.py measures the peer gates' cells of the compiled build (the
+# lines read, and the tree before once more as a control (how far it reads from itself). benchmarks/paired.py measures the peer gates' cells of the compiled build (the
 # pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows those
 # gates read. BENCH_ARGS go to every run (the last --json wins in all but the last).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
@@ -128,10 +128,11 @@ bench: $(BENCH_VENV)/.bench-ready
 	if [ -n "$(BEFORE)$(BENCH_COMPILED)" ]; then \
 	    $(BENCH_VENV)/bin/python benchmarks/trees.py $(BENCH_ARGS) --out "$$tmp" \
 	        $$(if [ -n "$(BEFORE)" ]; then echo --tree before "$$tmp/src" "$$(git rev-parse --short $(BEFORE))" \
-	            --tree alone src "$$(git rev-parse --short HEAD)"; fi) \
+	            --tree alone src "$$(git rev-parse --short HEAD)" \
+	            --tree control "$$tmp/src" "$$(git rev-parse --short $(BEFORE))"; fi) \
 	        $$(if [ -n "$(BENCH_COMPILED)" ]; then echo --tree compiled "$$tmp/compiled" "$$(git rev-parse --short HEAD)"; fi); \
 	fi; \
-	if [ -n "$(BEFORE)" ]; then before="--before $$tmp/before.json --alone $$tmp/alone.json"; fi; \
+	if [ -n "$(BEFORE)" ]; then before="--before $$tmp/before.json --alone $$tmp/alone.json --control $$tmp/control.json"; fi; \
 	if [ -n "$(BENCH_COMPILED)" ]; then compiled="--compiled $$tmp/compiled.json"; fi; \
 	$(BENCH_VENV)/bin/python benchmarks/paired.py $(BENCH_ARGS) --json "$$tmp/paired.json" \
 	    $$(if [ -n "$$compiled" ]; then echo --src "$$tmp/compiled"; fi); \

@@ -7,7 +7,7 @@ compiled build, and beside itself before, in one session.
     benchmarks/setup.sh "$BENCH_VENV" && "$BENCH_VENV"/bin/python benchmarks/run.py [--json out.json]
         [--only hermes,dsml] [--scen a,b,c,e20,e40,e80,d,lt100,lt1m,jsx100,toolset] [--quick]
         [--src DIR] [--rev NAME] [--tooldialect-only] [--before before.json[,…]] [--alone pure.json[,…]]
-        [--compiled compiled.json] [--paired paired.json]
+        [--control again.json[,…]] [--compiled compiled.json] [--paired paired.json]
 
 Prints one table per format (median milliseconds and calls found), the `<`-heavy streams,
 the toolset build, and the acceptance gates as ratios. ``--src`` picks the tooldialect
@@ -19,9 +19,10 @@ installed into measures the compiled build); ``--tooldialect-only`` skips the pe
 where it holds them (benchmarks/paired.py: tooldialect and the peers measured in turn).
 ``--alone`` adds such runs of this checkout's pure build, each made right after a
 ``--before`` run: the gate "the pure build no slower than before" then compares two
-equally light processes, each cell's least time over the runs given (the tables keep the
-pure rows measured beside the peers). Every cell runs in a forked child, one after the
-other; nothing here is a test and nothing asserts a time.
+equally light processes (the tables keep the pure rows measured beside the peers);
+``--control`` adds the tree before measured again in a process of its own: a pure cell
+then counts as slower only if it is slower than both (decision 250). Every cell runs in a
+forked child, one after the other; nothing here is a test and nothing asserts a time.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ TD, EVERY = "tooldialect", "tooldialect (every family)"
 BEFORE = {TD: "tooldialect (before)", EVERY: "tooldialect (every family, before)"}
 #: what an --alone file's rows are called here: this checkout's pure build, run as the before tree was
 ALONE = {TD: "tooldialect (alone)", EVERY: "tooldialect (every family, alone)"}
+#: what a --control file's rows are called here: the tree before again, in a process of its own
+CONTROL = {TD: "tooldialect (before, again)", EVERY: "tooldialect (every family, before, again)"}
+#: how far above 1 a pure cell's now / before may read and still count as no slower: the
+#: spread two processes of one tree show against each other (decision 250)
+SAME = 1.05
 #: what a --compiled file's rows are called here: the same adapters on the mypyc-compiled wheel
 COMPILED = {TD: "tooldialect (compiled)", EVERY: "tooldialect (every family, compiled)"}
 SLOW = 2.0  # seconds: a cell slower than this is measured once
@@ -285,7 +291,8 @@ def libs(rows: list[dict[str, Any]], fmt: str) -> list[str]:
     """The parsers of a format in its table: tooldialect's rows first (compiled, pure,
     before), then the peers in the order they ran (the ``--alone`` rows only in the gates)."""
     order = [*COMPILED.values(), TD, EVERY, *BEFORE.values()]
-    found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt and r["lib"] not in ALONE.values())
+    hidden = {*ALONE.values(), *CONTROL.values()}
+    found = dict.fromkeys(r["lib"] for r in rows if r["format"] == fmt and r["lib"] not in hidden)
     return sorted(found, key=lambda lib: order.index(lib) if lib in order else len(order))
 
 
@@ -445,26 +452,61 @@ def vs_peer(
     )
 
 
+def in_turn_ratio(now: dict[str, Any], old: dict[str, Any] | None) -> tuple[float | None, str]:
+    """now / old for one cell, and whether it is a bound (``>``/``<``). Where both rows hold
+    the samples trees.py took in turn (each round's pair seconds apart, so a machine that
+    slows down for a while slows both alike), the median of the rounds' ratios; else the
+    ratio of the least times."""
+    a, b = now.get("samples_ms"), (old or {}).get("samples_ms")
+    if a and b and len(a) == len(b):
+        return statistics.median(x / y for x, y in zip(a, b)), ""
+    (t_now, b_now), (t_old, b_old) = timed(now), timed(old)
+    return ratio(t_old, t_now), b_now or {">": "<", "<": ">", "": ""}[b_old]
+
+
 def vs_before(rows: list[dict[str, Any]], fmt: str, lib: str) -> dict[str, Any]:
     """The pure build against the tree before (``--before``): the largest now / before over
-    every cell both ran for ``fmt``, naming that cell; at most 1 holds.  The pure build's
-    cells are its ``--alone`` runs' where there are any (as light a process as the before
-    tree's), else those measured beside the peers."""
+    every cell both ran for ``fmt`` (``in_turn_ratio``), naming that cell; at most ``SAME``
+    holds. Where the run measured the tree before twice (``--control``), a cell's ratio is
+    the smaller of the two: a cell is slower only if it is slower than both. The pure
+    build's cells are its ``--alone`` runs' where there are any (as light a process as the
+    before tree's), else those measured beside the peers."""
     worst: tuple[float, str, str] | None = None
-    bound = ""
     now = ALONE[lib] if any(r["lib"] == ALONE[lib] and r["format"] == fmt for r in rows) else lib
     for r in rows:
         if (r["format"], r["lib"]) != (fmt, now):
             continue
-        old = cell(rows, fmt, BEFORE[lib], r["scenario"], r["mode"])
-        (t_now, b_now), (t_old, b_old) = timed(r), timed(old)
-        value = ratio(t_old, t_now)
+        olds = [cell(rows, fmt, name[lib], r["scenario"], r["mode"]) for name in (BEFORE, CONTROL)]
+        got = [in_turn_ratio(r, old) for old in olds if old is not None] or [in_turn_ratio(r, None)]
+        value, bound = min(got, key=lambda vb: float("inf") if vb[0] is None else vb[0])
         if value is not None and (worst is None or value > worst[0]):
-            worst = (value, f"{r['scenario']} {r['mode']}", b_now or {">": "<", "<": ">", "": ""}[b_old])
+            worst = (value, f"{r['scenario']} {r['mode']}", bound)
+    name = f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ {SAME:g}"
     if worst is None:
-        return gate(f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ 1", None, 1)
+        return gate(name, None, SAME)
     value, where, bound = worst
-    return gate(f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ 1 (largest: {where})", value, 1, bound=bound)
+    return gate(f"{name} (largest: {where})", value, SAME, bound=bound)
+
+
+def same_tree(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The tree before against itself (``--control``: a second process of it, measured in
+    turn with the first), every cell both ways, reported: how far apart two processes of
+    one tree read in this run, which the pure lines' ``SAME`` stands for."""
+    worst: tuple[float, str] | None = None
+    for r in rows:
+        lib = next((k for k, v in CONTROL.items() if v == r["lib"]), None)
+        if lib is None:
+            continue
+        value, _ = in_turn_ratio(r, cell(rows, r["format"], BEFORE[lib], r["scenario"], r["mode"]))
+        if value:
+            value = max(value, 1 / value)
+            if worst is None or value > worst[0]:
+                every = " (every family)" if lib == EVERY else ""
+                worst = (value, f"{r['format']} {r['scenario']} {r['mode']}{every}")
+    if worst is None:
+        return None
+    line = f"report · 5 pure · {CONTROL[TD]} / {BEFORE[TD]}, every cell both ways (largest: {worst[1]})"
+    return gate(line, worst[0])
 
 
 def least(files: str, names: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -552,13 +594,16 @@ def gates(rows: list[dict[str, Any]], paired: list[dict[str, Any]] | None = None
         out.append(
             gate("4 toolset · from_openai, 50 tools, fresh copy: ms", ms(rows, "toolset", TD, "toolset", "copy"))
         )
-    # 5. the pure build no slower than the tree before, on any cell
+    # 5. the pure build no slower than the tree before, on any cell (within SAME)
     for fmt in [*fmts, "prose", "toolset"]:
         for lib in (TD, EVERY):
             if any(r["lib"] == BEFORE[lib] and r["format"] == fmt for r in rows) and any(
                 r["lib"] == lib and r["format"] == fmt for r in rows
             ):
                 out.append(vs_before(rows, fmt, lib))
+    resolution = same_tree(rows)
+    if resolution is not None:
+        out.append(resolution)
     # the compiled build beside the pure one (its alone rows where there are any: measured
     # in turn with the compiled build's)
     if compiled:
@@ -708,6 +753,12 @@ def main(argv: list[str] | None = None) -> int:
         "made beside a --before run: the 'vs before' gates read them",
     )
     ap.add_argument(
+        "--control",
+        default="",
+        help="--json files (comma-separated) of the tree before measured again, in a process of its "
+        "own, in turn with --before: the 'vs before' gates count a cell slower only if slower than both",
+    )
+    ap.add_argument(
         "--compiled",
         default="",
         help="--json files (comma-separated) of --tooldialect-only runs on the compiled wheel: "
@@ -735,12 +786,14 @@ def main(argv: list[str] | None = None) -> int:
         # (an older tree has a module named compiled: only True is the compiled build)
         "build": "compiled" if getattr(td, "compiled", False) is True else "pure",
     }
-    before_meta, before_rows, alone_rows = None, [], []
+    before_meta, before_rows, alone_rows, control_rows = None, [], [], []
     if args.before:
         before_meta, before_rows = least(args.before, BEFORE)
         meta["before"] = before_meta
     if args.alone:
         meta["alone"], alone_rows = least(args.alone, ALONE)
+    if args.control:
+        meta["control"], control_rows = least(args.control, CONTROL)
     compiled_rows = []
     if args.compiled:
         for name in (f for f in args.compiled.split(",") if f):
@@ -761,7 +814,7 @@ def main(argv: list[str] | None = None) -> int:
     run_stress(scens, rows)
     if "toolset" in scens:
         run_toolset(rows)
-    rows += compiled_rows + before_rows + alone_rows
+    rows += compiled_rows + before_rows + alone_rows + control_rows
     print(table(rows))
     if paired:
         print(paired_table(paired, meta["paired"]))

@@ -2,7 +2,7 @@
 checkout's pure build, its compiled build.
 
     "$BENCH_VENV"/bin/python benchmarks/trees.py --tree before DIR REV --tree alone src REV \\
-        [--tree compiled DIR REV] --out DIR [--rounds 5] [--only hermes,dsml] [--scen a,b]
+        [--tree control DIR REV] [--tree compiled DIR REV] --out DIR [--rounds 10] [--only hermes,dsml] [--scen a,b]
 
 Each tree is imported by a worker process of its own, which builds the cells of a
 ``run.py --tooldialect-only`` run (every format's scenarios, the DSML loop, the
@@ -16,7 +16,8 @@ each sample times it over at least 20 ms (``run.measure``). The workers stay ali
 whole run, so no sample pays for a fork.
 
 The result is one file per tree, ``OUT/NAME.json``, in the form of ``run.py --json``
-(the least sample of each cell as ``ms``, the median as ``median_ms``): ``run.py
+(the least sample of each cell as ``ms``, the median as ``median_ms``, every sample in
+round order as ``samples_ms``): ``run.py
 --before OUT/before.json --alone OUT/alone.json --compiled OUT/compiled.json`` reads them
 as it reads its own runs, and the gates "the pure build no slower than before" and the
 growth lines then compare samples taken side by side.
@@ -156,6 +157,7 @@ def in_turn(
             s = samples[t][i]
             cell = dict(row, ms=min(s) * 1000 if s else None, calls=found[t][i], rounds=len(s))
             cell["median_ms"] = statistics.median(s) * 1000 if s else None
+            cell["samples_ms"] = [x * 1000 for x in s]
             if not s:
                 cell["note"] = notes[t][i]
             got_rows.append(cell)
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tree", nargs=3, action="append", metavar=("NAME", "DIR", "REV"), default=[])
     ap.add_argument("--out", help="the directory the trees' files are written to")
-    ap.add_argument("--rounds", type=int, default=5, help="samples per tree and cell (default 5)")
+    ap.add_argument("--rounds", type=int, default=10, help="samples per tree and cell (default 10)")
     ap.add_argument("--only", default="", help="comma-separated formats (default: every format)")
     ap.add_argument("--scen", default=run.DEFAULT_SCENS, help=f"run.py's scenarios (default {run.DEFAULT_SCENS})")
     ap.add_argument("--venv", default=sys.prefix, help="the bench venv")

@@ -155,20 +155,52 @@ def test_trees_measures_each_cell_on_every_tree_in_turn_and_writes_what_run_py_r
         assert set(cells) == {(lib, "a", mode) for lib in (run.TD, run.EVERY) for mode in ("full", "stream")}
         for c in cells.values():
             assert c["rounds"] == 2 and c["calls"] == 1 and 0 < c["ms"] <= c["median_ms"]
+            assert len(c["samples_ms"]) == 2 and min(c["samples_ms"]) == c["ms"]
     _, old = run.least(str(tmp_path / "before.json"), run.BEFORE)
     _, new = run.least(str(tmp_path / "alone.json"), run.ALONE)
     # (the gate is drawn for a format this run measured: its own rows, here the alone ones again)
     rows = old + new + [dict(r, lib=run.TD) for r in new if r["lib"] == run.ALONE[run.TD]]
     (line,) = [g for g in run.gates(rows) if g["gate"].startswith("5 pure · hermes: tooldialect (alone)")]
-    before = {(r["scenario"], r["mode"]): r["ms"] for r in old if r["lib"] == run.BEFORE[run.TD]}
-    now = {(r["scenario"], r["mode"]): r["ms"] for r in new if r["lib"] == run.ALONE[run.TD]}
-    assert line["value"] == max(now[k] / before[k] for k in now)
+    before = {(r["scenario"], r["mode"]): r["samples_ms"] for r in old if r["lib"] == run.BEFORE[run.TD]}
+    now = {(r["scenario"], r["mode"]): r["samples_ms"] for r in new if r["lib"] == run.ALONE[run.TD]}
+    by_round = {k: [a / b for a, b in zip(now[k], before[k])] for k in now}
+    assert line["value"] == max(sum(v) / 2 for v in by_round.values())  # (the median of two rounds)
 
 
-def test_the_compiled_build_is_reported_against_the_pure_rows_measured_in_turn_with_it() -> None:
-    rows = [_row(run.TD, "a", "full", 10.0), _row(run.COMPILED[run.TD], "a", "full", 2.0)]
-    (line,) = _by_name(run.gates(rows), "kimi_k2 a full: pure / compiled")
-    assert line["value"] == 5.0  # this run's own pure row, beside the peers
-    rows.append(_row(run.ALONE[run.TD], "a", "full", 6.0))
-    (line,) = _by_name(run.gates(rows), "kimi_k2 a full: pure / compiled")
-    assert line["value"] == 3.0
+def _in_turn(lib: str, samples: list[float]) -> dict[str, Any]:
+    return _row(lib, "b", "full", min(samples)) | {"samples_ms": samples}
+
+
+def test_a_pure_cell_is_judged_by_the_median_of_its_rounds_ratios_within_same() -> None:
+    """Each round's samples were taken seconds apart; a round the machine slowed down for
+    slows both trees' samples, and the median of the rounds' ratios sets it aside where the
+    least times would not."""
+    before, alone = run.BEFORE[run.TD], run.ALONE[run.TD]
+    rows = [_row(run.TD, "b", "full", 1.0), _in_turn(before, [10.0, 30.0, 30.0])]
+    (line,) = _by_name(run.gates([*rows, _in_turn(alone, [12.0, 31.0, 31.0])]), "5 pure · kimi_k2: tooldialect (alone)")
+    assert line["value"] == 31 / 30 and line["holds"] is True  # (least times: 12 / 10)
+    assert f"≤ {run.SAME:g}" in line["gate"] and 1 < run.SAME < 1.1
+    (line,) = _by_name(run.gates([*rows, _in_turn(alone, [11.0, 33.0, 33.0])]), "5 pure · kimi_k2: tooldialect (alone)")
+    assert line["value"] == 1.1 and line["holds"] is False
+    # rows without samples (a run.py run of one tree) are compared by their least times
+    (line,) = _by_name(run.gates([*rows, _row(alone, "b", "full", 10.0)]), "5 pure · kimi_k2: tooldialect (alone)")
+    assert line["value"] == 1.0
+
+
+def test_with_the_tree_before_measured_twice_a_pure_cell_is_slower_only_if_slower_than_both() -> None:
+    before, again, alone = run.BEFORE[run.TD], run.CONTROL[run.TD], run.ALONE[run.TD]
+    rows = [_row(run.TD, "b", "full", 1.0), _in_turn(before, [10.0, 10.0, 10.0]), _in_turn(alone, [10.8] * 3)]
+    (line,) = _by_name(run.gates(rows), "5 pure · kimi_k2: tooldialect (alone)")
+    assert abs(line["value"] - 1.08) < 1e-9 and line["holds"] is False
+    assert _by_name(run.gates(rows), "every cell both ways") == []  # no control, no report
+    gs = run.gates([*rows, _in_turn(again, [10.5, 10.5, 10.0])])
+    (line,) = _by_name(gs, "5 pure · kimi_k2: tooldialect (alone)")
+    assert abs(line["value"] - 10.8 / 10.5) < 1e-9 and line["holds"] is True  # (10.8 / 10.5: within SAME)
+    (report,) = _by_name(gs, "every cell both ways")
+    assert abs(report["value"] - 1.05) < 1e-9 and report["holds"] is None and "kimi_k2 b full" in report["gate"]
+    gs = run.gates([*rows, _in_turn(again, [9.0, 9.0, 9.0])])
+    (line,) = _by_name(gs, "5 pure · kimi_k2: tooldialect (alone)")
+    assert abs(line["value"] - 1.08) < 1e-9 and line["holds"] is False  # slower than both
+    (report,) = _by_name(gs, "every cell both ways")
+    assert abs(report["value"] - 10 / 9) < 1e-9  # the control faster counts as much as slower
+    assert again not in run.libs([*rows, _in_turn(again, [9.0])], "kimi_k2")  # in the gates only
