@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -184,95 +185,90 @@ def run_cell(rows: list[dict[str, Any]], row: dict[str, Any], fn: Any, arg: Any,
     return secs
 
 
-def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]], with_peers: bool) -> None:
+def format_cells(fmt: str, ad: Any, scens: list[str]) -> Iterator[tuple[dict[str, Any], Any, Any]]:
+    """One parser's cells of ``fmt``, each as (row, function, argument): every scenario of
+    ``scens`` it has, whole and streamed as the scenario says."""
     spec = workloads.FORMATS[fmt]
-    for ad in peers.adapters(fmt, venv, peers=with_peers):
-        warm_up(ad, fmt)
-        too_slow = False
-        for key in scens:
-            if key not in SCENARIOS:
-                continue
-            w = workloads.workload(key, fmt)
-            deltas = workloads.deltas(w.text, spec.specials, w.delta_chars)
-            for mode in SCENARIOS[key][1]:
-                row = cell_row(fmt, ad.lib, key, mode, w)
-                if too_slow and key.startswith("e"):
-                    row.update(ms=None, calls=None, note=f"skipped: over {CAP:.0f} s on a smaller input")
-                    rows.append(row)
-                    continue
-                if mode == "full":
-                    secs = run_cell(rows, row, ad.full, whole(ad, w.text))
-                else:
-                    secs = run_cell(rows, row, ad.stream, ad.prepare(deltas))
-                if secs is None or secs > CAP:
-                    too_slow = True
+    for key in scens:
+        if key not in SCENARIOS:
+            continue
+        w = workloads.workload(key, fmt)
+        deltas = workloads.deltas(w.text, spec.specials, w.delta_chars)
+        for mode in SCENARIOS[key][1]:
+            row = cell_row(fmt, ad.lib, key, mode, w)
+            yield (row, ad.full, whole(ad, w.text)) if mode == "full" else (row, ad.stream, ad.prepare(deltas))
 
 
-def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool, with_peers: bool) -> None:
+def loop_cells(ad: Any) -> Iterator[tuple[dict[str, Any], Any, Any]]:
     """DESIGN §9's 244 KB DSML repetition loop, batch and in 7-character deltas, and half
-    of it, to show growth."""
-    sizes = [75, 150]
-    for ad in peers.adapters("dsml", venv, peers=with_peers):
-        warm_up(ad, "dsml")
-        for n in sizes:
-            w = workloads.dsml_loop(n)
-            deltas = workloads.deltas(w.text, workloads.FORMATS["dsml"].specials, 7)
-            for mode in ("full", "stream"):
-                row = {
-                    "format": "dsml",
-                    "lib": ad.lib,
-                    "scenario": f"d{n}",
-                    "mode": mode,
-                    "chars": len(w.text),
-                    "expected_calls": 0,
-                }
-                peer_stream = not ad.lib.startswith("tooldialect") and mode == "stream"
-                if peer_stream and (quick or ("sglang" in ad.lib and n > 75)):
-                    # SGLang streams this input quadratically: over 300 s at 244 KB
-                    row.update(ms=None, calls=None, note="not run (minutes; quadratic)")
-                    rows.append(row)
-                    continue
-                if mode == "full":
-                    run_cell(rows, row, ad.full, w.text, samples=3)
-                else:
-                    run_cell(rows, row, ad.stream, ad.prepare(deltas), samples=3)
+    of it, to show growth: one parser's cells, as ``format_cells`` gives them."""
+    for n in (75, 150):
+        w = workloads.dsml_loop(n)
+        deltas = workloads.deltas(w.text, workloads.FORMATS["dsml"].specials, w.delta_chars)
+        yield cell_row("dsml", ad.lib, w.key, "full", w), ad.full, w.text
+        yield cell_row("dsml", ad.lib, w.key, "stream", w), ad.stream, ad.prepare(deltas)
 
 
-def run_stress(scens: list[str], rows: list[dict[str, Any]]) -> None:
-    """The `<`-heavy streams: tooldialect with every family on (no family is given, so every
-    marker that begins with `<` is a candidate), 4-character deltas; no peer runs them."""
-    keys = [k for k in scens if k in STRESS]
-    if not keys:
-        return
-    ad = peers.Tooldialect("hermes", every_family=True)  # the format only names a family it ignores
-    warm_up(ad, "hermes")
-    for key in keys:
+def stress_cells(scens: list[str], ad: Any) -> Iterator[tuple[dict[str, Any], Any, Any]]:
+    """The `<`-heavy streams of ``scens``, read by ``ad`` (``every_family``: no family is
+    given, so every marker that begins with `<` is a candidate), 4-character deltas; no
+    peer runs them."""
+    for key in [k for k in scens if k in STRESS]:
         w = workloads.stress(key)
-        row = {
-            "format": "prose",
-            "lib": ad.lib,
-            "scenario": key,
-            "mode": "stream",
-            "chars": len(w.text),
-            "expected_calls": 0,
-        }
-        run_cell(rows, row, ad.stream, workloads.deltas(w.text, (), w.delta_chars))
+        yield cell_row("prose", ad.lib, key, "stream", w), ad.stream, workloads.deltas(w.text, (), w.delta_chars)
 
 
-def run_toolset(rows: list[dict[str, Any]]) -> None:
+def toolset_cells() -> Iterator[tuple[dict[str, Any], Any, Any]]:
     """``Toolset.from_openai`` on benchmarks/toolsets.py's 50 tools: with every cache cleared
     (the first request with these tools) and from a fresh copy (a later request's body)."""
     tools = toolsets.catalogue(50)
     for mode, fn in (("first", toolsets.cold), ("copy", toolsets.fresh)):
-        row = {
-            "format": "toolset",
-            "lib": TD,
-            "scenario": "toolset",
-            "mode": mode,
-            "chars": 0,
-            "expected_calls": len(tools),
-        }
-        run_cell(rows, row, fn, tools)
+        row = {"format": "toolset", "lib": TD, "scenario": "toolset", "mode": mode, "chars": 0}
+        yield row | {"expected_calls": len(tools)}, fn, tools
+
+
+def run_format(fmt: str, scens: list[str], venv: Path, rows: list[dict[str, Any]], with_peers: bool) -> None:
+    for ad in peers.adapters(fmt, venv, peers=with_peers):
+        warm_up(ad, fmt)
+        too_slow = False
+        for row, fn, arg in format_cells(fmt, ad, scens):
+            if too_slow and row["scenario"].startswith("e"):
+                row.update(ms=None, calls=None, note=f"skipped: over {CAP:.0f} s on a smaller input")
+                rows.append(row)
+                continue
+            secs = run_cell(rows, row, fn, arg)
+            if secs is None or secs > CAP:
+                too_slow = True
+
+
+def run_loop(venv: Path, rows: list[dict[str, Any]], quick: bool, with_peers: bool) -> None:
+    """The DSML loop's cells (``loop_cells``), three samples each."""
+    for ad in peers.adapters("dsml", venv, peers=with_peers):
+        warm_up(ad, "dsml")
+        for row, fn, arg in loop_cells(ad):
+            peer_stream = not ad.lib.startswith("tooldialect") and row["mode"] == "stream"
+            if peer_stream and (quick or ("sglang" in ad.lib and row["scenario"] != "d75")):
+                # SGLang streams this input quadratically: over 300 s at 244 KB
+                row.update(ms=None, calls=None, note="not run (minutes; quadratic)")
+                rows.append(row)
+                continue
+            run_cell(rows, row, fn, arg, samples=3)
+
+
+def run_stress(scens: list[str], rows: list[dict[str, Any]]) -> None:
+    """The `<`-heavy streams (``stress_cells``)."""
+    if not any(k in STRESS for k in scens):
+        return
+    ad = peers.Tooldialect("hermes", every_family=True)  # the format only names a family it ignores
+    warm_up(ad, "hermes")
+    for row, fn, arg in stress_cells(scens, ad):
+        run_cell(rows, row, fn, arg)
+
+
+def run_toolset(rows: list[dict[str, Any]]) -> None:
+    """The toolset's cells (``toolset_cells``)."""
+    for row, fn, arg in toolset_cells():
+        run_cell(rows, row, fn, arg)
 
 
 # -- reporting ------------------------------------------------------------------------------------------

@@ -43,36 +43,17 @@ MARK = "@trees "
 
 def cells(venv: Path, fmts: list[str], scens: list[str]) -> list[tuple[dict[str, Any], Any, Any]]:
     """The cells of a ``run.py --tooldialect-only`` run over ``fmts`` and ``scens`` (run.py's
-    keys), each as (row, function, argument)."""
+    keys), each as (row, function, argument), as ``run.py`` builds them."""
     out: list[tuple[dict[str, Any], Any, Any]] = []
     for fmt in fmts:
-        specials = workloads.FORMATS[fmt].specials
         for ad in run.peers.adapters(fmt, venv, peers=False):
-            for key in [k for k in scens if k in run.SCENARIOS]:
-                w = workloads.workload(key, fmt)
-                for mode in run.SCENARIOS[key][1]:
-                    if mode == "full":
-                        out.append((run.cell_row(fmt, ad.lib, key, mode, w), ad.full, run.whole(ad, w.text)))
-                    else:
-                        deltas = workloads.deltas(w.text, specials, w.delta_chars)
-                        out.append((run.cell_row(fmt, ad.lib, key, mode, w), ad.stream, ad.prepare(deltas)))
+            out += run.format_cells(fmt, ad, scens)
     if "d" in scens and "dsml" in fmts:
         for ad in run.peers.adapters("dsml", venv, peers=False):
-            for n in (75, 150):
-                w = workloads.dsml_loop(n)
-                deltas = workloads.deltas(w.text, workloads.FORMATS["dsml"].specials, 7)
-                out.append((run.cell_row("dsml", ad.lib, f"d{n}", "full", w), ad.full, w.text))
-                out.append((run.cell_row("dsml", ad.lib, f"d{n}", "stream", w), ad.stream, ad.prepare(deltas)))
-    every = run.peers.Tooldialect("hermes", every_family=True)
-    for key in [k for k in scens if k in run.STRESS]:
-        w = workloads.stress(key)
-        deltas = workloads.deltas(w.text, (), w.delta_chars)
-        out.append((run.cell_row("prose", every.lib, key, "stream", w), every.stream, deltas))
+            out += run.loop_cells(ad)
+    out += run.stress_cells(scens, run.peers.Tooldialect("hermes", every_family=True))
     if "toolset" in scens:
-        tools = run.toolsets.catalogue(50)
-        for mode, fn in (("first", run.toolsets.cold), ("copy", run.toolsets.fresh)):
-            row = {"format": "toolset", "lib": run.TD, "scenario": "toolset", "mode": mode, "chars": 0}
-            out.append((row | {"expected_calls": len(tools)}, fn, tools))
+        out += run.toolset_cells()
     return out
 
 
