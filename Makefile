@@ -38,8 +38,10 @@ compiled: $(VENV)/.installed-dev
 	HATCH_BUILD_HOOKS_ENABLE=1 CFLAGS="$(strip $(CFLAGS) $(COMPILED_CFLAGS))" $(BIN)/python -m build -o dist .
 
 # The compiled wheel in a new venv: the golden corpus four ways, the conformance vectors, the
-# differential tests and the compiled-build checks read as the pure build reads (tests/test_compiled.py).
-COMPILED_TESTS ?= tests/test_corpus.py tests/conformance tests/test_differential.py tests/test_whole_block.py tests/test_compiled.py
+# differential tests, the engine's rooms and the compiled-build checks read as the pure build
+# reads (tests/test_compiled.py).
+COMPILED_TESTS ?= tests/test_corpus.py tests/conformance tests/test_differential.py tests/test_whole_block.py \
+	tests/test_engine_rooms.py tests/test_compiled.py
 
 check-compiled: compiled
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \

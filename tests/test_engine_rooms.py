@@ -188,6 +188,7 @@ def test_an_opener_that_shares_its_first_characters_is_told_apart_by_more():
     assert len(kimi.viable(opener[:20], 0)) >= 2  # (too short to look at 24: what 8 tell)
 
 
+@pytest.mark.skipif(td.compiled, reason="rebinds catalog._MAX_PAIRS, which a compiled catalog reads as it was built")
 def test_once_its_memory_is_full_viable_answers_by_what_it_remembers(monkeypatch):
     """Past ``_MAX_PAIRS`` remembered beginnings, a new one is not worked out: ``viable``
     gives what fewer characters tell, never fewer markers than may match."""
@@ -299,9 +300,14 @@ def test_an_explanation_leaves_nothing_for_the_garbage_collector():
 # -- the lexicon ------------------------------------------------------------------------------------
 
 
+def _cand(family: str) -> Cand:
+    """A new candidate of ``family``'s grammar, made as a stream's engine makes one."""
+    engine = td.ToolStream(families=[family])._engine
+    return engine.shared.cand(engine.cat.grammars[0], "start", 0, False)
+
+
 def test_lexicon_offers_only_terminals_that_can_begin_with_the_character():
-    g = catalog_for(("qwen3_coder",)).grammars[0]
-    c = Cand(g, "start", 0, False, None)  # type: ignore[arg-type]
+    c = _cand("qwen3_coder")
     lex = c.lexicon()
     assert isinstance(lex, Lexicon) and lex.terms == c.accepted()
     for ch in "<x\n{":
@@ -361,10 +367,9 @@ _AT = st.integers(-1, 50)
 @given(st.lists(st.tuples(_STATE, _AT, _AT, _AT), min_size=1, max_size=7))
 def test_furthest_is_the_greatest_progress(cands):
     """``furthest`` (asked of a block at every step) is ``max(c.progress)``."""
-    g = td.families.get("hermes").grammar
     made = []
     for state, pos, last_end, reach in cands:
-        c = Cand(g, "start", 0, False, None)
+        c = _cand("hermes")
         c.state, c.pos, c.last_end, c.reach = state, pos, last_end, reach
         made.append(c)
     assert furthest(made) == max(c.progress for c in made)
