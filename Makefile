@@ -104,9 +104,10 @@ clean:
 # compiled`) and installs it into one. benchmarks/trees.py then measures tooldialect's own
 # cells on those trees and on this checkout's pure build in turn, cell by cell: the
 # "(before)", "(alone)" and "(compiled)" rows, which the "vs before" gates and the growth
-# lines read, and the tree before once more as a control (how far it reads from itself). benchmarks/paired.py measures the peer gates' cells of the compiled build (the
-# pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows those
-# gates read. BENCH_ARGS go to every run (the last --json wins in all but the last).
+# lines read, and the tree before once more as a control (a pure cell is slower only if it
+# is slower than both). benchmarks/paired.py measures the peer gates' cells of the compiled
+# build (the pure one with BENCH_COMPILED=) in turn with the peers, round by round: the rows
+# those gates read. BENCH_ARGS go to every run (the last --json wins in all but the last).
 # Then benchmarks/plots.py draws BENCH_JSON as SVG into docs/plots/ (docs/benchmarks.md, "Plots").
 BENCH_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tooldialect-bench/venv
 BENCH_JSON ?= benchmarks/results.json

@@ -473,9 +473,11 @@ def vs_before(rows: list[dict[str, Any]], fmt: str, lib: str) -> dict[str, Any]:
         if (r["format"], r["lib"]) != (fmt, now):
             continue
         olds = [cell(rows, fmt, name[lib], r["scenario"], r["mode"]) for name in (BEFORE, CONTROL)]
-        got = [in_turn_ratio(r, old) for old in olds if old is not None] or [in_turn_ratio(r, None)]
-        value, bound = min(got, key=lambda vb: float("inf") if vb[0] is None else vb[0])
-        if value is not None and (worst is None or value > worst[0]):
+        known = [(v, b) for v, b in (in_turn_ratio(r, old) for old in olds if old is not None) if v is not None]
+        if not known:
+            continue
+        value, bound = min(known)
+        if worst is None or value > worst[0]:
             worst = (value, f"{r['scenario']} {r['mode']}", bound)
     name = f"5 pure · {fmt}: {now} / {BEFORE[lib]}, every cell ≤ {SAME:g}"
     if worst is None:

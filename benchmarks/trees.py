@@ -17,10 +17,10 @@ whole run, so no sample pays for a fork.
 
 The result is one file per tree, ``OUT/NAME.json``, in the form of ``run.py --json``
 (the least sample of each cell as ``ms``, the median as ``median_ms``, every sample in
-round order as ``samples_ms``): ``run.py
---before OUT/before.json --alone OUT/alone.json --compiled OUT/compiled.json`` reads them
-as it reads its own runs, and the gates "the pure build no slower than before" and the
-growth lines then compare samples taken side by side.
+round order as ``samples_ms``): ``run.py --before OUT/before.json --alone OUT/alone.json
+--control OUT/control.json --compiled OUT/compiled.json`` reads them as it reads its own
+runs, and the gates "the pure build no slower than before" and the growth lines then
+compare samples taken side by side.
 """
 
 from __future__ import annotations
